@@ -1,0 +1,50 @@
+"""oodfs: a plugin-based benchmark for out-of-distribution (covariate-shift) feature selection."""
+from importlib.metadata import PackageNotFoundError, version
+
+from .api import Environment, Selector, WeightCollapseWarning, Weighter, ranking_from_scores, weight_diagnostics
+from .hookspecs import hookimpl
+from .validation import OodfsError
+from .wls import WLSSelector, selector_for_weighter, weighted_least_squares
+
+try:
+    __version__ = version("oodfs")
+except PackageNotFoundError:  # running from a source tree without an install
+    __version__ = "0.0.0"
+
+__all__ = [
+    "Environment",
+    "OodfsError",
+    "Selector",
+    "WLSSelector",
+    "WeightCollapseWarning",
+    "Weighter",
+    "hookimpl",
+    "ranking_from_scores",
+    "selector_for_weighter",
+    "weight_diagnostics",
+    "weighted_least_squares",
+    "get_selector",
+    "get_weighter",
+    "get_environment",
+]
+
+
+def get_selector(name: str):
+    """The registered Selector class called ``name`` (built-in or from a plugin)."""
+    from .plugins import registry
+
+    return registry().get("selector", name)
+
+
+def get_weighter(name: str):
+    """The registered Weighter class called ``name``."""
+    from .plugins import registry
+
+    return registry().get("weighter", name)
+
+
+def get_environment(name: str):
+    """The registered Environment class called ``name``."""
+    from .plugins import registry
+
+    return registry().get("environment", name)

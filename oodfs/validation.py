@@ -1,0 +1,88 @@
+"""Input checks shared by every entry point: one clear line per problem, never a deep traceback."""
+from __future__ import annotations
+
+import numpy as np
+
+
+class OodfsError(ValueError):
+    """A problem with what the user asked for or handed in; the CLI prints it as one line."""
+
+
+def _as_2d_float(X, what: str = "X") -> np.ndarray:
+    try:
+        arr = np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise OodfsError(f"{what} must be numeric: {exc}") from None
+    if arr.ndim == 1:
+        raise OodfsError(f"{what} must be 2-D (n_samples, n_features), got a 1-D array of length {arr.shape[0]}")
+    if arr.ndim != 2:
+        raise OodfsError(f"{what} must be 2-D (n_samples, n_features), got shape {arr.shape}")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise OodfsError(f"{what} is empty (shape {arr.shape})")
+    _check_finite(arr, what)
+    return arr
+
+
+def _check_finite(arr: np.ndarray, what: str) -> None:
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        kind = "NaN" if np.isnan(arr[bad]).any() else "inf"
+        if arr.ndim == 2:
+            col = int(np.nonzero(bad.any(axis=0))[0][0])
+            row = int(np.nonzero(bad[:, col])[0][0])
+            raise OodfsError(f"{kind} in {what}, column {col} (row {row}); remove or impute it first")
+        row = int(np.nonzero(bad)[0][0])
+        raise OodfsError(f"{kind} in {what} at position {row}; remove or impute it first")
+
+
+def check_X(X, what: str = "X") -> np.ndarray:
+    """Return X as a finite 2-D float array or raise OodfsError naming the problem."""
+    return _as_2d_float(X, what)
+
+
+def check_vector(v, n: int, what: str) -> np.ndarray:
+    try:
+        arr = np.asarray(v, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise OodfsError(f"{what} must be numeric: {exc}") from None
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise OodfsError(f"{what} must be 1-D, got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise OodfsError(f"X and {what} have different lengths ({n} vs {arr.shape[0]})")
+    _check_finite(arr, what)
+    return arr
+
+
+def check_X_y(X, y, sample_weight=None):
+    """Validate a (X, y, sample_weight) triple as every selector receives it."""
+    X = check_X(X)
+    y = check_vector(y, X.shape[0], "y")
+    if sample_weight is not None:
+        sample_weight = check_vector(sample_weight, X.shape[0], "sample_weight")
+        if (sample_weight < 0).any():
+            raise OodfsError("sample_weight must be non-negative")
+        if sample_weight.sum() <= 0:
+            raise OodfsError("sample_weight sums to zero")
+    return X, y, sample_weight
+
+
+def check_bias_rate(r) -> float:
+    try:
+        r = float(r)
+    except (TypeError, ValueError):
+        raise OodfsError(f"bias rate r must be a number, got {r!r}") from None
+    if not np.isfinite(r) or abs(r) <= 1:
+        raise OodfsError(f"bias rate r must satisfy |r| > 1, got r = {r}")
+    return r
+
+
+def check_positive_int(value, what: str) -> int:
+    try:
+        iv = int(value)
+    except (TypeError, ValueError):
+        raise OodfsError(f"{what} must be a positive integer, got {value!r}") from None
+    if iv != value or iv <= 0:
+        raise OodfsError(f"{what} must be a positive integer, got {value!r}")
+    return iv
