@@ -1,0 +1,168 @@
+"""Suites: environment settings x r_train x runs x methods x grid points, read from TOML."""
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict, dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+
+from .validation import OodfsError, check_bias_rate, check_positive_int
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    params: dict
+    run_param: str | None = None  # environment parameter set to the run index (e.g. mlp_seed)
+
+    def environment_params(self, run: int) -> dict:
+        params = dict(self.params)
+        if self.run_param:
+            params[self.run_param] = run
+        return params
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    environment: str
+    settings: tuple[Setting, ...]
+    r_train: tuple
+    r_test: tuple
+    runs: int
+    n_train: int
+    n_val: int
+    n_test: int
+    k: int
+    methods: tuple[str, ...]
+    selection: str = "val"
+    curve_methods: tuple[str, ...] = ()
+    curve_r_train: tuple = ()
+    seed: int = 0
+    quick: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("quick")
+        return d
+
+    def task_keys(self):
+        """Every (setting, r_train, run) data set of the suite, in a fixed order."""
+        for setting in self.settings:
+            for r in self.r_train:
+                for run in range(self.runs):
+                    yield setting, r, run
+
+
+def available_suites() -> list[str]:
+    return sorted(p.name[:-5] for p in resources.files("oodfs.suites").iterdir() if p.name.endswith(".toml"))
+
+
+def load_suite(name_or_path: str) -> Suite:
+    """A shipped suite by name (``synthetic``) or a suite TOML file by path."""
+    path = Path(name_or_path)
+    if name_or_path.endswith(".toml"):
+        if not path.is_file():
+            raise OodfsError(f"suite file {name_or_path!r} does not exist")
+        text, name = path.read_text(), path.stem
+    else:
+        if name_or_path not in available_suites():
+            raise OodfsError(f"unknown suite {name_or_path!r}; valid: {', '.join(available_suites())} (or a .toml path)")
+        text = resources.files("oodfs.suites").joinpath(f"{name_or_path}.toml").read_text()
+        name = name_or_path
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise OodfsError(f"suite {name!r} is not valid TOML: {exc}") from None
+    return suite_from_dict(name, raw)
+
+
+def suite_from_dict(name: str, raw: dict) -> Suite:
+    try:
+        settings = tuple(
+            Setting(sname, dict(s.get("params", {})), s.get("run_param")) for sname, s in raw["settings"].items()
+        )
+        curve = raw.get("curve", {})
+        suite = Suite(
+            name=name,
+            description=raw.get("description", ""),
+            environment=raw["environment"],
+            settings=settings,
+            r_train=tuple(raw["r_train"]),
+            r_test=tuple(raw["r_test"]),
+            runs=raw.get("runs", 1),
+            n_train=raw["n_train"],
+            n_val=raw.get("n_val", 0),
+            n_test=raw["n_test"],
+            k=raw.get("k", 5),
+            methods=tuple(raw["methods"]),
+            selection=raw.get("selection", "val"),
+            curve_methods=tuple(curve.get("methods", ())),
+            curve_r_train=tuple(curve.get("r_train", ())),
+            seed=raw.get("seed", 0),
+            quick=dict(raw.get("quick", {})),
+        )
+    except KeyError as exc:
+        raise OodfsError(f"suite {name!r} lacks the key {exc.args[0]!r}") from None
+    validate_suite(suite)
+    return suite
+
+
+def validate_suite(suite: Suite) -> None:
+    check_positive_int(suite.runs, "runs")
+    check_positive_int(suite.n_train, "n_train")
+    check_positive_int(suite.n_test, "n_test")
+    check_positive_int(suite.k, "k")
+    if suite.n_val < 0:
+        raise OodfsError(f"n_val must be >= 0, got {suite.n_val}")
+    if not suite.settings:
+        raise OodfsError(f"suite {suite.name!r} has no settings")
+    if not suite.r_train:
+        raise OodfsError("no r_train values")
+    if suite.environment == "synthetic" or all(isinstance(r, (int, float)) for r in suite.r_train + suite.r_test):
+        for r in suite.r_train + suite.r_test:
+            check_bias_rate(r)
+
+
+def customise(
+    suite: Suite,
+    *,
+    quick: bool = False,
+    methods=None,
+    settings=None,
+    r_train=None,
+    runs=None,
+    seed=None,
+    selection=None,
+) -> Suite:
+    """Apply ``--quick`` and command-line overrides to a suite (each checked)."""
+    if quick:
+        overrides = dict(suite.quick)
+        for key in ("r_train", "r_test", "methods"):
+            if key in overrides:
+                overrides[key] = tuple(overrides[key])
+        suite = replace(suite, **overrides)
+    if settings is not None:
+        known = {s.name: s for s in suite.settings}
+        unknown = [s for s in settings if s not in known]
+        if unknown:
+            raise OodfsError(f"unknown setting {unknown[0]!r} for suite {suite.name!r}; valid: {', '.join(known)}")
+        suite = replace(suite, settings=tuple(known[s] for s in settings))
+    if methods is not None:
+        suite = replace(suite, methods=tuple(methods))
+    if r_train is not None:
+        suite = replace(suite, r_train=tuple(r_train))
+    if runs is not None:
+        suite = replace(suite, runs=runs)
+    if seed is not None:
+        suite = replace(suite, seed=seed)
+    if selection is not None:
+        suite = replace(suite, selection=selection)
+    validate_suite(suite)
+    return suite

@@ -1,0 +1,1 @@
+"""Benchmark suites shipped with oodfs (TOML files in this folder)."""
