@@ -200,7 +200,9 @@ class Environment(BaseEstimator):
 
     ``sample(env, n, seed)`` returns ``X`` of shape (n, n_features) and ``y`` of shape (n,).
     ``env`` identifies the environment (a bias rate for synthetic data, a group label for a
-    table). ``stable_set`` is the tuple of true stable feature indices, or None when unknown;
+    table). A finite source (a table) may return fewer rows than ``n``, in random order; the
+    runner holds out the tail of the training draw as validation data. ``check_env(env)``
+    rejects an invalid id up front. ``stable_set`` is the tuple of true stable feature indices, or None when unknown;
     ``feature_names`` names the columns. Constructor parameters (e.g. ``setting``) are the
     environment's options; ``settings`` lists the named settings a suite can ask for.
     """
@@ -218,3 +220,7 @@ class Environment(BaseEstimator):
 
     def sample(self, env, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
+
+    def check_env(self, env):
+        """Raise OodfsError if ``env`` is not a valid environment id (checked before a run)."""
+        return env

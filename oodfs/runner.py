@@ -60,10 +60,13 @@ def make_dataset(suite: Suite, setting, r_train, run: int) -> DataSet:
     env_cls = registry().get("environment", suite.environment)
     env = env_cls(**setting.environment_params(run))
     s = suite.seed
-    X, y = env.sample(r_train, suite.n_train, derive_seed(s, setting.name, r_train, run, "train"))
+    # one draw from the training environment, its tail held out for the `val` rule: i.i.d.
+    # extra data for a synthetic environment, a random held-out part of a finite table
+    X, y = env.sample(r_train, suite.n_train + suite.n_val, derive_seed(s, setting.name, r_train, run, "train"))
+    n_val = round(len(y) * suite.n_val / (suite.n_train + suite.n_val))
     X_val = y_val = None
-    if suite.n_val:
-        X_val, y_val = env.sample(r_train, suite.n_val, derive_seed(s, setting.name, r_train, run, "val"))
+    if n_val:
+        X, X_val, y, y_val = X[:-n_val], X[-n_val:], y[:-n_val], y[-n_val:]
     # test environments depend on the run, not on r_train: every r_train is tested on the same data
     tests = [
         (r_te, *env.sample(r_te, suite.n_test, derive_seed(s, setting.name, run, r_te, "test")))
@@ -221,6 +224,9 @@ def check_suite_plugins(suite: Suite) -> None:
         name = s.params.get("setting")
         if valid_settings and name is not None and name not in valid_settings:
             raise OodfsError(f"unknown setting {name!r} for environment {suite.environment!r}; valid: {', '.join(valid_settings)}")
+        env = env_cls(**s.environment_params(0))
+        for e in suite.r_train + suite.r_test:
+            env.check_env(e)
 
 
 def plan(suite: Suite, finished: set) -> list[tuple]:
