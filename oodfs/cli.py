@@ -1,4 +1,4 @@
-"""Command line: ``oodfs bench | leaderboard | plugins``."""
+"""Command line: ``oodfs bench | leaderboard | plot | plugins``."""
 from __future__ import annotations
 
 import argparse
@@ -75,6 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--selection", default=None, choices=list(RULES), help=f"model-selection rule ({rules})")
     lb.add_argument("--output", "-o", help="write to this file instead of standard output")
 
+    pt = sub.add_parser("plot", help="draw the paper's figures and the feature-ranking table for a results folder",
+                        description="Write DIR/figures/figure1.{png,pdf} (metrics vs r_train), ood_s.{png,pdf} "
+                        "(RMSE vs number of selected features) and feature_ranking.md.")
+    pt.add_argument("path", help="results folder written by `oodfs bench`")
+    pt.add_argument("--selection", default=None, choices=list(RULES), help=f"model-selection rule ({rules})")
+
     pl = sub.add_parser("plugins", help="list the registered selectors, weighters and environments")
     pl.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
     pl.add_argument("--plugin", action="append", default=[], metavar="MODULE", help="also register this module")
@@ -103,6 +109,7 @@ def cmd_bench(args) -> int:
     text = board.to_markdown()
     (out / "leaderboard.md").write_text(text)
     print(text)
+    _plot(results, out, rule)
     print(f"wrote {out / 'leaderboard.md'} and {out / 'results.parquet'} in {time.perf_counter() - start:.1f} s",
           file=sys.stderr)
     return 0
@@ -119,6 +126,24 @@ def cmd_leaderboard(args) -> int:
         Path(args.output).write_text(text)
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def _plot(results, out: Path, rule: str) -> list[Path]:
+    from .plots import make_figures
+    from .store import ResultStore
+
+    names = ResultStore(out).get_meta("feature_names") if ResultStore(out).exists() else None
+    paths = make_figures(results, out, rule, names)
+    print(f"figures: {', '.join(str(p) for p in paths)}", file=sys.stderr)
+    return paths
+
+
+def cmd_plot(args) -> int:
+    from .store import load_results
+
+    rule = args.selection or _stored_rule(args.path) or "val"
+    _plot(load_results(args.path), Path(args.path), rule)
     return 0
 
 
@@ -147,7 +172,7 @@ def cmd_plugins(args) -> int:
     return 0
 
 
-COMMANDS = {"bench": cmd_bench, "leaderboard": cmd_leaderboard, "plugins": cmd_plugins}
+COMMANDS = {"bench": cmd_bench, "leaderboard": cmd_leaderboard, "plot": cmd_plot, "plugins": cmd_plugins}
 
 
 def main(argv=None) -> int:

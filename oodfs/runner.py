@@ -258,6 +258,8 @@ def run_suite(suite: Suite, out_dir, *, jobs: int = 1, resume: bool = False,
             diff = sorted(k for k in identity if previous.get(k) != identity.get(k))
             raise OodfsError(f"cannot resume {out_dir}: it was run with different {', '.join(diff)}")
     store.set_meta("suite_identity", identity)
+    env_cls = registry().get("environment", suite.environment)
+    store.set_meta("feature_names", list(env_cls(**suite.settings[0].environment_params(0)).feature_names))
     store.add_invocation({
         "argv": list(argv if argv is not None else sys.argv),
         "suite": suite.to_dict(),
