@@ -66,7 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--resume", action="store_true", help="continue an interrupted run in OUT, skipping finished tasks")
     bench.add_argument("--plugin", action="append", default=[], metavar="MODULE",
                        help="register an unpackaged plugin module (dotted name or .py file) for this run; repeatable")
-    bench.add_argument("--quiet", action="store_true", help="no progress bar")
+    bench.add_argument("--backend", default="local", choices=["local", "dask"],
+                       help="local processes (joblib) or a dask.distributed cluster (pip install 'oodfs[dask]')")
+    bench.add_argument("--scheduler", metavar="ADDRESS",
+                       help="with --backend dask: address of an existing scheduler (default: start a LocalCluster of --jobs workers)")
+    bench.add_argument("--task-timeout", type=float, metavar="SECONDS",
+                       help="record a method that runs longer than this on one data set as failed and go on")
+    bench.add_argument("--quiet", action="store_true", help="no progress output")
 
     lb = sub.add_parser("leaderboard", help="print the leaderboard of a results folder",
                         description="Aggregate a results folder (or results.parquet/.csv file) into a leaderboard.")
@@ -101,8 +107,13 @@ def cmd_bench(args) -> int:
     rule = check_rule(suite.selection)
     out = Path(args.out or f"results/{suite.name}{'-quick' if args.quick else ''}")
     start = time.perf_counter()
+    if args.scheduler and args.backend != "dask":
+        raise OodfsError("--scheduler needs --backend dask")
+    if args.task_timeout is not None and args.task_timeout <= 0:
+        raise OodfsError(f"--task-timeout must be positive, got {args.task_timeout}")
     run_suite(suite, out, jobs=args.jobs, resume=args.resume, plugin_modules=tuple(args.plugin),
-              progress=not args.quiet, argv=["oodfs"] + sys.argv[1:])
+              progress=not args.quiet, argv=["oodfs"] + sys.argv[1:], backend=args.backend,
+              scheduler=args.scheduler, task_timeout=args.task_timeout)
     results = load_results(out)
     export(results, out)
     board = Leaderboard.from_results(results, rule)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .executors import run_calls
 from .metrics import f1_at_k, rank_average, rmse_summary
 from .plugins import registry
 from .seeds import derive_seed
@@ -167,42 +168,92 @@ def evaluate_method(suite: Suite, setting, r_train, run: int, method: str, data:
     return rows
 
 
-def run_job(suite: Suite, setting_name: str, r_train, run: int, methods: list[str], out_dir: str,
-            plugin_modules: tuple[str, ...] = ()) -> list[tuple[tuple, str]]:
-    """Evaluate ``methods`` on one data set, committing each as it finishes (worker entry)."""
+def run_job(suite: Suite, setting_name: str, r_train, run: int, methods: list[str], out_dir: str | None,
+            plugin_modules: tuple[str, ...] = (), task_timeout: float | None = None) -> list[tuple]:
+    """Evaluate ``methods`` on one data set (the worker's entry point).
+
+    With ``out_dir`` each task is committed to the store as soon as it finishes and the
+    return value is ``[(key, status, error, None)]``; with ``out_dir=None`` (a remote worker)
+    the rows come back instead, ``[(key, status, error, rows)]``, for the caller to commit.
+    """
     import torch
 
     torch.set_num_threads(1)  # one thread per worker: workers are the parallelism
     registry(plugin_modules)
     setting = next(s for s in suite.settings if s.name == setting_name)
-    store = ResultStore(out_dir)
+    store = ResultStore(out_dir) if out_dir is not None else None
     versions = package_versions()
     common = {
         "suite": suite.name, "setting": setting.name, "r_train": env_key(r_train), "run": run,
         "oodfs_version": versions.get("oodfs", ""), "versions": json.dumps(versions, sort_keys=True),
     }
-    done = []
+    finished = []
+
+    def finish(method, status, error, rows):
+        key = (setting.name, env_key(r_train), run, method)
+        rows = [{**common, **r, "method": method, "status": status, "error": error} for r in rows]
+        if store is not None:
+            store.commit_task(key, status, error, rows)
+        finished.append((key, status, error, None if store is not None else rows))
+
     try:
         data = make_dataset(suite, setting, r_train, run)
     except Exception as exc:  # the data set itself failed: every task on it fails, recorded
-        message = _message(exc)
         for method in methods:
-            key = (setting.name, env_key(r_train), run, method)
-            store.commit_task(key, "failed", message, [dict(common, method=method, status="failed", error=message)])
-            done.append((key, "failed"))
-        return done
+            finish(method, "failed", _message(exc), [{}])
+        return finished
     downstream = DownstreamEvaluator(data, derive_seed(suite.seed, setting.name, r_train, run, "downstream"))
     for method in methods:
-        key = (setting.name, env_key(r_train), run, method)
         try:
-            rows = evaluate_method(suite, setting, r_train, run, method, data, downstream)
-            status, error = "ok", None
+            def evaluate(method=method):
+                return evaluate_method(suite, setting, r_train, run, method, data, downstream)
+
+            rows = evaluate() if not task_timeout else _call_with_timeout(evaluate, task_timeout, downstream)
+            finish(method, "ok", None, rows)
         except Exception as exc:  # a failing plugin is recorded; the benchmark goes on
-            status, error = "failed", _message(exc)
-            rows = [{}]
-        store.commit_task(key, status, error, [{**common, **r, "method": method, "status": status, "error": error} for r in rows])
-        done.append((key, status))
-    return done
+            finish(method, "failed", _message(exc), [{}])
+    return finished
+
+
+def _call_with_timeout(fn, timeout: float, downstream: DownstreamEvaluator):
+    """Run ``fn`` in a forked child process; kill it past ``timeout`` seconds.
+
+    Forking shares the data set copy-on-write; the child sends back its rows and the
+    downstream RMSEs it computed, so later methods still reuse them. A crash of the child
+    (e.g. a segfault in a plugin) is reported like an exception.
+    """
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    receiver, sender = ctx.Pipe(duplex=False)
+
+    def child():
+        try:
+            result = ("ok", fn(), downstream._cache)
+        except BaseException as exc:  # noqa: BLE001 -- everything goes back to the parent
+            result = ("error", _message(exc), None)
+        sender.send(result)
+        sender.close()
+
+    process = ctx.Process(target=child)
+    process.start()
+    sender.close()
+    try:
+        if not receiver.poll(timeout):
+            raise OodfsError(f"timed out after {timeout:g} s (--task-timeout)")
+        try:
+            kind, payload, cache = receiver.recv()
+        except EOFError:
+            raise OodfsError(f"the task's process died (exit code {process.exitcode})") from None
+    finally:
+        if process.is_alive():
+            process.kill()
+        process.join()
+        receiver.close()
+    if kind == "error":
+        raise OodfsError(payload)
+    downstream._cache.update(cache)
+    return payload
 
 
 def _message(exc: BaseException) -> str:
@@ -243,7 +294,9 @@ _SUITE_IDENTITY = ("environment", "settings", "r_test", "n_train", "n_val", "n_t
 
 
 def run_suite(suite: Suite, out_dir, *, jobs: int = 1, resume: bool = False,
-              plugin_modules: tuple[str, ...] = (), progress: bool = True, argv=None) -> ResultStore:
+              plugin_modules: tuple[str, ...] = (), progress: bool = True, argv=None,
+              backend: str = "local", scheduler: str | None = None,
+              task_timeout: float | None = None) -> ResultStore:
     """Run every pending task of ``suite`` into ``out_dir`` and return the store."""
     registry(plugin_modules)
     check_suite_plugins(suite)
@@ -263,36 +316,54 @@ def run_suite(suite: Suite, out_dir, *, jobs: int = 1, resume: bool = False,
     store.add_invocation({
         "argv": list(argv if argv is not None else sys.argv),
         "suite": suite.to_dict(),
+        "backend": backend, "jobs": jobs, "task_timeout": task_timeout,
         "versions": package_versions(),
         "plugins": [i.as_dict() for i in registry().all()],
         "host": platform.node(),
         "pid": os.getpid(),
     })
     todo = plan(suite, store.finished_tasks())
-    n_tasks = sum(len(job[3]) for job in todo)
-    _execute(suite, todo, n_tasks, str(out_dir), jobs, plugin_modules, progress)
+    bar = Progress(sum(len(job[3]) for job in todo), enabled=progress)
+    # a remote (dask) worker returns its rows and this process commits them
+    target = None if backend == "dask" else str(out_dir)
+    calls = [(suite, *job, target, tuple(plugin_modules), task_timeout) for job in todo]
+    for finished in run_calls(run_job, calls, backend=backend, jobs=jobs, scheduler=scheduler):
+        for key, status, error, rows in finished:
+            if rows is not None:
+                store.commit_task(key, status, error, rows)
+        bar.update(finished)
+    bar.close()
     return store
 
 
-def _execute(suite, todo, n_tasks, out_dir, jobs, plugin_modules, progress) -> None:
-    from tqdm.auto import tqdm
+class Progress:
+    """A tqdm bar on a terminal; plain lines (one per finished data set) otherwise."""
 
-    bar = tqdm(total=n_tasks, unit="task", disable=not progress or n_tasks == 0, dynamic_ncols=True)
-    failed = 0
+    def __init__(self, total: int, enabled: bool = True):
+        self.total, self.done, self.failed = total, 0, 0
+        self.enabled = enabled and total > 0
+        self.start = time.perf_counter()
+        self.bar = None
+        if self.enabled and sys.stderr.isatty():
+            from tqdm.auto import tqdm
 
-    def account(done):
-        nonlocal failed
-        failed += sum(status == "failed" for _, status in done)
-        bar.update(len(done))
-        bar.set_postfix(failed=failed)
+            self.bar = tqdm(total=total, unit="task", dynamic_ncols=True)
 
-    if jobs == 1:
-        for job in todo:
-            account(run_job(suite, *job, out_dir, plugin_modules))
-    else:
-        from joblib import Parallel, delayed
+    def update(self, finished) -> None:
+        self.done += len(finished)
+        self.failed += sum(status == "failed" for _, status, _, _ in finished)
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.update(len(finished))
+            self.bar.set_postfix(failed=self.failed)
+            return
+        elapsed = time.perf_counter() - self.start
+        eta = elapsed / self.done * (self.total - self.done)
+        setting, r_train, run, _ = finished[0][0]
+        print(f"[{self.done}/{self.total} tasks, {self.failed} failed] {setting} r_train={r_train} run={run} "
+              f"done; elapsed {elapsed:.0f} s, ETA {eta:.0f} s", file=sys.stderr, flush=True)
 
-        parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
-        for done in parallel(delayed(run_job)(suite, *job, out_dir, plugin_modules) for job in todo):
-            account(done)
-    bar.close()
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
