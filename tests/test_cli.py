@@ -1,0 +1,99 @@
+"""The command line: the bench/leaderboard/plot/plugins contract and every error path."""
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from oodfs.cli import main
+
+
+def cli(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "oodfs.cli", *args], capture_output=True, text=True, **kw)
+
+
+def assert_clean_error(proc, *needles):
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    lines = [l for l in proc.stderr.strip().splitlines() if l.strip()]
+    assert "Traceback" not in proc.stderr
+    assert len(lines) <= 2, proc.stderr  # argparse adds a usage line; ours is one line
+    for needle in needles:
+        assert needle in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(
+    "args, needles",
+    [
+        (["bench", "--suite", "nope"], ["unknown suite 'nope'", "synthetic"]),
+        (["bench", "--suite", "synthetic", "--methods", "ols,nope"], ["unknown selector 'nope'", "correlation"]),
+        (["bench", "--suite", "synthetic", "--settings", "cubic"], ["unknown setting 'cubic'", "mlp"]),
+        (["bench", "--suite", "synthetic", "--r-train", "0.5"], ["|r| > 1", "0.5"]),
+        (["bench", "--suite", "synthetic", "--runs", "0"], ["positive integer"]),
+        (["bench", "--suite", "synthetic", "--jobs", "-1"], ["positive integer"]),
+        (["bench", "--suite", "synthetic", "--selection", "best"], ["invalid choice"]),
+        (["bench", "--suite", "synthetic", "--scheduler", "tcp://x:1"], ["--backend dask"]),
+        (["bench", "--suite", "synthetic", "--task-timeout", "0"], ["positive"]),
+        (["leaderboard", "/no/such/dir"], ["does not exist"]),
+        (["plugins", "--plugin", "no_such_mod_zz"], ["no_such_mod_zz"]),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, needles, tmp_path):
+    assert_clean_error(cli(*args, cwd=tmp_path), *needles)
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    proc = cli("--debug", "bench", "--suite", "nope", cwd=tmp_path)
+    assert proc.returncode != 0 and "Traceback" in proc.stderr
+
+
+def test_help_explains_itself():
+    proc = cli("bench", "--help")
+    assert proc.returncode == 0
+    for option in ("--quick", "--resume", "--jobs", "--selection", "--backend", "--task-timeout", "--plugin"):
+        assert option in proc.stdout
+
+
+@pytest.fixture(scope="module")
+def bench_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench") / "out"
+    code = main(["bench", "--suite", "synthetic", "--quick", "--methods", "ols,correlation", "--settings", "poly",
+                 "--out", str(out), "--quiet"])
+    assert code == 0
+    return out
+
+
+def test_bench_writes_leaderboard_results_and_figures(bench_dir):
+    assert (bench_dir / "leaderboard.md").read_text().startswith("# oodfs leaderboard")
+    df = pd.read_parquet(bench_dir / "results.parquet")
+    assert {"setting", "r_train", "run", "method", "metric", "value", "seed", "params", "versions"} <= set(df.columns)
+    assert (bench_dir / "figures" / "figure1.png").stat().st_size > 10_000
+    assert (bench_dir / "figures" / "figure1.pdf").exists()
+
+
+def test_bench_refuses_to_overwrite_without_resume(bench_dir):
+    proc = cli("bench", "--suite", "synthetic", "--quick", "--methods", "ols", "--settings", "poly", "--out", str(bench_dir))
+    assert_clean_error(proc, "--resume")
+
+
+def test_leaderboard_formats(bench_dir):
+    csv = cli("leaderboard", str(bench_dir), "--format", "csv")
+    assert csv.returncode == 0, csv.stderr
+    table = pd.read_csv(pd.io.common.StringIO(csv.stdout))
+    assert {"setting", "r_train", "method", "rank_avg", "f1", "rmse_mean", "rmse_std"} <= set(table.columns)
+    assert set(table["method"]) == {"ols", "correlation"}
+    md = cli("leaderboard", str(bench_dir))
+    assert "Model selection: **val**" in md.stdout and "**" in md.stdout
+    oracle = cli("leaderboard", str(bench_dir), "--selection", "oracle")
+    assert "upper bound" in oracle.stdout.lower()
+    latex = cli("leaderboard", str(bench_dir), "--format", "latex")
+    assert "\\begin{tabular}" in latex.stdout and "\\textbf" in latex.stdout
+    html = cli("leaderboard", str(bench_dir), "--format", "html")
+    assert html.stdout.startswith("<!doctype html>") and "<table>" in html.stdout
+    assert cli("leaderboard", str(bench_dir), "--format", "yaml").returncode == 2
+
+
+def test_plot_command(bench_dir):
+    proc = cli("plot", str(bench_dir), "--selection", "default")
+    assert proc.returncode == 0, proc.stderr
+    assert (bench_dir / "figures" / "figure1.png").exists()
