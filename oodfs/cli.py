@@ -1,4 +1,4 @@
-"""Command line: ``oodfs bench | leaderboard | plot | plugins``."""
+"""Command line: ``oodfs bench | leaderboard | plot | plugins | select``."""
 from __future__ import annotations
 
 import argparse
@@ -90,6 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plugins", help="list the registered selectors, weighters and environments")
     pl.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
     pl.add_argument("--plugin", action="append", default=[], metavar="MODULE", help="also register this module")
+
+    from .tabular import add_select_parser
+
+    add_select_parser(sub)
     return parser
 
 
@@ -183,7 +187,14 @@ def cmd_plugins(args) -> int:
     return 0
 
 
-COMMANDS = {"bench": cmd_bench, "leaderboard": cmd_leaderboard, "plot": cmd_plot, "plugins": cmd_plugins}
+def cmd_select(args) -> int:
+    from .tabular import cmd_select as run
+
+    return run(args)
+
+
+COMMANDS = {"bench": cmd_bench, "leaderboard": cmd_leaderboard, "plot": cmd_plot, "plugins": cmd_plugins,
+            "select": cmd_select}
 
 
 def main(argv=None) -> int:

@@ -1,9 +1,11 @@
-"""Built-in environments: the synthetic bias-rate environments of the paper (SPEC §1)."""
+"""Built-in environments: the paper's synthetic bias-rate environments (SPEC §1) and tables
+split by an environment column (real data)."""
 import oodfs
 
 from .synthetic import Synthetic
+from .table import Table
 
 
 @oodfs.hookimpl
 def oodfs_environments():
-    return [Synthetic]
+    return [Synthetic, Table]
