@@ -51,8 +51,14 @@ def figure1(results: pd.DataFrame, out_dir: Path, rule: str) -> list[Path]:
     plt = _pyplot()
     summary = summarize(results, rule)
     summary = summary[summary["r_train"] != "all"].copy()
-    summary["r_train"] = pd.to_numeric(summary["r_train"], errors="coerce")
-    summary = summary.dropna(subset=["r_train"])
+    numeric = pd.to_numeric(summary["r_train"], errors="coerce")
+    if numeric.notna().all():
+        summary["r_train"] = numeric
+        ticks = None
+    else:  # environment labels (real data): evenly spaced, in first-seen order
+        labels = list(dict.fromkeys(summary["r_train"]))
+        summary["r_train"] = summary["r_train"].map({l: i for i, l in enumerate(labels)})
+        ticks = labels
     settings = list(dict.fromkeys(summary["setting"]))
     if not settings:
         return []
@@ -71,6 +77,8 @@ def figure1(results: pd.DataFrame, out_dir: Path, rule: str) -> list[Path]:
                             color=colors[method], label=method, lw=2 if _is_iw(method) else 1.2)
             ax.set_title(f"{setting}: {title} {'↓' if low else '↑'}")
             ax.set_xlabel("r_train")
+            if ticks is not None:
+                ax.set_xticks(range(len(ticks)), ticks)
             ax.grid(alpha=0.3)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 10), bbox_to_anchor=(0.5, 1.02))
@@ -120,7 +128,7 @@ def feature_ranking_table(results: pd.DataFrame, rule: str, feature_names: list[
         return ""
     lines = ["# Feature rankings", "",
              f"Ranking of each curve method per setting and r_train (features ordered by their mean rank over "
-             f"runs; model selection: {rule_label(rule)}). The paper's table has S1..S5 in the first five places.", ""]
+             f"runs; model selection: {rule_label(rule)}). In the paper's synthetic experiment S1..S5 come first.", ""]
     for method, gm in chosen.groupby("method", sort=False):
         settings = list(dict.fromkeys(gm["setting"]))
         rows = []

@@ -79,10 +79,6 @@ def check_bias_rate(r) -> float:
 
 
 def check_positive_int(value, what: str) -> int:
-    try:
-        iv = int(value)
-    except (TypeError, ValueError):
-        raise OodfsError(f"{what} must be a positive integer, got {value!r}") from None
-    if iv != value or iv <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
         raise OodfsError(f"{what} must be a positive integer, got {value!r}")
-    return iv
+    return int(value)
