@@ -88,7 +88,7 @@ class OLS(oodfs.Selector):
 
 
 class LassoSelector(oodfs.Selector):
-    """Absolute LASSO coefficients |beta_j| (scikit-learn ``Lasso``, with intercept, raw feature scale).
+    """Absolute LASSO coefficients |beta_j| (scikit-learn Lasso, with intercept, raw feature scale).
 
     Objective (scikit-learn's): ``1/(2n) * sum_i w_i (y_i - b0 - x_i.beta)^2 + alpha * ||beta||_1``
     with the sample weights rescaled to sum n.

@@ -168,14 +168,15 @@ class XGBoost(_TreeSelector):
 
     ``importance_type = "gain"`` -- the average gain of the splits that use the feature,
     normalised to sum 1 -- is XGBRegressor's default ``feature_importances_`` for tree
-    boosters, which is what the paper's ``feature_importances_`` call returned. (Unused
-    features score 0.) XGBoost defaults apart from the grid (learning rate 0.3, ``hist``
+    boosters, so the plainest reading of the paper's unspecified "XGBoost importances".
+    (Unused features score 0. "total_gain" would be the analogue of scikit-learn's impurity
+    importances; set the class attribute ``importance_type`` to switch.) XGBoost defaults apart from the grid (learning rate 0.3, ``hist``
     trees, squared error, no subsampling); ``n_jobs = 1`` (the benchmark parallelises over
     tasks); ``random_state`` is XGBoost's seed (0 when None; with no subsampling the fit
     does not use it).
 
-    Default point ``n_estimators = 100, max_depth = 6``: XGBoost's own defaults (the
-    scikit-learn wrapper's historical 100 rounds; ``max_depth`` 6), both in the grid.
+    Default point ``n_estimators = 100, max_depth = 6``: XGBoost's own defaults (100 rounds,
+    ``max_depth`` 6), both in the grid.
 
     ``fit_grid``: boosting is sequential and, without subsampling, the first m rounds of a
     200-round booster are the m-round booster (same quantile sketch, base score and
