@@ -122,7 +122,23 @@ def separate(cls, X, y, points, seed, sample_weight=None):
     return [cls(**p, random_state=seed).fit(X, y, sample_weight=sample_weight).scores_ for p in points]
 
 
-@pytest.mark.parametrize("cls", [GradientBoosting, RandomForest, XGBoost], ids=lambda c: c.name)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_rf_grid_cut_trees_match_separate_fits(weighted):
+    """RF reads shallower depths off the deepest forest (see RandomForest.fit_grid): the
+    prefix axis is exact, the depth axis agrees to float noise and gives the same ranking."""
+    X, y, w = nonlinear_problem(n=2000)
+    w = w if weighted else None
+    points = RandomForest.grid_points()[::-1]
+    grid = RandomForest.fit_grid(X, y, points, random_state=7, sample_weight=w)
+    assert len(grid) == len(points) == 9
+    for p, got, want in zip(points, grid, separate(RandomForest, X, y, points, 7, w)):
+        np.testing.assert_allclose(got, want, rtol=0, atol=2e-3)
+        assert np.argsort(-got).tolist()[:5] == np.argsort(-want).tolist()[:5]
+        if p["max_depth"] == 10:
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("cls", [GradientBoosting, XGBoost], ids=lambda c: c.name)
 @pytest.mark.parametrize("weighted", [False, True])
 def test_tree_grids_equal_separate_fits_exactly(cls, weighted):
     X, y, w = nonlinear_problem()

@@ -148,6 +148,34 @@ class RandomForest(_TreeSelector):
             n_estimators=int(self.n_estimators), max_depth=int(self.max_depth), random_state=self.random_state, n_jobs=1
         )
 
+    @classmethod
+    def fit_grid(cls, X, y, points, random_state=None, *, sample_weight=None):
+        """One 200-tree forest at the deepest requested depth serves every point.
+
+        Besides prefixes of the forest (exact, see the class docstring), a shallower depth D
+        is read from the same trees cut at depth D: a node's impurity does not depend on
+        whether it is split further, so the cut tree is the depth-D tree grown on the same
+        bootstrap sample, provided each node picks the same split. With all features tried
+        at every split (scikit-learn's default for regression) the split only depends on the
+        data, except for exact ties between features, which the feature order drawn from the
+        random state breaks; that order differs between a depth-D and a deeper fit. Such ties
+        do not occur in the large nodes near the root; `tests/test_baselines.py` compares the
+        cut trees with separate fits.
+        """
+        X, y, sample_weight = check_grid_input(cls, X, y, sample_weight)
+        points = full_points(cls, points)
+        for p in points:
+            _check_tree_params(cls.name, p["n_estimators"], p["max_depth"])
+        m_max = max(int(p["n_estimators"]) for p in points)
+        d_max = max(int(p["max_depth"]) for p in points)
+        model = cls(n_estimators=m_max, max_depth=d_max, random_state=random_state)._model()
+        model.fit(X, y, sample_weight=sample_weight)
+        out = []
+        for p in points:
+            per_tree = [_cut_tree_importances(t.tree_, int(p["max_depth"]), X.shape[1]) for t in model.estimators_]
+            out.append(check_scores(cls, _mean_normalised(per_tree[: int(p["n_estimators"])], X.shape[1]), X.shape[1]))
+        return out
+
     @staticmethod
     def _prefix_importances(model, ms):
         n_features = model.n_features_in_
@@ -219,3 +247,36 @@ class XGBoost(_TreeSelector):
         booster = model.get_booster()
         n_features = model.n_features_in_
         return {m: XGBoost._booster_importances(booster[:m], n_features) for m in ms}
+
+
+def _node_depths(tree) -> np.ndarray:
+    depth = np.zeros(tree.node_count, dtype=int)
+    for node in range(tree.node_count):  # children always have larger ids than their parent
+        for child in (tree.children_left[node], tree.children_right[node]):
+            if child >= 0:
+                depth[child] = depth[node] + 1
+    return depth
+
+
+def _cut_tree_importances(tree, max_depth: int, n_features: int):
+    """scikit-learn's normalised impurity importances of ``tree`` cut at ``max_depth``
+    (None for a tree that is a single leaf, which scikit-learn skips)."""
+    depth = _node_depths(tree)
+    split = (tree.children_left >= 0) & (depth < max_depth)
+    nodes = np.nonzero(split)[0]
+    if nodes.size == 0:
+        return None
+    w, imp = tree.weighted_n_node_samples, tree.impurity
+    left, right = tree.children_left[nodes], tree.children_right[nodes]
+    decrease = w[nodes] * imp[nodes] - w[left] * imp[left] - w[right] * imp[right]
+    out = np.bincount(tree.feature[nodes], weights=decrease, minlength=n_features) / w[0]
+    total = out.sum()
+    return out / total if total > 0 else out
+
+
+def _mean_normalised(per_tree, n_features: int) -> np.ndarray:
+    relevant = [imp for imp in per_tree if imp is not None]
+    if not relevant:
+        return np.zeros(n_features)
+    avg = np.mean(relevant, axis=0, dtype=np.float64)
+    return avg / np.sum(avg)
