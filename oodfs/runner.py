@@ -197,7 +197,9 @@ def run_job(suite: Suite, setting_name: str, r_train, run: int, methods: list[st
         finished.append((key, status, error, None if store is not None else rows))
 
     try:
+        t0 = time.perf_counter()
         data = make_dataset(suite, setting, r_train, run)
+        common["data_seconds"] = time.perf_counter() - t0  # once per data set, shared by its tasks
     except Exception as exc:  # the data set itself failed: every task on it fails, recorded
         for method in methods:
             finish(method, "failed", _message(exc), [{}])

@@ -21,7 +21,7 @@ DB_NAME = "results.sqlite"
 RESULT_COLUMNS = [
     "suite", "setting", "r_train", "run", "method", "point", "params", "is_default",
     "metric", "value", "seed", "scores", "status", "error", "fit_seconds",
-    "downstream_seconds", "oodfs_version", "versions",
+    "downstream_seconds", "data_seconds", "oodfs_version", "versions",
 ]
 
 _SCHEMA = """
@@ -32,7 +32,7 @@ CREATE TABLE IF NOT EXISTS tasks (
 CREATE TABLE IF NOT EXISTS results (
     suite TEXT, setting TEXT, r_train TEXT, run INTEGER, method TEXT, point INTEGER,
     params TEXT, is_default INTEGER, metric TEXT, value REAL, seed INTEGER, scores TEXT,
-    status TEXT, error TEXT, fit_seconds REAL, downstream_seconds REAL,
+    status TEXT, error TEXT, fit_seconds REAL, downstream_seconds REAL, data_seconds REAL,
     oodfs_version TEXT, versions TEXT);
 CREATE TABLE IF NOT EXISTS invocations (started_at REAL, provenance TEXT);
 """
