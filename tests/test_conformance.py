@@ -21,6 +21,18 @@ from oodfs.plugins import registry
 from oodfs.testing import parametrize_plugin_checks, with_envs
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    """One torch thread, as the runner sets per worker: the torch-based plugins (stg, srdo) fit tiny
+    networks, and on a busy machine several threads make each step 10-50x slower."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 # -- the built-ins -------------------------------------------------------------------------------
 def _table_spec():
     """The ``table`` environment needs a table: a small CSV with three groups."""
@@ -70,6 +82,8 @@ KNOWN_FAILURES = {
         "trees break ties between equally good splits by column order: declare permutation_invariant = False",
     ("selector", "xgb", "check_selector_column_permutation"):
         "trees break ties between equally good splits by column order: declare permutation_invariant = False",
+    ("selector", "srdo", "check_selector_column_permutation"):
+        "each column of Q is permuted with its own random draw, taken in column order: declare permutation_invariant = False",
     ("selector", "stg", "check_selector_column_permutation"):
         "the network's initial weights are drawn per input column: declare permutation_invariant = False",
     **{("selector", name, "check_selector_invalid_input"):
@@ -395,6 +409,18 @@ def test_misaligned_or_short_fit_grid_is_caught():
 
     caught(kit.check_selector_fit_grid, Short, "2 points returned 1 results")
 
+    class SeededReversed(NoisyCorr):
+        """A seeded selector whose fit_grid mixes up the points."""
+
+        name = "seededreversed"
+        grid = {"power": [1, 1.001]}
+
+        @classmethod
+        def fit_grid(cls, X, y, points, random_state=None):
+            return super().fit_grid(X, y, points, random_state)[::-1]
+
+    caught(kit.check_selector_fit_grid, SeededReversed, "nearer the separate fit at {'power': 1.001}")
+
 
 def test_missing_input_validation_is_caught():
     class Unchecked(AbsCorr):
@@ -435,7 +461,13 @@ def test_missing_input_validation_is_caught():
 
 
 def test_check_selector_lists_every_failure():
-    cls = selector("manybugs", lambda self, X, y, w: np.random.random(X.shape[1]))
+    calls = []
+
+    def scores(self, X, y, w):  # ignores sample_weight, and drifts from one fit to the next
+        calls.append(1)
+        return AbsCorr._fit_scores(self, X, y, None) + 1e-3 * len(calls)
+
+    cls = selector("manybugs", scores)
     with pytest.raises(AssertionError) as info:
         kit.check_selector(cls)
     message = str(info.value)
@@ -500,7 +532,8 @@ def test_weighter_fit_grid_mistakes_are_caught():
     cls = weighter("gridless", fit_grid=classmethod(lambda cls, X, points, random_state=None: [np.ones(len(X))]))
     caught(kit.check_weighter_fit_grid, cls, "returned 1 results")
     raw = weighter("rawgrid", fit_grid=classmethod(lambda cls, X, points, random_state=None: [np.ones(len(X))] * len(points)))
-    caught(kit.check_weighter_fit_grid, raw, "differs from a separate fit")
+    message = caught(kit.check_weighter_fit_grid, raw, "differs from a separate fit by up to")
+    assert len(message) < 300
 
 
 def test_weighter_without_input_validation_is_caught():
