@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import warnings
@@ -24,6 +25,14 @@ def _float_list(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
 
 
+def available_cpus() -> int:
+    """CPUs this process may run on (the default number of workers)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -34,11 +43,19 @@ def _positive_int(text: str) -> int:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line (no multi-line usage block): what is
+    wrong and where to read more. Subcommand parsers inherit the class."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .leaderboard import FORMATS
     from .selection import RULES
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="oodfs",
         description="Benchmark feature selectors under covariate shift (DWR, SRDO and baselines).",
         epilog="Run `oodfs COMMAND --help` for the options of a command.",
@@ -56,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--suite", required=True, help="suite name (e.g. synthetic) or path to a suite .toml")
     bench.add_argument("--quick", action="store_true", help="the suite's small version (fewer r_train and runs)")
     bench.add_argument("--out", default=None, help="output folder (default: results/SUITE[-quick])")
-    bench.add_argument("--jobs", type=_positive_int, default=1, help="parallel worker processes (default 1)")
+    bench.add_argument("--jobs", type=_positive_int, default=available_cpus(),
+                       help=f"parallel worker processes (default: one per CPU, {available_cpus()} here)")
     bench.add_argument("--methods", type=_csv_list, help="comma-separated selector names (default: the suite's)")
     bench.add_argument("--settings", type=_csv_list, help="comma-separated settings, e.g. mlp,poly")
     bench.add_argument("--r-train", type=_float_list, help="comma-separated training bias rates, e.g. 1.5,2.5")

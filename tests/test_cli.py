@@ -17,7 +17,7 @@ def assert_clean_error(proc, *needles):
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     lines = [l for l in proc.stderr.strip().splitlines() if l.strip()]
     assert "Traceback" not in proc.stderr
-    assert len(lines) <= 2, proc.stderr  # argparse adds a usage line; ours is one line
+    assert len(lines) == 1, proc.stderr  # one line, argparse usage errors included
     for needle in needles:
         assert needle in proc.stderr, proc.stderr
 
