@@ -76,9 +76,7 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
 
     # -- the shared machinery ------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
-        X, y, sample_weight = check_X_y(X, y, sample_weight)
-        if X.shape[0] < 2:
-            raise OodfsError(f"{self._label()} needs at least 2 samples, got {X.shape[0]}")
+        X, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=self._label())
         scores = self._fit_scores(X, y, sample_weight)
         self._set_scores(scores, X.shape[1])
         return self
@@ -163,9 +161,7 @@ class Weighter(_GridMixin, BaseEstimator):
         raise NotImplementedError
 
     def fit(self, X, y=None):
-        X = check_X(X)
-        if X.shape[0] < 2:
-            raise OodfsError(f"weighter {self.name!r} needs at least 2 samples, got {X.shape[0]}")
+        X = check_X(X, min_samples=2, who=f"weighter {self.name!r}")
         self._set_weights(X, self._fit_weights(X))
         return self
 

@@ -8,17 +8,40 @@ class OodfsError(ValueError):
     """A problem with what the user asked for or handed in; the CLI prints it as one line."""
 
 
-def _as_2d_float(X, what: str = "X") -> np.ndarray:
+class OodfsTypeError(OodfsError, TypeError):
+    """Input of the wrong type (e.g. text in X): an OodfsError that is also a TypeError, as
+    scikit-learn and numpy raise for it."""
+
+
+def _as_float(v, what: str) -> np.ndarray:
+    """``v`` as a float array; sparse, complex and non-numeric input get an error naming it."""
+    if hasattr(v, "toarray") and hasattr(v, "nnz"):  # scipy.sparse matrix or array
+        raise OodfsTypeError(f"{what} is a sparse matrix; sparse input is not supported, pass {what}.toarray()")
     try:
-        arr = np.asarray(X, dtype=float)
-    except (TypeError, ValueError) as exc:
+        arr = np.asarray(v)
+        if np.iscomplexobj(arr):
+            raise OodfsError(f"Complex data not supported: {what} has complex values")
+        return arr.astype(float, copy=False)
+    except OodfsError:
+        raise
+    except TypeError as exc:  # stays a TypeError (e.g. a dict in X), as scikit-learn's checks expect
+        raise OodfsTypeError(f"{what} must be numeric: {exc}") from None
+    except ValueError as exc:
         raise OodfsError(f"{what} must be numeric: {exc}") from None
+
+
+def _as_2d_float(X, what: str = "X") -> np.ndarray:
+    if X is None:
+        raise OodfsError(f"{what} is None; expected a 2-D array (n_samples, n_features)")
+    arr = _as_float(X, what)
     if arr.ndim == 1:
         raise OodfsError(f"{what} must be 2-D (n_samples, n_features), got a 1-D array of length {arr.shape[0]}")
     if arr.ndim != 2:
         raise OodfsError(f"{what} must be 2-D (n_samples, n_features), got shape {arr.shape}")
-    if arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise OodfsError(f"{what} is empty (shape {arr.shape})")
+    if arr.shape[0] == 0:
+        raise OodfsError(f"{what} has 0 samples (shape={arr.shape}) while a minimum of 1 is required")
+    if arr.shape[1] == 0:
+        raise OodfsError(f"{what} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
     _check_finite(arr, what)
     return arr
 
@@ -35,16 +58,19 @@ def _check_finite(arr: np.ndarray, what: str) -> None:
         raise OodfsError(f"{kind} in {what} at position {row}; remove or impute it first")
 
 
-def check_X(X, what: str = "X") -> np.ndarray:
-    """Return X as a finite 2-D float array or raise OodfsError naming the problem."""
-    return _as_2d_float(X, what)
+def check_X(X, what: str = "X", *, min_samples: int = 1, who: str = "this method") -> np.ndarray:
+    """Return X as a finite 2-D float array with at least ``min_samples`` rows, or raise
+    OodfsError naming the problem (``who`` names the caller in the message)."""
+    arr = _as_2d_float(X, what)
+    if arr.shape[0] < min_samples:
+        raise OodfsError(f"{who} needs at least {min_samples} samples, got {arr.shape[0]} sample(s)")
+    return arr
 
 
 def check_vector(v, n: int, what: str) -> np.ndarray:
-    try:
-        arr = np.asarray(v, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise OodfsError(f"{what} must be numeric: {exc}") from None
+    if v is None:
+        raise OodfsError(f"{what} is None: this estimator requires y to be passed, but the target y is None")
+    arr = _as_float(v, what)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
@@ -55,9 +81,9 @@ def check_vector(v, n: int, what: str) -> np.ndarray:
     return arr
 
 
-def check_X_y(X, y, sample_weight=None):
+def check_X_y(X, y, sample_weight=None, *, min_samples: int = 1, who: str = "this method"):
     """Validate a (X, y, sample_weight) triple as every selector receives it."""
-    X = check_X(X)
+    X = check_X(X, min_samples=min_samples, who=who)
     y = check_vector(y, X.shape[0], "y")
     if sample_weight is not None:
         sample_weight = check_vector(sample_weight, X.shape[0], "sample_weight")

@@ -84,34 +84,23 @@ def test_ranks_the_true_features_first(cls):
 
 
 # -- scikit-learn conformance -----------------------------------------------------------------
-# Failures that come from the shared input validation in oodfs/validation.py (core), not from
-# these selectors; the same for every oodfs.Selector. Reported to the core.
-CORE_VALIDATION_XFAILS = {
-    "check_complex_data": "core check_X_y casts complex X to float with a warning instead of raising",
-    "check_dtype_object": "core raises OodfsError (a ValueError) for non-numeric objects; sklearn expects TypeError",
-    "check_estimators_empty_data_messages": "core's message for 0 features differs from sklearn's wording",
-    "check_estimator_sparse_tag": "core does not reject sparse input with a message naming sparse input",
-    "check_estimator_sparse_array": "core does not reject sparse input with a message naming sparse input",
-    "check_estimator_sparse_matrix": "core does not reject sparse input with a message naming sparse input",
-    "check_fit2d_1sample": "core's message 'needs at least 2 samples, got 1' lacks sklearn's 'n_samples = 1' wording",
-    "check_requires_y_none": "core's message for y=None lacks sklearn's 'requires y to be passed' wording",
-}
+# mutual_info_regression has no sample weights: mi refuses non-uniform ones (supports_sample_weight
+# = False), so scikit-learn's sample-weight checks cannot pass for it.
 MI_XFAILS = {
     "check_sample_weights_not_overwritten": "mi rejects non-uniform sample weights (supports_sample_weight = False)",
     "check_sample_weight_equivalence_on_dense_data": "mi rejects non-uniform sample weights (supports_sample_weight = False)",
 }
+
+
 def expected_failed_checks(estimator):
-    xfails = dict(CORE_VALIDATION_XFAILS)
-    if estimator.name == "mi":
-        xfails.update(MI_XFAILS)
-    return xfails
+    return MI_XFAILS if estimator.name == "mi" else {}
 
 
 @parametrize_with_checks(
     # k=1: the checks use data with as few as 1 feature; random_state pinned for reproducibility
     [BY_NAME[name](**FAST[name], k=1, random_state=0) for name in NAMES],
     expected_failed_checks=expected_failed_checks,
-    xfail_strict=False,  # the core may fix its messages: an XPASS is reported, not an error
+    xfail_strict=True,
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
@@ -150,6 +139,27 @@ def test_tree_grids_equal_separate_fits_exactly(cls, weighted):
         np.testing.assert_array_equal(got, want)
     # the n_estimators axis really is read off one ensemble: the scores differ along it
     assert not np.array_equal(grid[0], grid[2])
+
+
+@pytest.mark.parametrize("cls", [GradientBoosting, RandomForest, XGBoost], ids=lambda c: c.name)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_tree_scores_are_the_library_importances(cls, weighted):
+    """Scores are the fitted library model's own feature_importances_ (computed by oodfs so that
+    the grid can read them off prefixes and cut trees)."""
+    X, y, w = nonlinear_problem()
+    w = w if weighted else None
+    sel = cls(n_estimators=20, max_depth=4, random_state=3)
+    model = sel._model().fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(sel.fit(X, y, sample_weight=w).scores_, model.feature_importances_, rtol=1e-6, atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [GradientBoosting, RandomForest], ids=lambda c: c.name)
+def test_tree_scores_finite_with_a_negligible_sample_weight(cls):
+    """scikit-learn stores NaN impurity for a leaf of weight ~1e-16 and its feature_importances_
+    turn NaN; the leaf's contribution is 0 to machine precision, and so it is here."""
+    X, y = np.array([[2.0], [1.0], [0.0]]), np.array([-34.0, -6.5, -5.8])
+    sel = cls(n_estimators=5, max_depth=3, random_state=0).fit(X, y, sample_weight=np.array([1e-16, 1.0, 1.0]))
+    assert sel.scores_.tolist() == [1.0]
 
 
 def test_tree_grid_default_uses_base_contract_and_subsets():

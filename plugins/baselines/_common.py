@@ -76,13 +76,9 @@ def full_points(cls, points: list[dict]) -> list[dict]:
 
 def check_grid_input(cls, X, y, sample_weight=None):
     """The same input checks ``Selector.fit`` makes, for ``fit_grid`` overrides."""
-    from oodfs import OodfsError
     from oodfs.validation import check_X_y
 
-    X, y, sample_weight = check_X_y(X, y, sample_weight)
-    if X.shape[0] < 2:
-        raise OodfsError(f"selector {cls.name!r} needs at least 2 samples, got {X.shape[0]}")
-    return X, y, sample_weight
+    return check_X_y(X, y, sample_weight, min_samples=2, who=f"selector {cls.name!r}")
 
 
 def check_scores(cls, scores, n_features: int) -> np.ndarray:

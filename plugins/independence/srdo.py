@@ -295,9 +295,7 @@ class SRDOWeighter(oodfs.Weighter):
     def fit_grid(cls, X, points: list[dict], random_state=None) -> list[np.ndarray]:
         """One classifier per distinct non-gamma setting (one for the paper's grid), clipped at
         every gamma; the same weights as separate fits with the same integer ``random_state``."""
-        X = check_X(X)
-        if X.shape[0] < 2:
-            raise OodfsError(f"weighter {cls.name!r} needs at least 2 samples, got {X.shape[0]}")
+        X = check_X(X, min_samples=2, who=f"weighter {cls.name!r}")
         defaults = {
             k: p.default
             for k, p in inspect.signature(cls.__init__).parameters.items()
