@@ -12,10 +12,15 @@ from scipy.stats import rankdata
 from .validation import OodfsError
 
 
+def _finite_vector(values, what: str) -> np.ndarray:
+    values = np.asarray(values, dtype=float).ravel()
+    if values.size == 0 or not np.all(np.isfinite(values)):
+        raise OodfsError(f"{what} must be a non-empty vector of finite numbers")
+    return values
+
+
 def _check_scores(scores, true_set) -> tuple[np.ndarray, np.ndarray]:
-    scores = np.asarray(scores, dtype=float).ravel()
-    if scores.size == 0 or not np.all(np.isfinite(scores)):
-        raise OodfsError("scores must be a non-empty vector of finite numbers")
+    scores = _finite_vector(scores, "scores")
     true = np.asarray(sorted(set(int(j) for j in true_set)), dtype=int)
     if true.size == 0:
         raise OodfsError("the true set is empty")
@@ -26,7 +31,7 @@ def _check_scores(scores, true_set) -> tuple[np.ndarray, np.ndarray]:
 
 def feature_ranks(scores) -> np.ndarray:
     """1-based rank of each feature (1 = highest score); ties get their average rank."""
-    return rankdata(-np.asarray(scores, dtype=float), method="average")
+    return rankdata(-_finite_vector(scores, "scores"), method="average")
 
 
 def rank_average(scores, true_set) -> float:
@@ -54,7 +59,8 @@ def rmse(y_true, y_pred) -> float:
     y_pred = np.asarray(y_pred, dtype=float)
     if y_true.shape != y_pred.shape:
         raise OodfsError(f"y_true and y_pred have different shapes {y_true.shape} vs {y_pred.shape}")
-    return float(np.sqrt(np.mean((y_true - y_pred) ** 2)))
+    err = _finite_vector(y_true, "y_true") - _finite_vector(y_pred, "y_pred")
+    return float(np.sqrt(np.mean(err**2)))
 
 
 def rmse_summary(rmses) -> tuple[float, float]:
@@ -62,4 +68,5 @@ def rmse_summary(rmses) -> tuple[float, float]:
     rmses = np.asarray(rmses, dtype=float)
     if rmses.size == 0:
         raise OodfsError("no test environments to summarise")
+    rmses = _finite_vector(rmses, "RMSEs")
     return float(rmses.mean()), float(rmses.std(ddof=0))

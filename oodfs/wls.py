@@ -12,7 +12,7 @@ from typing import ClassVar
 import numpy as np
 
 from .api import Selector, Weighter
-from .validation import OodfsError
+from .validation import OodfsError, check_X_y
 
 
 def weighted_least_squares(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
@@ -93,6 +93,7 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
 
     @classmethod
     def fit_grid(cls, X, y, points, random_state=None):
+        X, y, _ = check_X_y(X, y, min_samples=2, who=f"selector {cls.name!r}")  # y too: the weighter sees only X
         # one weighter fit_grid call lets a weighter share work across its grid points
         weights = weighter_cls.fit_grid(X, points, random_state=random_state)
         return [np.abs(weighted_least_squares(X, y, w)) for w in weights]
@@ -106,6 +107,8 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
         "name": weighter_cls.name,
         "grid": dict(weighter_cls.grid),
         "weighter_class": weighter_cls,
+        # a weighter whose fit depends on column order makes a selector that does too
+        "permutation_invariant": getattr(weighter_cls, "permutation_invariant", True),
         "__doc__": f"{first.rstrip('.')} + weighted least squares; scores = |coefficients|.\n{rest}",
         "__module__": weighter_cls.__module__,
     }

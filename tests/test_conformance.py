@@ -73,38 +73,9 @@ def builtin_plugins() -> list:
     return plugins
 
 
-#: (kind, name, check) -> why a built-in does not pass yet. The check still runs: a failure is
-#: reported as xfail with the kit's message, a pass as a pass (fixed: delete the entry).
-KNOWN_FAILURES = {
-    ("selector", "gb", "check_selector_column_permutation"):
-        "trees break ties between equally good splits by column order: declare permutation_invariant = False",
-    ("selector", "rf", "check_selector_column_permutation"):
-        "trees break ties between equally good splits by column order: declare permutation_invariant = False",
-    ("selector", "xgb", "check_selector_column_permutation"):
-        "trees break ties between equally good splits by column order: declare permutation_invariant = False",
-    ("selector", "srdo", "check_selector_column_permutation"):
-        "each column of Q is permuted with its own random draw, taken in column order: declare permutation_invariant = False",
-    ("selector", "stg", "check_selector_column_permutation"):
-        "the network's initial weights are drawn per input column: declare permutation_invariant = False",
-    **{("selector", name, "check_selector_invalid_input"):
-       "oodfs/wls.py: the fit_grid of selector_for_weighter checks X (through the weighter) but not y: NaN in y "
-       "gives NaN scores without an error, y of the wrong length a numpy ValueError" for name in ("dwr", "srdo")},
-    ("environment", "synthetic", "check_environment_ids"):
-        "Synthetic does not override check_env, so the runner's up-front check accepts r = 0.5",
-}
-
-
 @parametrize_plugin_checks(builtin_plugins())
 def test_builtin_plugin_conforms(plugin, check):
-    p = kit._resolve(plugin)
-    known = KNOWN_FAILURES.get((p.kind, p.name, check.name))
-    if known is None:
-        check(plugin)
-        return
-    try:
-        check(plugin)
-    except AssertionError as exc:
-        pytest.xfail(f"{known} -- {exc}")
+    check(plugin)
 
 
 def test_every_builtin_kind_is_covered():

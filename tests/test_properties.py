@@ -9,8 +9,7 @@ non-negative finite weights with mean 1; finite metric values in their range) or
 NaN. NaN / inf in the input must be an ``OodfsError``.
 
 Expensive selectors run in a small setting (5 trees, 2 epochs); every test has a bounded
-number of examples and no deadline. A built-in that does not hold a property yet is listed in
-``KNOWN_FAILURES`` (xfail with the reason; the test still runs, so a fix shows up as XPASS).
+number of examples and no deadline.
 """
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oodfs import OodfsError
@@ -46,21 +45,9 @@ GRID_POINTS = {
 }
 EXAMPLES = {"stg": 12, "gb": 15, "xgb": 15, "rf": 15, "srdo": 15, "dwr": 15}  # default 25
 
-#: (test name, plugin name) -> reason; see the module docstring
-KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("test_selector_sample_weight", "gb"):
-        "plugins/baselines/trees.py: scikit-learn's feature_importances_ is NaN when a row has a tiny weight, e.g. "
-        "gb.fit([[2], [1], [0]], [-34, -6.5, -5.8], sample_weight=[1e-16, 1, 1]) -> 'produced a non-finite score'",
-    **{("test_selector_rejects_nan_and_inf", name):
-       "oodfs/wls.py: the fit_grid of selector_for_weighter does not check y: fit_grid(X, y with a NaN, [{}]) "
-       "returns NaN scores without an error" for name in ("dwr", "srdo")},
-}
-
-
-def settings_for(test: str, name: str, max_examples: int):
-    """Bounded examples, no deadline; a known failure is not shrunk (shrinking a slow fit takes minutes)."""
-    phases = [Phase.explicit, Phase.reuse, Phase.generate] if (test, name) in KNOWN_FAILURES else list(Phase)
-    return settings(max_examples=max_examples, phases=phases, **SETTINGS)
+def settings_for(max_examples: int):
+    """Bounded examples, no deadline."""
+    return settings(max_examples=max_examples, **SETTINGS)
 
 #: OodfsError messages that are not a clear answer to the input but the core catching a plugin bug
 PLUGIN_BUG_MESSAGES = ("produced a non-finite score", "scores for", "produced invalid scores", "produced invalid weights",
@@ -74,15 +61,13 @@ def lookup(kind: str, name: str):
         return None
 
 
-def plugin_params(kind: str, entries, test: str):
+def plugin_params(kind: str, entries):
     out = []
     for name, params in entries:
         cls = lookup(kind, name)
         marks = []
         if cls is None:
             marks.append(pytest.mark.skip(reason=f"{kind} {name!r} is not registered"))
-        if (test, name) in KNOWN_FAILURES:
-            marks.append(pytest.mark.xfail(reason=KNOWN_FAILURES[(test, name)], strict=False))
         out.append(pytest.param(name, params, marks=marks, id=name))
     return out
 
@@ -218,9 +203,9 @@ def grid_scores(name, X, y):
     return cls.fit_grid(X, y, [dict(p) for p in points], random_state=0)
 
 
-@pytest.mark.parametrize("name, params", plugin_params("selector", SELECTORS, "test_selector_awkward_data"))
+@pytest.mark.parametrize("name, params", plugin_params("selector", SELECTORS))
 def test_selector_awkward_data(name, params):
-    @settings_for("test_selector_awkward_data", name, EXAMPLES.get(name, 25))
+    @settings_for(EXAMPLES.get(name, 25))
     @given(regression_problems())
     def prop(problem):
         X, y = problem
@@ -236,12 +221,12 @@ def test_selector_awkward_data(name, params):
     prop()
 
 
-@pytest.mark.parametrize("name, params", plugin_params("selector", SELECTORS, "test_selector_sample_weight"))
+@pytest.mark.parametrize("name, params", plugin_params("selector", SELECTORS))
 def test_selector_sample_weight(name, params):
     if not getattr(lookup("selector", name), "supports_sample_weight", True):
         pytest.skip(f"{name} does not support sample_weight")
 
-    @settings_for("test_selector_sample_weight", name, max(5, EXAMPLES.get(name, 25) // 2))
+    @settings_for(max(5, EXAMPLES.get(name, 25) // 2))
     @given(st.data())
     def prop(data):
         X, y = data.draw(regression_problems(max_n=30))
@@ -254,7 +239,6 @@ def test_selector_sample_weight(name, params):
     prop()
 
 
-@pytest.mark.xfail(reason=KNOWN_FAILURES[("test_selector_sample_weight", "gb")], strict=False)
 def test_gb_tiny_sample_weight():
     """The minimal example hypothesis found for gb (test_selector_sample_weight)."""
     scores = outcome(lambda: fit_scores("gb", {}, np.array([[2.0], [1.0], [0.0]]), np.array([-34.0, -6.5, -5.8]),
@@ -263,9 +247,9 @@ def test_gb_tiny_sample_weight():
         assert_scores(scores, 1, "gb with a 1e-16 sample weight")
 
 
-@pytest.mark.parametrize("name, params", plugin_params("selector", SELECTORS, "test_selector_rejects_nan_and_inf"))
+@pytest.mark.parametrize("name, params", plugin_params("selector", SELECTORS))
 def test_selector_rejects_nan_and_inf(name, params):
-    @settings_for("test_selector_rejects_nan_and_inf", name, 10)
+    @settings_for(10)
     @given(poisoned(regression_problems(max_n=20)))
     def prop(problem):
         X, y = problem
@@ -281,11 +265,11 @@ def test_selector_rejects_nan_and_inf(name, params):
 
 
 # -- weighters ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("name, params", plugin_params("weighter", weighter_entries(), "test_weighter_awkward_data"))
+@pytest.mark.parametrize("name, params", plugin_params("weighter", weighter_entries()))
 def test_weighter_awkward_data(name, params):
     cls = lookup("weighter", name)
 
-    @settings_for("test_weighter_awkward_data", name, EXAMPLES.get(name, 20))
+    @settings_for(EXAMPLES.get(name, 20))
     @given(feature_matrices())
     def prop(X):
         what = f"weighter {name} on n={X.shape[0]}, d={X.shape[1]}, |X| max {np.abs(X).max():.3g}"
@@ -301,11 +285,11 @@ def test_weighter_awkward_data(name, params):
     prop()
 
 
-@pytest.mark.parametrize("name, params", plugin_params("weighter", weighter_entries(), "test_weighter_rejects_nan_and_inf"))
+@pytest.mark.parametrize("name, params", plugin_params("weighter", weighter_entries()))
 def test_weighter_rejects_nan_and_inf(name, params):
     cls = lookup("weighter", name)
 
-    @settings_for("test_weighter_rejects_nan_and_inf", name, 8)
+    @settings_for(8)
     @given(feature_matrices(max_n=20), st.sampled_from([np.nan, np.inf, -np.inf]), st.data())
     def prop(X, bad, data):
         X = X.copy()
@@ -363,7 +347,6 @@ def test_rank_average_and_f1(scores, true_set, k):
 finite_vectors = st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e8, max_value=1e8),
                                    st.sampled_from([0.0, 1e-8, -1e-8, 1e8])),
                          min_size=1, max_size=12).map(lambda v: np.array(v, dtype=float))
-METRICS_NAN = "oodfs/metrics.py: {} does not validate its input (unlike rank_average / f1_at_k): {}"
 
 
 @settings(max_examples=100, **SETTINGS)
@@ -374,7 +357,6 @@ def test_feature_ranks_finite(scores):
     assert np.isclose(np.sum(ranks), scores.size * (scores.size + 1) / 2)
 
 
-@pytest.mark.xfail(reason=METRICS_NAN.format("feature_ranks", "feature_ranks([nan]) == [nan]"), strict=False)
 @settings(max_examples=50, **SETTINGS)
 @given(score_vectors)
 def test_feature_ranks_never_nan(scores):
@@ -395,9 +377,6 @@ def test_rmse_finite(data):
     assert np.isfinite(mean) and np.isfinite(sd) and sd >= 0
 
 
-@pytest.mark.xfail(reason=METRICS_NAN.format(
-    "rmse", "rmse([0], [nan]) is nan, rmse([inf], [inf]) is nan with a RuntimeWarning, rmse([], []) is nan ('Mean of "
-    "empty slice')"), strict=False)
 @settings(max_examples=100, **SETTINGS)
 @given(score_vectors, score_vectors)
 def test_rmse_never_nan(a, b):
@@ -406,8 +385,6 @@ def test_rmse_never_nan(a, b):
         assert np.isfinite(value) and value >= 0, f"rmse({a.tolist()}, {b.tolist()}) = {value}"
 
 
-@pytest.mark.xfail(reason=METRICS_NAN.format(
-    "rmse_summary", "rmse_summary([nan]) == (nan, nan), rmse_summary([inf]) is nan with a RuntimeWarning"), strict=False)
 @settings(max_examples=50, **SETTINGS)
 @given(score_vectors)
 def test_rmse_summary_never_nan(values):

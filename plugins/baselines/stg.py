@@ -59,6 +59,8 @@ class STG(oodfs.Selector):
     """
 
     name = "stg"
+    #: the network's initial weights are drawn per input column, in column order
+    permutation_invariant = False
     grid: ClassVar[dict] = {"lam": [0.001, 0.01, 0.1, 1.0, 10.0]}
 
     sigma: ClassVar[float] = 0.5

@@ -28,6 +28,8 @@ class _TreeSelector(oodfs.Selector):
     """Shared grid logic: one largest-ensemble fit per max_depth, prefixes for smaller sizes."""
 
     grid: ClassVar[dict] = TREE_GRID
+    #: ties between equally good splits on different features are broken by column order
+    permutation_invariant: ClassVar[bool] = False
 
     def __init__(self, n_estimators: int = 100, max_depth: int = 6, k: int = 5, random_state=None):
         self.n_estimators = n_estimators
@@ -47,7 +49,8 @@ class _TreeSelector(oodfs.Selector):
         _check_tree_params(self.name, self.n_estimators, self.max_depth)
         model = self._model()
         model.fit(X, y, sample_weight=sample_weight)
-        return np.asarray(model.feature_importances_, dtype=float)
+        # the same computation as fit_grid's, so a grid point and a separate fit agree
+        return self._prefix_importances(model, [int(self.n_estimators)])[int(self.n_estimators)]
 
     @classmethod
     def fit_grid(cls, X, y, points, random_state=None, *, sample_weight=None):
@@ -100,20 +103,8 @@ class GradientBoosting(_TreeSelector):
         n_features = model.n_features_in_
         # per stage: unnormalised importance of its (single, for regression) tree, or None
         # for a stump of one node -- scikit-learn skips those
-        per_stage = [
-            tree.tree_.compute_feature_importances(normalize=False) if tree.tree_.node_count > 1 else None
-            for stage in model.estimators_
-            for tree in stage
-        ]
-        out = {}
-        for m in ms:
-            relevant = [imp for imp in per_stage[:m] if imp is not None]
-            if not relevant:
-                out[m] = np.zeros(n_features)
-                continue
-            avg = np.mean(relevant, axis=0, dtype=np.float64)
-            out[m] = avg / np.sum(avg)
-        return out
+        per_stage = [_impurity_decrease(tree.tree_, n_features) for stage in model.estimators_ for tree in stage]
+        return {m: _mean_normalised(per_stage[:m], n_features) for m in ms}
 
 
 class RandomForest(_TreeSelector):
@@ -172,23 +163,16 @@ class RandomForest(_TreeSelector):
         model.fit(X, y, sample_weight=sample_weight)
         out = []
         for p in points:
-            per_tree = [_cut_tree_importances(t.tree_, int(p["max_depth"]), X.shape[1]) for t in model.estimators_]
+            per_tree = [_normalised(_impurity_decrease(t.tree_, X.shape[1], int(p["max_depth"])))
+                        for t in model.estimators_]
             out.append(check_scores(cls, _mean_normalised(per_tree[: int(p["n_estimators"])], X.shape[1]), X.shape[1]))
         return out
 
     @staticmethod
     def _prefix_importances(model, ms):
         n_features = model.n_features_in_
-        per_tree = [t.feature_importances_ if t.tree_.node_count > 1 else None for t in model.estimators_]
-        out = {}
-        for m in ms:
-            relevant = [imp for imp in per_tree[:m] if imp is not None]
-            if not relevant:
-                out[m] = np.zeros(n_features)
-                continue
-            avg = np.mean(relevant, axis=0, dtype=np.float64)
-            out[m] = avg / np.sum(avg)
-        return out
+        per_tree = [_normalised(_impurity_decrease(t.tree_, n_features)) for t in model.estimators_]
+        return {m: _mean_normalised(per_tree[:m], n_features) for m in ms}
 
 
 class XGBoost(_TreeSelector):
@@ -249,29 +233,37 @@ class XGBoost(_TreeSelector):
         return {m: XGBoost._booster_importances(booster[:m], n_features) for m in ms}
 
 
-def _node_depths(tree) -> np.ndarray:
-    depth = np.zeros(tree.node_count, dtype=int)
-    for node in range(tree.node_count):  # children always have larger ids than their parent
-        for child in (tree.children_left[node], tree.children_right[node]):
-            if child >= 0:
-                depth[child] = depth[node] + 1
-    return depth
+def _impurity_decrease(tree, n_features: int, max_depth: int | None = None):
+    """scikit-learn's unnormalised impurity importances of ``tree`` (``compute_feature_importances(
+    normalize=False)``: per feature, the weighted impurity decrease of its splits over the root
+    weight), optionally of the tree cut at ``max_depth``; None for a single leaf, which
+    scikit-learn skips.
 
-
-def _cut_tree_importances(tree, max_depth: int, n_features: int):
-    """scikit-learn's normalised impurity importances of ``tree`` cut at ``max_depth``
-    (None for a tree that is a single leaf, which scikit-learn skips)."""
-    depth = _node_depths(tree)
-    split = (tree.children_left >= 0) & (depth < max_depth)
+    Unlike scikit-learn's own computation this never turns NaN because of a node of negligible
+    weight (a row with sample weight 1e-16 can end in a leaf whose impurity scikit-learn stores as
+    NaN): such a node's weighted impurity is taken as 0, which it is to machine precision.
+    """
+    split = tree.children_left >= 0
+    if max_depth is not None:
+        split &= tree.compute_node_depths() - 1 < max_depth  # the root has depth 1 there
     nodes = np.nonzero(split)[0]
     if nodes.size == 0:
         return None
-    w, imp = tree.weighted_n_node_samples, tree.impurity
+    w = tree.weighted_n_node_samples
+    weighted_impurity = w * tree.impurity
+    negligible = ~np.isfinite(weighted_impurity) & (w <= 1e-12 * w[0])
+    weighted_impurity[negligible] = 0.0
     left, right = tree.children_left[nodes], tree.children_right[nodes]
-    decrease = w[nodes] * imp[nodes] - w[left] * imp[left] - w[right] * imp[right]
-    out = np.bincount(tree.feature[nodes], weights=decrease, minlength=n_features) / w[0]
-    total = out.sum()
-    return out / total if total > 0 else out
+    decrease = weighted_impurity[nodes] - weighted_impurity[left] - weighted_impurity[right]
+    return np.bincount(tree.feature[nodes], weights=decrease, minlength=n_features) / w[0]
+
+
+def _normalised(importances):
+    """One tree's importances scaled to sum 1, as scikit-learn's ``tree.feature_importances_``."""
+    if importances is None:
+        return None
+    total = importances.sum()
+    return importances / total if total > 0 else importances
 
 
 def _mean_normalised(per_tree, n_features: int) -> np.ndarray:

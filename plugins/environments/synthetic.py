@@ -192,6 +192,10 @@ class Synthetic(oodfs.Environment):
             raise OodfsError(f"X needs at least {D_S} columns (S1..S5), got {X.shape[1]}")
         return self._f(X[:, :D_S])
 
+    def check_env(self, env) -> float:
+        """A bias rate is a valid environment id when it is a finite number with |r| > 1."""
+        return check_bias_rate(env)
+
     # -- sampling ------------------------------------------------------------------------
     def _draw_S(self, m: int, rng) -> np.ndarray:
         Z = rng.standard_normal((m, D_S + 1))
@@ -208,7 +212,7 @@ class Synthetic(oodfs.Environment):
     def sample(self, env, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
         """(X, y) of n rows from the environment with bias rate ``env`` (|r| > 1), deterministic per seed."""
         self._check_params()
-        r = check_bias_rate(env)
+        r = self.check_env(env)
         n = check_positive_int(n, "n")
         rng = np.random.default_rng(seed)
         X = {"exact": self._sample_exact, "pool": self._sample_pool, "rejection": self._sample_rejection}[self.sampler](r, n, rng)
