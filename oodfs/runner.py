@@ -160,7 +160,7 @@ def evaluate_method(suite: Suite, setting, r_train, run: int, method: str, data:
             "params": json.dumps(point, sort_keys=True),
             "is_default": int(point == default or not cls.grid),
             "seed": seed,
-            "scores": json.dumps([round(float(v), 10) for v in scores]),
+            "scores": json.dumps([float(v) for v in scores]),  # full precision: json round-trips floats
             "fit_seconds": fit_seconds,
             "downstream_seconds": downstream_seconds,
         }
@@ -282,13 +282,21 @@ def check_suite_plugins(suite: Suite) -> None:
             env.check_env(e)
 
 
-def plan(suite: Suite, finished: set) -> list[tuple]:
-    """Pending jobs: (setting name, r_train, run, [methods not yet finished])."""
+def plan(suite: Suite, finished: set, workers: int = 1) -> list[tuple]:
+    """Pending jobs: (setting name, r_train, run, [methods not yet finished]).
+
+    A job is one data set with all its pending methods (drawn once, downstream fits shared
+    between methods). With fewer data sets than workers, each method becomes a job of its own
+    so that every worker has work; the numbers are the same either way (seeds come from the
+    task's coordinates), only some data draws and downstream fits are repeated.
+    """
     jobs = []
     for setting, r, run in suite.task_keys():
         pending = [m for m in suite.methods if (setting.name, env_key(r), run, m) not in finished]
         if pending:
             jobs.append((setting.name, r, run, pending))
+    if len(jobs) < workers:
+        jobs = [(setting, r, run, [m]) for setting, r, run, methods in jobs for m in methods]
     return jobs
 
 
@@ -324,7 +332,7 @@ def run_suite(suite: Suite, out_dir, *, jobs: int = 1, resume: bool = False,
         "host": platform.node(),
         "pid": os.getpid(),
     })
-    todo = plan(suite, store.finished_tasks())
+    todo = plan(suite, store.finished_tasks(), workers=jobs)
     bar = Progress(sum(len(job[3]) for job in todo), enabled=progress)
     # a remote (dask) worker returns its rows and this process commits them
     target = None if backend == "dask" else str(out_dir)
@@ -362,9 +370,10 @@ class Progress:
             return
         elapsed = time.perf_counter() - self.start
         eta = elapsed / self.done * (self.total - self.done)
-        setting, r_train, run, _ = finished[0][0]
-        print(f"[{self.done}/{self.total} tasks, {self.failed} failed] {setting} r_train={r_train} run={run} "
-              f"done; elapsed {elapsed:.0f} s, ETA {eta:.0f} s", file=sys.stderr, flush=True)
+        setting, r_train, run, method = finished[0][0]
+        what = method if len(finished) == 1 else f"{len(finished)} methods"
+        print(f"[{self.done}/{self.total} tasks, {self.failed} failed] {setting} r_train={r_train} run={run}: "
+              f"{what} done; elapsed {elapsed:.0f} s, ETA {eta:.0f} s", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         if self.bar is not None:

@@ -105,6 +105,18 @@ def test_same_numbers_with_one_or_two_workers(tmp_path):
     pd.testing.assert_series_equal(values(tmp_path / "a"), values(tmp_path / "b"))
 
 
+def test_fewer_data_sets_than_workers_split_by_method_with_the_same_numbers(tmp_path):
+    from oodfs.runner import plan
+
+    suite = tiny(runs=1)
+    assert plan(suite, set(), workers=1) == [("poly", 2.5, 0, ["ols", "correlation"])]
+    assert plan(suite, set(), workers=2) == [("poly", 2.5, 0, ["ols"]), ("poly", 2.5, 0, ["correlation"])]
+    assert plan(suite, {("poly", "2.5", 0, "ols")}, workers=1) == [("poly", 2.5, 0, ["correlation"])]
+    run_suite(suite, tmp_path / "a", jobs=1, progress=False)
+    run_suite(suite, tmp_path / "b", jobs=2, progress=False)
+    pd.testing.assert_series_equal(values(tmp_path / "a"), values(tmp_path / "b"))
+
+
 @pytest.mark.slow
 def test_dask_backend_gives_the_same_numbers(tmp_path):
     pytest.importorskip("distributed")
