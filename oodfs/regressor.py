@@ -167,7 +167,9 @@ class DownstreamModels:
         Xs = torch.from_numpy(((X - self.x_mean) / self.x_scale).astype(np.float32))
         with torch.no_grad(), _one_thread():
             out = torch.cat([b.forward(Xs) for b in self.blocks], dim=1)
-        return out.T.double().numpy() * self.y_scale + self.y_mean
+        # C-contiguous rows: numpy then reduces each model's row the same way whatever the
+        # number of models, so rmse() too is independent of how subsets were batched
+        return np.ascontiguousarray(out.T.double().numpy()) * self.y_scale + self.y_mean
 
     def rmse(self, X, y) -> np.ndarray:
         """Root mean squared error of every model on (X, y), shape ``(n_subsets,)`` (not the MSE)."""

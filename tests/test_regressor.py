@@ -51,15 +51,17 @@ def test_batch_independent(data):
     """A subset gets the same network alone, batched, at another position, in another block."""
     X, y = data
     target = (0, 1, 4)
-    alone = fit_downstream(X, y, [target], 7, **FAST).predict(X[:300])[0]
+    alone_models = fit_downstream(X, y, [target], 7, **FAST)
+    alone, alone_rmse = alone_models.predict(X[:300])[0], alone_models.rmse(X[:300], y[:300])[0]
     others = [(j,) for j in range(6)] + [(0, 2), (1, 3, 5), tuple(range(6)), (2, 3)]
     for subsets, pos in (
         (others[:3] + [target], 3),
         ([(4, 1, 0)] + others, 0),  # same set, other column order
         (others + [target], len(others)),  # third block (block_size 4)
     ):
-        batched = fit_downstream(X, y, subsets, 7, **FAST).predict(X[:300])[pos]
-        np.testing.assert_array_equal(batched, alone)
+        models = fit_downstream(X, y, subsets, 7, **FAST)
+        np.testing.assert_array_equal(models.predict(X[:300])[pos], alone)
+        assert models.rmse(X[:300], y[:300])[pos] == alone_rmse  # bit for bit: resume and --jobs rely on it
 
 
 def test_learns_linear_function_and_needs_the_signal():

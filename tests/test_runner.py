@@ -102,7 +102,7 @@ def test_ols_known_scores_reproduced(tmp_path):
 def test_same_numbers_with_one_or_two_workers(tmp_path):
     run_suite(tiny(), tmp_path / "a", jobs=1, progress=False)
     run_suite(tiny(), tmp_path / "b", jobs=2, progress=False)
-    pd.testing.assert_series_equal(values(tmp_path / "a"), values(tmp_path / "b"))
+    pd.testing.assert_series_equal(values(tmp_path / "a"), values(tmp_path / "b"), check_exact=True)
 
 
 def test_fewer_data_sets_than_workers_split_by_method_with_the_same_numbers(tmp_path):
@@ -114,7 +114,7 @@ def test_fewer_data_sets_than_workers_split_by_method_with_the_same_numbers(tmp_
     assert plan(suite, {("poly", "2.5", 0, "ols")}, workers=1) == [("poly", 2.5, 0, ["correlation"])]
     run_suite(suite, tmp_path / "a", jobs=1, progress=False)
     run_suite(suite, tmp_path / "b", jobs=2, progress=False)
-    pd.testing.assert_series_equal(values(tmp_path / "a"), values(tmp_path / "b"))
+    pd.testing.assert_series_equal(values(tmp_path / "a"), values(tmp_path / "b"), check_exact=True)
 
 
 @pytest.mark.slow
@@ -122,7 +122,7 @@ def test_dask_backend_gives_the_same_numbers(tmp_path):
     pytest.importorskip("distributed")
     run_suite(tiny(), tmp_path / "a", jobs=1, progress=False)
     run_suite(tiny(), tmp_path / "d", jobs=2, backend="dask", progress=False)
-    pd.testing.assert_series_equal(values(tmp_path / "a"), values(tmp_path / "d"))
+    pd.testing.assert_series_equal(values(tmp_path / "a"), values(tmp_path / "d"), check_exact=True)
 
 
 def test_resume_adds_without_repeating(tmp_path):
@@ -134,9 +134,9 @@ def test_resume_adds_without_repeating(tmp_path):
     run_suite(tiny(), out, resume=True, progress=False)
     after = values(out)
     assert not after.index.duplicated().any()
-    pd.testing.assert_series_equal(after.loc[first.index], first)
+    pd.testing.assert_series_equal(after.loc[first.index], first, check_exact=True)
     run_suite(tiny(), tmp_path / "fresh", progress=False)
-    pd.testing.assert_series_equal(after, values(tmp_path / "fresh"))
+    pd.testing.assert_series_equal(after, values(tmp_path / "fresh"), check_exact=True)
 
 
 def test_resume_refuses_a_different_experiment(tmp_path):
@@ -211,7 +211,7 @@ def test_sigkill_then_resume_loses_and_repeats_nothing(tmp_path):
     assert len(a) == len(b)  # nothing lost, nothing repeated
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT COUNT(*) FROM tasks").fetchone()[0] == 18
-    pd.testing.assert_series_equal(values(out), values(tmp_path / "clean"))
+    pd.testing.assert_series_equal(values(out), values(tmp_path / "clean"), check_exact=True)
     la = Leaderboard.from_results(a, "val").to_csv()
     lb = Leaderboard.from_results(b, "val").to_csv()
     assert la == lb
