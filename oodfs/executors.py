@@ -30,12 +30,15 @@ def run_calls(fn: Callable, calls: Sequence[tuple], *, backend: str = "local", j
 
 def _dask(fn, calls, jobs, scheduler) -> Iterator:
     try:
+        import dask
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
         raise OodfsError("the dask backend needs dask.distributed: pip install 'oodfs[dask]'") from None
     cluster = None
     if scheduler is None:
-        cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None)
+        # the workers' sampling profiler (every 10 ms) costs CPU that the tasks need; no one reads it
+        with dask.config.set({"distributed.worker.profile.enabled": False}):
+            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None)
     try:
         client = Client(scheduler or cluster, timeout="30s")
     except OSError as exc:
