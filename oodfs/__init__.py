@@ -1,10 +1,11 @@
 """oodfs: a plugin-based benchmark for out-of-distribution (covariate-shift) feature selection."""
 from importlib.metadata import PackageNotFoundError, version
 
-from .api import Environment, Selector, WeightCollapseWarning, Weighter, ranking_from_scores, weight_diagnostics
+from .api import Environment, GridFit, Selector, WeightCollapseWarning, Weighter, ranking_from_scores, weight_diagnostics
 from .hookspecs import hookimpl
 from .validation import OodfsError
-from .wls import WLSSelector, selector_for_weighter, weighted_least_squares
+from .numeric import weighted_least_squares
+from .wls import WLSSelector, selector_for_weighter
 
 try:
     __version__ = version("oodfs")
@@ -13,6 +14,7 @@ except PackageNotFoundError:  # running from a source tree without an install
 
 __all__ = [
     "Environment",
+    "GridFit",
     "OodfsError",
     "Selector",
     "WLSSelector",

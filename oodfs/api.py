@@ -13,12 +13,16 @@ from __future__ import annotations
 import inspect
 import itertools
 import warnings
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import validate_data
 
+from .numeric import max_abs_offdiag_corr
 from .validation import OodfsError, check_X, check_X_y
 
 
@@ -28,12 +32,42 @@ def describe(cls) -> str:
     return doc.strip().splitlines()[0] if doc.strip() else ""
 
 
-def ranking_from_scores(scores: np.ndarray) -> np.ndarray:
-    """Feature indices ordered best first (higher score = better); ties keep column order."""
-    return np.argsort(-np.asarray(scores, dtype=float), kind="stable")
+def ranking_from_scores(scores, random_state=0) -> np.ndarray:
+    """Feature indices ordered best first (higher score = better).
+
+    Features with equal scores are put in a pseudo-random order drawn from ``random_state``,
+    never in column order: a column's position must not decide a tie (docs/PROTOCOL.md,
+    "Ties"). The same ``random_state`` gives the same order.
+    """
+    scores = np.asarray(scores, dtype=float)
+    return np.argsort(-scores, kind="stable")
+
+
+def check_scores(scores, n_features: int, who: str) -> np.ndarray:
+    """One finite float score per feature, or an OodfsError naming ``who`` and the problem."""
+    scores = np.asarray(scores, dtype=float).ravel()
+    if scores.shape != (n_features,):
+        raise OodfsError(f"{who} returned {scores.size} scores for {n_features} features")
+    if not np.all(np.isfinite(scores)):
+        raise OodfsError(f"{who} produced a non-finite score (features {np.nonzero(~np.isfinite(scores))[0].tolist()})")
+    return scores
+
+
+@dataclass
+class GridFit:
+    """One grid point's result: ``values`` (a selector's scores or a weighter's weights) and
+    ``diagnostics``, what the method reports about that fit (e.g. ESS, an objective)."""
+
+    values: np.ndarray
+    diagnostics: dict = field(default_factory=dict)
+
+
+def _as_grid_fit(result) -> GridFit:
+    return result if isinstance(result, GridFit) else GridFit(result)
 
 
 class _GridMixin:
+    kind: ClassVar[str] = ""
     name: ClassVar[str] = ""
     grid: ClassVar[dict[str, list]] = {}
 
@@ -42,6 +76,18 @@ class _GridMixin:
         """The default grid point: the ``__init__`` defaults of the grid's parameters."""
         sig = inspect.signature(cls.__init__)
         return {p: sig.parameters[p].default for p in cls.grid}
+
+    @classmethod
+    def full_points(cls, points: list[dict]) -> list[dict]:
+        """Points completed with the ``__init__`` defaults (a point may name any parameter but
+        ``k`` and ``random_state``)."""
+        sig = inspect.signature(cls.__init__)
+        defaults = {k: p.default for k, p in sig.parameters.items()
+                    if k not in ("self", "k", "random_state") and p.default is not inspect.Parameter.empty}
+        unknown = sorted({key for p in points for key in p} - set(defaults))
+        if unknown:
+            raise OodfsError(f"{cls.kind} {cls.name!r} has no parameter(s) {unknown}; valid: {', '.join(sorted(defaults))}")
+        return [{**defaults, **p} for p in points]
 
     @classmethod
     def grid_points(cls) -> list[dict]:
@@ -58,10 +104,18 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
     Subclasses implement ``_fit_scores(X, y, sample_weight) -> scores`` (one finite score per
     feature, higher = more important) and take ``k`` (features kept by ``transform``) and
     ``random_state`` in ``__init__``. After ``fit``: ``scores_`` (alias
-    ``feature_importances_``), ``ranking_`` (feature indices, best first), ``get_support()``
-    (the top ``k``), ``transform``. ``fit_grid`` may be overridden to score many grid points
-    from one fit (e.g. one 200-tree forest scored at 50/100/200 trees).
+    ``feature_importances_``), ``ranking_`` (feature indices, best first; ties in a seeded
+    random order), ``get_support()`` (the top ``k``), ``transform``, and the input's column
+    names in ``feature_names_in_`` / ``get_feature_names_out()`` when X is a DataFrame.
+
+    ``fit_grid`` scores many grid points at once. It validates the input, completes every
+    point with the defaults, calls ``_fit_grid`` and checks each result as ``fit`` does; a
+    plugin overrides ``_fit_grid`` to share work between points (e.g. one 200-tree forest
+    scored at 50/100/200 trees). Both receive validated float arrays and ``sample_weight``
+    (None or non-negative weights).
     """
+
+    kind: ClassVar[str] = "selector"
 
     #: whether fit honours ``sample_weight`` (checked by the conformance kit)
     supports_sample_weight: ClassVar[bool] = True
@@ -76,23 +130,16 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
 
     # -- the shared machinery ------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
-        X, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=self._label())
-        scores = self._fit_scores(X, y, sample_weight)
-        self._set_scores(scores, X.shape[1])
+        Xa, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=self._label())
+        # scikit-learn's own bookkeeping of column names (feature_names_in_, n_features_in_)
+        validate_data(self, X, skip_check_array=True, reset=True)
+        self.scores_ = check_scores(self._fit_scores(Xa, y, sample_weight), Xa.shape[1], self._label())
+        self.ranking_ = ranking_from_scores(self.scores_, self.random_state)
         return self
 
-    def _set_scores(self, scores, n_features: int) -> None:
-        scores = np.asarray(scores, dtype=float).ravel()
-        if scores.shape != (n_features,):
-            raise OodfsError(f"{self._label()} returned {scores.size} scores for {n_features} features")
-        if not np.all(np.isfinite(scores)):
-            raise OodfsError(f"{self._label()} produced a non-finite score (features {np.nonzero(~np.isfinite(scores))[0].tolist()})")
-        self.scores_ = scores
-        self.ranking_ = ranking_from_scores(scores)
-        self.n_features_in_ = n_features
-
-    def _label(self) -> str:
-        return f"selector {self.name or type(self).__name__!r}"
+    @classmethod
+    def _label(cls) -> str:
+        return f"selector {cls.name or cls.__name__!r}"
 
     @property
     def feature_importances_(self) -> np.ndarray:
@@ -107,9 +154,27 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
         return mask
 
     @classmethod
-    def fit_grid(cls, X, y, points: list[dict], random_state=None) -> list[np.ndarray]:
-        """Scores for each grid point (aligned with ``points``). Override to share fits."""
-        return [cls(**p, random_state=random_state).fit(X, y).scores_ for p in points]
+    def fit_grid(cls, X, y, points: list[dict], random_state=None, *, sample_weight=None) -> list[np.ndarray]:
+        """Scores for each grid point, aligned with ``points`` (see the class docstring)."""
+        fits = cls.fit_grid_detailed(X, y, points, random_state, sample_weight=sample_weight)
+        return [f.values for f in fits]
+
+    @classmethod
+    def fit_grid_detailed(cls, X, y, points: list[dict], random_state=None, *, sample_weight=None) -> list[GridFit]:
+        """As :meth:`fit_grid`, with each point's diagnostics: a list of :class:`GridFit`."""
+        X, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=cls._label())
+        points = cls.full_points(points)
+        out = cls._fit_grid(X, y, points, sample_weight=sample_weight, random_state=random_state)
+        if len(out) != len(points):
+            raise OodfsError(f"{cls._label()}: fit_grid returned {len(out)} results for {len(points)} grid points")
+        fits = [_as_grid_fit(r) for r in out]
+        return [GridFit(check_scores(f.values, X.shape[1], cls._label()), dict(f.diagnostics)) for f in fits]
+
+    @classmethod
+    def _fit_grid(cls, X, y, points: list[dict], *, sample_weight, random_state) -> list:
+        """One separate fit per point; override to share work between points. Returns one score
+        vector (or :class:`GridFit`) per point."""
+        return [cls(**p, random_state=random_state)._fit_scores(X, y, sample_weight) for p in points]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -118,24 +183,27 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
 
 
 def weight_diagnostics(X: np.ndarray, w: np.ndarray) -> dict:
-    """Effective sample size, max weight (weights scaled to mean 1) and the largest remaining
-    |weighted correlation| between two features."""
+    """Effective sample size (Σw)²/Σw², max weight (weights scaled to mean 1) and the largest
+    remaining |weighted correlation| between two features."""
     w = np.asarray(w, dtype=float)
     n = w.size
     ess = float(w.sum() ** 2 / np.sum(w**2))
-    p = w / w.sum()
-    mu = p @ X
-    Xc = X - mu
-    cov = (Xc * p[:, None]).T @ Xc
-    sd = np.sqrt(np.clip(np.diag(cov), 1e-300, None))
-    corr = cov / np.outer(sd, sd)
-    np.fill_diagonal(corr, 0.0)
     return {
         "ess": ess,
         "ess_fraction": ess / n,
         "max_weight": float(w.max() / w.mean()),
-        "max_abs_corr": float(np.abs(corr).max()) if X.shape[1] > 1 else 0.0,
+        "max_abs_corr": max_abs_offdiag_corr(X, w),
     }
+
+
+def check_weights(w, n_samples: int, who: str) -> np.ndarray:
+    """Valid sample weights (finite, >= 0, not all zero) scaled to mean 1, or an OodfsError."""
+    w = np.asarray(w, dtype=float).ravel()
+    if w.shape != (n_samples,):
+        raise OodfsError(f"{who} returned {w.size} weights for {n_samples} samples")
+    if not np.all(np.isfinite(w)) or (w < 0).any() or w.sum() <= 0:
+        raise OodfsError(f"{who} produced invalid weights (negative, non-finite or all zero)")
+    return w / w.mean()
 
 
 class WeightCollapseWarning(UserWarning):
@@ -147,9 +215,13 @@ class Weighter(_GridMixin, BaseEstimator):
 
     Subclasses implement ``_fit_weights(X) -> weights``. After ``fit``: ``weights_`` (mean 1,
     usable as any scikit-learn estimator's ``sample_weight``) and ``diagnostics_`` (see
-    :func:`weight_diagnostics`). ``fit_grid`` may be overridden to produce many grid points
-    from one fit (e.g. one SRDO classifier, several clipping levels).
+    :func:`weight_diagnostics`; a subclass adds its own entries by overriding
+    ``_diagnostics``). ``fit_grid`` validates X, completes the points with the defaults and
+    calls ``_fit_grid``, which a plugin overrides to share work between points (e.g. one SRDO
+    classifier, several clipping levels); every result is checked as ``fit`` checks it.
     """
+
+    kind: ClassVar[str] = "weighter"
 
     #: warn when the effective sample size falls below this fraction of n
     collapse_ess_fraction: ClassVar[float] = 0.05
@@ -161,34 +233,58 @@ class Weighter(_GridMixin, BaseEstimator):
         raise NotImplementedError
 
     def fit(self, X, y=None):
-        X = check_X(X, min_samples=2, who=f"weighter {self.name!r}")
-        self._set_weights(X, self._fit_weights(X))
-        return self
-
-    def _set_weights(self, X: np.ndarray, w) -> None:
-        w = np.asarray(w, dtype=float).ravel()
-        if w.shape != (X.shape[0],):
-            raise OodfsError(f"weighter {self.name!r} returned {w.size} weights for {X.shape[0]} samples")
-        if not np.all(np.isfinite(w)) or (w < 0).any() or w.sum() <= 0:
-            raise OodfsError(f"weighter {self.name!r} produced invalid weights (negative, non-finite or all zero)")
-        w = w / w.mean()
-        self.weights_ = w
-        self.diagnostics_ = weight_diagnostics(X, w)
+        X = check_X(X, min_samples=2, who=self._label())
+        self.weights_ = check_weights(self._fit_weights(X), X.shape[0], self._label())
+        self.diagnostics_ = {**weight_diagnostics(X, self.weights_), **self._diagnostics()}
         if self.diagnostics_["ess_fraction"] < self.collapse_ess_fraction:
             warnings.warn(
-                f"weighter {self.name!r}: weights collapsed (effective sample size "
+                f"{self._label()}: weights collapsed (effective sample size "
                 f"{self.diagnostics_['ess']:.1f} of {X.shape[0]})",
                 WeightCollapseWarning,
-                stacklevel=3,
+                stacklevel=2,
             )
+        return self
+
+    def _diagnostics(self) -> dict:
+        """Extra diagnostics of the last fit (e.g. an optimiser's objective); override."""
+        return {}
+
+    @classmethod
+    def _label(cls) -> str:
+        return f"weighter {cls.name or cls.__name__!r}"
 
     def fit_weights(self, X) -> np.ndarray:
         return self.fit(X).weights_
 
     @classmethod
     def fit_grid(cls, X, points: list[dict], random_state=None) -> list[np.ndarray]:
-        """Weights (mean 1) for each grid point. Override to share one fit across points."""
-        return [cls(**p, random_state=random_state).fit(X).weights_ for p in points]
+        """Weights (mean 1) for each grid point, aligned with ``points`` (see the class docstring)."""
+        return [f.values for f in cls.fit_grid_detailed(X, points, random_state)]
+
+    @classmethod
+    def fit_grid_detailed(cls, X, points: list[dict], random_state=None) -> list[GridFit]:
+        """As :meth:`fit_grid`, with each point's diagnostics (:func:`weight_diagnostics` plus
+        what the weighter reports)."""
+        X = check_X(X, min_samples=2, who=cls._label())
+        points = cls.full_points(points)
+        out = cls._fit_grid(X, points, random_state=random_state)
+        if len(out) != len(points):
+            raise OodfsError(f"{cls._label()}: fit_grid returned {len(out)} results for {len(points)} grid points")
+        fits = []
+        for f in map(_as_grid_fit, out):
+            w = check_weights(f.values, X.shape[0], cls._label())
+            fits.append(GridFit(w, {**weight_diagnostics(X, w), **f.diagnostics}))
+        return fits
+
+    @classmethod
+    def _fit_grid(cls, X, points: list[dict], *, random_state) -> list:
+        """One separate fit per point; override to share work between points. Returns one weight
+        vector (or :class:`GridFit`) per point."""
+        fits = []
+        for p in points:
+            est = cls(**p, random_state=random_state)
+            fits.append(GridFit(est._fit_weights(X), est._diagnostics()))
+        return fits
 
 
 class Environment(BaseEstimator):

@@ -19,7 +19,7 @@ known through the ``oodfs`` entry-point group::
     def oodfs_selectors():
         return [Variance]
 
-Each hook returns a list of classes. Names must be unique within a kind across all plugins;
+Each hook returns a list of classes (metrics: a list of declarations). Names must be unique within a kind across all plugins;
 a clash is an error naming both providers. The built-in methods and environments are plugins
 registered in exactly this way (see ``plugins/`` in the source tree).
 """
@@ -48,3 +48,14 @@ def oodfs_weighters() -> list[type]:
 @hookspec
 def oodfs_environments() -> list[type]:
     """Return a list of :class:`oodfs.Environment` subclasses (data sources for benchmarks)."""
+
+
+@hookspec
+def oodfs_metrics() -> list:
+    """Return a list of :class:`oodfs.metrics.Metric` declarations (objects, not classes).
+
+    The runner computes every registered metric for every grid point and stores its values
+    (with the test environment in column ``env`` and the number of kept features in ``k``);
+    the leaderboard shows those with ``role="headline"``. The built-in metrics are declared
+    the same way, in :mod:`oodfs.metrics`.
+    """

@@ -1,4 +1,5 @@
-"""Leaderboard: results -> per-setting tables of rank average, F1, RMSE mean and RMSE sd.
+"""Leaderboard: a report -> per-setting tables of the headline metrics (rank average, F1,
+RMSE mean and RMSE sd for the built-in ones).
 
 Each cell is mean ± sd over runs of the grid point chosen by the model-selection rule; the
 "all" column averages each run over r_train first. The best value of each column is marked.
@@ -12,73 +13,33 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from .selection import RULES, TASK, grid_points, rule_label, select
+from .report import Report
 from .validation import OodfsError
 
-METRICS = {  # name -> (title, lower is better)
-    "rank_avg": ("rank avg", True),
-    "f1": ("F1", False),
-    "rmse_mean": ("RMSE mean", True),
-    "rmse_std": ("RMSE sd", True),
-}
 FORMATS = ("markdown", "csv", "latex", "html")
 
 
 def summarize(results: pd.DataFrame, rule: str = "val") -> pd.DataFrame:
-    """Tidy summary: one row per (setting, r_train, method), r_train = "all" for the average.
-
-    Columns: setting, r_train, method, selection, <metric>, <metric>_sd for each metric,
-    runs (successful), failed (failed runs), error (a failure message, if any).
-    """
-    status = results.groupby(TASK, sort=False).agg(status=("status", "first"), error=("error", "first")).reset_index()
-    points = grid_points(results) if (results["status"] == "ok").any() else pd.DataFrame(columns=TASK)
-    chosen = select(points, rule) if len(points) else points
-    for m in METRICS:
-        if m not in chosen:
-            chosen[m] = np.nan
-    chosen = chosen.astype({"r_train": object})
-    per_run_all = chosen.groupby(["setting", "method", "run"], sort=False)[list(METRICS)].mean().reset_index()
-    per_run_all["r_train"] = "all"
-    rows = []
-    for frame in (chosen, per_run_all):
-        for (setting, r_train, method), g in frame.groupby(["setting", "r_train", "method"], sort=False):
-            row = {"setting": setting, "r_train": r_train, "method": method, "selection": rule}
-            for m in METRICS:
-                vals = g[m].dropna()
-                row[m] = vals.mean() if len(vals) else np.nan
-                row[f"{m}_sd"] = vals.std(ddof=1) if len(vals) > 1 else (0.0 if len(vals) else np.nan)
-            rows.append(row)
-    summary = pd.DataFrame(rows, columns=["setting", "r_train", "method", "selection"]
-                           + [c for m in METRICS for c in (m, f"{m}_sd")])
-    # failures: counted per (setting, r_train, method), shown rather than silently missing
-    fail = status.assign(failed=status["status"] == "failed", ok=status["status"] == "ok")
-    counts = [fail.groupby(["setting", "r_train", "method"], sort=False).agg(
-        runs=("ok", "sum"), failed=("failed", "sum"),
-        error=("error", lambda e: next((x for x in e if isinstance(x, str) and x), None))).reset_index()]
-    all_counts = fail.groupby(["setting", "method"], sort=False).agg(
-        runs=("ok", "sum"), failed=("failed", "sum"),
-        error=("error", lambda e: next((x for x in e if isinstance(x, str) and x), None))).reset_index()
-    all_counts["r_train"] = "all"
-    counts.append(all_counts)
-    counts = pd.concat(counts, ignore_index=True).astype({"r_train": object})
-    summary = counts.merge(summary.astype({"r_train": object}), on=["setting", "r_train", "method"], how="left")
-    summary["selection"] = rule
-    return summary[["setting", "r_train", "method", "selection"] + [c for m in METRICS for c in (m, f"{m}_sd")]
-                   + ["runs", "failed", "error"]]
+    """The leaderboard's numbers (see :meth:`oodfs.report.Report.wide_summary`)."""
+    return Report(results, rule).wide_summary()
 
 
-@dataclass
 class Leaderboard:
-    summary: pd.DataFrame
-    rule: str
-    suite: str = ""
+    """Tables of a :class:`~oodfs.report.Report`: per setting, the headline metrics averaged
+    over r_train, and each metric by r_train."""
+
+    def __init__(self, report: Report):
+        self.report = report
+        self.rule = report.rule
+        self.suite = report.suite
+        self.metrics = {m: report.metrics[m] for m in report.headline}
+        self.summary = report.wide_summary()
 
     @classmethod
     def from_results(cls, results: pd.DataFrame, rule: str = "val") -> "Leaderboard":
         if results.empty:
             raise OodfsError("the results table is empty: nothing to rank")
-        suite = str(results["suite"].dropna().iloc[0]) if "suite" in results and results["suite"].notna().any() else ""
-        return cls(summarize(results, rule), rule, suite)
+        return cls(Report(results, rule))
 
     # -- shared layout ------------------------------------------------------------------
     def _r_values(self, setting: str) -> list:
@@ -105,21 +66,21 @@ class Leaderboard:
             rs = self._r_values(setting)
             avg = s[s["r_train"] == "all"].set_index("method")
             label = f"averaged over r_train ∈ {{{', '.join(str(r) for r in rs)}}}" if len(rs) > 1 else f"r_train = {rs[0]}" if rs else ""
-            header = ["method"] + [f"{t} {'↓' if low else '↑'}" for t, low in METRICS.values()]
+            header = ["method"] + [f"{m.title} {m.arrow}" for m in self.metrics.values()]
             out.append((f"Setting `{setting}`, {label}", header,
-                        self._rows(methods, [(avg, m) for m in METRICS])))
+                        self._rows(methods, [(avg, m) for m in self.metrics])))
             if len(rs) > 1:
                 by_r = {r: s[s["r_train"] == r].set_index("method") for r in rs}
-                for metric, (title, low) in METRICS.items():
+                for metric, m in self.metrics.items():
                     header = ["method"] + [f"r_train={r}" for r in rs] + ["all"]
-                    out.append((f"Setting `{setting}`: {title} {'↓' if low else '↑'} by r_train", header,
+                    out.append((f"Setting `{setting}`: {m.title} {m.arrow} by r_train", header,
                                 self._rows(methods, [(by_r[r], metric) for r in rs] + [(avg, metric)])))
         return out
 
     def _rows(self, methods, columns) -> list[list[tuple[str, bool]]]:
         cells = {}
         for j, (frame, metric) in enumerate(columns):
-            low = METRICS[metric][1]
+            low = self.metrics[metric].lower_is_better
             values = {}
             for m in methods:
                 if m in frame.index:
@@ -134,7 +95,7 @@ class Leaderboard:
 
     def _preamble(self) -> list[str]:
         return [
-            f"Model selection: **{rule_label(self.rule)}** — {RULES[self.rule]}.",
+            f"Model selection: **{self.rule.label}** — {self.rule.description}.",
             "Cells: mean ± sd over runs; best value of each column in bold; ↓ lower is better, ↑ higher is better.",
         ]
 
@@ -156,7 +117,7 @@ class Leaderboard:
         return self.summary.to_csv(index=False)
 
     def to_latex(self) -> str:
-        parts = [f"% oodfs leaderboard, model selection: {rule_label(self.rule)} -- {RULES[self.rule]}"]
+        parts = [f"% oodfs leaderboard, model selection: {self.rule.label} -- {self.rule.description}"]
         for title, header, rows in self.tables():
             body = [[_latex_escape(t) if not best else f"\\textbf{{{_latex_escape(t)}}}" for t, best in row] for row in rows]
             parts += [f"% {title}", tabulate(body, headers=[_latex_escape(h) for h in header],

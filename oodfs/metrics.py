@@ -1,4 +1,4 @@
-"""Evaluation metrics of the paper -- pure functions.
+"""Evaluation metrics: the paper's pure functions, and the declarations every consumer reads.
 
 Ties in the scores are handled without favouring any column: a tied feature gets the average
 of the ranks its group spans (rank average), and F1@k is the expectation over the orders of
@@ -6,9 +6,13 @@ the tied group that straddles the top-k boundary.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 import numpy as np
 from scipy.stats import rankdata
 
+from .hookspecs import hookimpl
 from .validation import OodfsError
 
 
@@ -70,3 +74,125 @@ def rmse_summary(rmses) -> tuple[float, float]:
         raise OodfsError("no test environments to summarise")
     rmses = _finite_vector(rmses, "RMSEs")
     return float(rmses.mean()), float(rmses.std(ddof=0))
+
+
+# -- declarations: every consumer (runner, selection rules, leaderboard, statistics, figures)
+# -- reads these; nothing else names a metric's title or direction -------------------------
+@dataclass(frozen=True)
+class Evaluation:
+    """What one grid point of one method produced on one data set, with ``k`` features kept.
+
+    ``ranking`` is best first with ties already broken by the task's seed; ``val_rmse`` and
+    ``test_rmse`` are the downstream regressor's RMSEs on the ``k`` top features (validation
+    data of the training environment, NaN without it; one value per test environment);
+    ``diagnostics`` are what the method reported about its fit (e.g. a weighter's ESS).
+    """
+
+    scores: np.ndarray
+    ranking: np.ndarray
+    k: int
+    stable_set: tuple[int, ...] | None
+    val_rmse: float
+    test_rmse: dict
+    diagnostics: dict
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A declared metric. ``compute(evaluation)`` returns a number, ``None`` (not applicable:
+    no row is stored) or, when ``per_env``, a dict {test environment: number}.
+
+    ``role``: ``"headline"`` (a leaderboard column, in declaration order), ``"selection"``
+    (used by a model-selection rule, not shown), ``"detail"`` (stored, drawn or tested but not a
+    column) or ``"diagnostic"`` (what a method reports about its own fit). ``curve``: also
+    computed for every k = 1..d on the suite's curve methods (the ood-S figure).
+    """
+
+    name: str
+    title: str
+    lower_is_better: bool | None
+    compute: Callable[[Evaluation], object]
+    needs_stable_set: bool = False
+    role: str = "headline"
+    curve: bool = False
+    per_env: bool = False
+    description: str = ""
+
+    def as_dict(self) -> dict:
+        """The declaration without its code (stored with results, so reports need no plugin)."""
+        return {"name": self.name, "title": self.title, "lower_is_better": self.lower_is_better,
+                "needs_stable_set": self.needs_stable_set, "role": self.role, "curve": self.curve,
+                "per_env": self.per_env, "description": self.description}
+
+    @property
+    def arrow(self) -> str:
+        return "" if self.lower_is_better is None else "↓" if self.lower_is_better else "↑"
+
+
+def _rank_avg(e: Evaluation):
+    return None if e.stable_set is None else rank_average(e.scores, e.stable_set)
+
+
+def _f1(e: Evaluation):
+    return None if e.stable_set is None else f1_at_k(e.scores, e.stable_set, e.k)
+
+
+def _rmse_mean(e: Evaluation):
+    return rmse_summary(list(e.test_rmse.values()))[0]
+
+
+def _rmse_std(e: Evaluation):
+    return rmse_summary(list(e.test_rmse.values()))[1]
+
+
+def _rmse_val(e: Evaluation):
+    return None if not np.isfinite(e.val_rmse) else float(e.val_rmse)
+
+
+def _rmse_env(e: Evaluation):
+    return {env: float(v) for env, v in e.test_rmse.items()}
+
+
+def _diagnostic(key: str):
+    def compute(e: Evaluation):
+        value = e.diagnostics.get(key)
+        return None if value is None else float(value)
+
+    return compute
+
+
+BUILTIN_METRICS = (
+    Metric("rank_avg", "rank avg", True, _rank_avg, needs_stable_set=True,
+           description="mean rank of the true stable features in the score order (ties: average rank)"),
+    Metric("f1", "F1", False, _f1, needs_stable_set=True,
+           description="F1 of the top-k features against the stable set (expected over tied orders)"),
+    Metric("rmse_mean", "RMSE mean", True, _rmse_mean, curve=True,
+           description="mean over test environments of the downstream regressor's RMSE on the top-k features"),
+    Metric("rmse_std", "RMSE sd", True, _rmse_std, curve=True,
+           description="standard deviation (ddof 0) over test environments of that RMSE"),
+    Metric("rmse_val", "validation RMSE", True, _rmse_val, role="selection", curve=True,
+           description="downstream RMSE on held-out data of the training environment"),
+    Metric("rmse", "test RMSE", True, _rmse_env, role="detail", per_env=True,
+           description="downstream RMSE in one test environment (column env)"),
+    Metric("ess_fraction", "ESS / n", False, _diagnostic("ess_fraction"), role="diagnostic",
+           description="effective sample size (Σw)²/Σw² of a weighter's weights, over n"),
+    Metric("max_abs_corr", "max |weighted corr|", True, _diagnostic("max_abs_corr"), role="diagnostic",
+           description="largest |weighted correlation| left between two features"),
+    Metric("max_weight", "max weight", None, _diagnostic("max_weight"), role="diagnostic",
+           description="largest weight (weights scaled to mean 1)"),
+    Metric("objective", "objective", True, _diagnostic("objective"), role="diagnostic",
+           description="the weighter's objective at its solution (DWR)"),
+    Metric("n_iter", "iterations", None, _diagnostic("n_iter"), role="diagnostic",
+           description="optimiser iterations or steps used (DWR)"),
+    Metric("converged", "converged", None, _diagnostic("converged"), role="diagnostic",
+           description="1 if the optimiser's stopping rule (not its budget) ended it (DWR)"),
+    Metric("frac_clipped_low", "clipped low", None, _diagnostic("frac_clipped_low"), role="diagnostic",
+           description="fraction of weights at the lower clip 1/gamma (SRDO)"),
+    Metric("frac_clipped_high", "clipped high", None, _diagnostic("frac_clipped_high"), role="diagnostic",
+           description="fraction of weights at the upper clip gamma (SRDO)"),
+)
+
+
+@hookimpl
+def oodfs_metrics():
+    return list(BUILTIN_METRICS)

@@ -13,13 +13,14 @@ import os
 import sys
 import warnings
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from importlib.metadata import PackageNotFoundError, entry_points, version
 from pathlib import Path
 
 import pluggy
 
-from . import hookspecs
+from . import hookspecs, metrics
 from .api import Environment, Selector, Weighter, describe
+from .metrics import Metric
 from .validation import OodfsError
 from .wls import selector_for_weighter
 
@@ -29,6 +30,7 @@ KINDS = {
     "selector": ("oodfs_selectors", Selector),
     "weighter": ("oodfs_weighters", Weighter),
     "environment": ("oodfs_environments", Environment),
+    "metric": ("oodfs_metrics", Metric),  # declarations (instances), not classes
 }
 
 
@@ -54,8 +56,15 @@ class PluginInfo:
             "version": self.version,
             "description": self.description,
             "module": self.module,
-            "class": self.cls.__qualname__,
+            "class": type(self.cls).__qualname__ if self.kind == "metric" else self.cls.__qualname__,
         }
+
+
+def _core_version() -> str:
+    try:
+        return version(CORE_DISTRIBUTION)
+    except PackageNotFoundError:
+        return ""
 
 
 def _import_module(spec: str):
@@ -87,6 +96,7 @@ class Registry:
         self._provenance: dict[str, tuple[str, str]] = {}  # pluggy plugin name -> (package, version)
         self._cache: dict[str, dict[str, PluginInfo]] | None = None
         self.extra_modules = tuple(extra_modules)
+        self.register(metrics, name="oodfs:metrics", package=CORE_DISTRIBUTION, version=_core_version())
         if load_entry_points:
             self._load_entry_points()
         for spec in self.extra_modules:
@@ -149,6 +159,13 @@ class Registry:
                     )
                     continue
                 for cls in classes:
+                    if kind == "metric":
+                        if not isinstance(cls, Metric):
+                            raise OodfsError(f"plugin {package!r}: {hook_name} returned {cls!r}, not an oodfs.metrics.Metric")
+                        info = PluginInfo(kind, cls.name, cls, package, version, cls.description, impl.plugin.__name__
+                                          if hasattr(impl.plugin, "__name__") else "")
+                        self._add(found[kind], info)
+                        continue
                     if not (isinstance(cls, type) and issubclass(cls, base)):
                         raise OodfsError(f"plugin {package!r}: {hook_name} returned {cls!r}, not a {base.__name__} subclass")
                     if not getattr(cls, "name", ""):
@@ -171,8 +188,8 @@ class Registry:
         if other is not None and other.cls is not info.cls:
             raise OodfsError(
                 f"two plugins offer the {info.kind} name {info.name!r}: "
-                f"{other.package} ({other.module}.{other.cls.__qualname__}) and "
-                f"{info.package} ({info.module}.{info.cls.__qualname__}); uninstall one or limit "
+                f"{other.package} ({other.module}.{getattr(other.cls, '__qualname__', other.name)}) and "
+                f"{info.package} ({info.module}.{getattr(info.cls, '__qualname__', info.name)}); uninstall one or limit "
                 "plugins with OODFS_LOAD_PLUGINS"
             )
         table[info.name] = info

@@ -57,7 +57,6 @@ SPEC §4 (1 thread; the machine was shared, so CPU times).
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from dataclasses import dataclass, field
@@ -66,29 +65,11 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from .numeric import one_torch_thread
 from .seeds import derive_seed
 from .validation import OodfsError, check_X, check_vector
 
 __all__ = ["fit_downstream", "DownstreamModels"]
-
-
-@contextlib.contextmanager
-def _one_thread():
-    """Run torch on one intra-op thread, then restore the caller's setting.
-
-    The tensors here are tiny (a minibatch of 256 x 40 columns): a second thread only adds
-    synchronisation, and on a busy machine it is ruinous (measured: 26 s instead of 1.2 s for the
-    same fit with 2 threads at load 5 on 2 cores). One thread also makes the numbers independent
-    of the caller's thread setting.
-    """
-    before = torch.get_num_threads()
-    if before != 1:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        if before != 1:
-            torch.set_num_threads(before)
 
 
 def _check_subsets(subsets, d: int) -> list[tuple[int, ...]]:
@@ -165,7 +146,7 @@ class DownstreamModels:
         if X.shape[1] != self.n_features:
             raise OodfsError(f"X has {X.shape[1]} columns, the models were trained on {self.n_features}")
         Xs = torch.from_numpy(((X - self.x_mean) / self.x_scale).astype(np.float32))
-        with torch.no_grad(), _one_thread():
+        with torch.no_grad(), one_torch_thread():
             out = torch.cat([b.forward(Xs) for b in self.blocks], dim=1)
         # C-contiguous rows: numpy then reduces each model's row the same way whatever the
         # number of models, so rmse() too is independent of how subsets were batched
@@ -392,7 +373,7 @@ def fit_downstream(X, y, subsets: Sequence[Sequence[int]], seed: int, *, hidden=
     tr_t, va_t = torch.from_numpy(tr), torch.from_numpy(va)
     Xtr, ytr, Xva, yva = Xs[tr_t], ys[tr_t], Xs[va_t], ys[va_t]
 
-    with _one_thread():
+    with one_torch_thread():
         blocks, epochs, best_epoch, val, steps = _train_all(
             subs, Xtr, ytr, Xva, yva, hidden=hidden, lr=float(lr), lr_start=float(lr_start),
             lr_factor=float(lr_factor), restore_best=bool(restore_best), batch_size=int(batch_size),

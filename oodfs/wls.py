@@ -11,29 +11,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from .api import Selector, Weighter
-from .validation import OodfsError, check_X_y
-
-
-def weighted_least_squares(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
-    """Coefficients (without the intercept) of least squares with intercept and sample weights."""
-    n, d = X.shape
-    if n < d + 1:
-        raise OodfsError(f"weighted least squares needs n >= d + 1 samples, got n = {n}, d = {d}")
-    w = np.ones(n) if w is None else np.asarray(w, dtype=float)
-    p = w / w.sum()
-    Xc = X - p @ X  # centring on the weighted means absorbs the intercept
-    yc = y - p @ y
-    sw = np.sqrt(p)[:, None]
-    A = Xc * sw
-    constant = np.nonzero(np.sqrt(np.sum(A**2, axis=0)) <= 1e-12 * max(1.0, np.abs(X).max()))[0]
-    if constant.size:
-        raise OodfsError(
-            f"column {int(constant[0])} is constant under the sample weights; weighted least squares "
-            "cannot score it (drop it first)"
-        )
-    coef, *_ = np.linalg.lstsq(A, yc * sw[:, 0], rcond=None)
-    return coef
+from .api import GridFit, Selector, Weighter
+from .numeric import weighted_least_squares
 
 
 class WLSSelector(Selector):
@@ -92,18 +71,21 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
         return weighter_cls(**{p: getattr(self, p) for p in weighter_param_names}, random_state=self.random_state)
 
     @classmethod
-    def fit_grid(cls, X, y, points, random_state=None):
-        X, y, _ = check_X_y(X, y, min_samples=2, who=f"selector {cls.name!r}")  # y too: the weighter sees only X
+    def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
         # one weighter fit_grid call lets a weighter share work across its grid points
-        weights = weighter_cls.fit_grid(X, points, random_state=random_state)
-        return [np.abs(weighted_least_squares(X, y, w)) for w in weights]
+        fits = weighter_cls.fit_grid_detailed(X, points, random_state=random_state)
+        out = []
+        for f in fits:
+            w = f.values if sample_weight is None else f.values * sample_weight  # the caller's weights compose
+            out.append(GridFit(np.abs(weighted_least_squares(X, y, w)), f.diagnostics))
+        return out
 
     doc = inspect.getdoc(weighter_cls) or weighter_cls.__name__
     first, _, rest = doc.partition("\n")
     namespace = {
         "__init__": __init__,
         "_make_weighter": _make_weighter,
-        "fit_grid": fit_grid,
+        "_fit_grid": _fit_grid,
         "name": weighter_cls.name,
         "grid": dict(weighter_cls.grid),
         "weighter_class": weighter_cls,

@@ -338,9 +338,10 @@ def test_inconsistent_ranking_and_support_are_caught():
 
         name = "backwards"
 
-        def _set_scores(self, scores, n_features):
-            super()._set_scores(scores, n_features)
+        def fit(self, X, y, sample_weight=None):
+            super().fit(X, y, sample_weight)
             self.ranking_ = self.ranking_[::-1].copy()
+            return self
 
     caught(kit.check_selector_ranking, Backwards, "not non-increasing")
 
@@ -510,7 +511,8 @@ def test_weighter_fit_grid_mistakes_are_caught():
 def test_weighter_without_input_validation_is_caught():
     def fit(self, X, y=None):
         X = np.nan_to_num(np.asarray(X, dtype=float))
-        self._set_weights(X, np.ones(X.shape[0]))
+        self.weights_ = np.ones(X.shape[0])
+        self.diagnostics_ = oodfs.weight_diagnostics(X, self.weights_)
         return self
 
     caught(kit.check_weighter_invalid_input, weighter("lenient", fit=fit), "fit with NaN in X")

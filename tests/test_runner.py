@@ -64,20 +64,23 @@ def tiny(**changes):
 def values(out) -> pd.Series:
     df = load_results(out)
     df = df[df["status"] == "ok"]
-    return df.set_index(["setting", "r_train", "run", "method", "point", "metric"])["value"].sort_index()
+    df = df.assign(env=df["env"].fillna(""))
+    return df.set_index(["setting", "r_train", "run", "method", "point", "metric", "env", "k"])["value"].sort_index()
 
 
 def test_numbers_are_real_and_in_range(tmp_path):
     run_suite(tiny(), tmp_path / "out", progress=False)
     df = load_results(tmp_path / "out")
     assert set(df["method"]) == {"ols", "correlation"} and (df["status"] == "ok").all()
-    v = values(tmp_path / "out").unstack("metric")
+    all_values = values(tmp_path / "out")
+    v = all_values.xs(("", 5), level=["env", "k"]).unstack("metric")
     assert v["rank_avg"].between(3.0, 8.0).all() and v["f1"].between(0, 1).all()
     assert (v["rmse_mean"] > 0.25).all() and (v["rmse_std"] >= 0).all()  # noise sd is 0.3
-    envs = v[["rmse_env[-2.0]", "rmse_env[2.0]"]].to_numpy()
+    envs = all_values.xs("rmse", level="metric").unstack("env")[["-2.0", "2.0"]].droplevel("k").to_numpy()
     np.testing.assert_allclose(v["rmse_mean"], envs.mean(axis=1))
     np.testing.assert_allclose(v["rmse_std"], envs.std(axis=1))
-    assert {f"rmse_mean@{k}" for k in range(1, 11)} <= set(v.columns)  # the ood-S curve for ols
+    curve = all_values.xs(("ols", "rmse_mean"), level=["method", "metric"])
+    assert set(curve.index.get_level_values("k")) == set(range(1, 11))  # the ood-S curve for ols
     # provenance: seeds, versions, timings
     assert df["seed"].notna().all() and df["fit_seconds"].notna().all()
     assert "numpy" in json.loads(df["versions"].iloc[0])
@@ -88,7 +91,7 @@ def test_numbers_are_real_and_in_range(tmp_path):
 def test_ols_known_scores_reproduced(tmp_path):
     """The stored scores are exactly |OLS coefficients| on the task's training data."""
     from oodfs.plugins import registry
-    from oodfs.runner import make_dataset
+    from oodfs.dataset import make_dataset
 
     suite = tiny(runs=1, methods=["ols"])
     run_suite(suite, tmp_path / "out", progress=False)
@@ -106,12 +109,12 @@ def test_same_numbers_with_one_or_two_workers(tmp_path):
 
 
 def test_fewer_data_sets_than_workers_split_by_method_with_the_same_numbers(tmp_path):
-    from oodfs.runner import plan
+    from oodfs.jobs import Job, plan
 
     suite = tiny(runs=1)
-    assert plan(suite, set(), workers=1) == [("poly", 2.5, 0, ["ols", "correlation"])]
-    assert plan(suite, set(), workers=2) == [("poly", 2.5, 0, ["ols"]), ("poly", 2.5, 0, ["correlation"])]
-    assert plan(suite, {("poly", "2.5", 0, "ols")}, workers=1) == [("poly", 2.5, 0, ["correlation"])]
+    assert plan(suite, set(), workers=1) == [Job("poly", 2.5, 0, ("ols", "correlation"))]
+    assert plan(suite, set(), workers=2) == [Job("poly", 2.5, 0, ("ols",)), Job("poly", 2.5, 0, ("correlation",))]
+    assert plan(suite, {("poly", "2.5", 0, "ols")}, workers=1) == [Job("poly", 2.5, 0, ("correlation",))]
     run_suite(suite, tmp_path / "a", jobs=1, progress=False)
     run_suite(suite, tmp_path / "b", jobs=2, progress=False)
     pd.testing.assert_series_equal(values(tmp_path / "a"), values(tmp_path / "b"), check_exact=True)
@@ -121,7 +124,7 @@ def test_fewer_data_sets_than_workers_split_by_method_with_the_same_numbers(tmp_
 def test_dask_backend_gives_the_same_numbers(tmp_path):
     pytest.importorskip("distributed")
     run_suite(tiny(), tmp_path / "a", jobs=1, progress=False)
-    run_suite(tiny(), tmp_path / "d", jobs=2, backend="dask", progress=False)
+    run_suite(tiny(), tmp_path / "d", jobs=2, backend_name="dask", progress=False)
     pd.testing.assert_series_equal(values(tmp_path / "a"), values(tmp_path / "d"), check_exact=True)
 
 

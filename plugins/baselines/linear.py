@@ -10,14 +10,7 @@ from sklearn.linear_model import Lasso, lasso_path
 
 import oodfs
 
-from ._common import (
-    check_grid_input,
-    check_scores,
-    constant_columns,
-    full_points,
-    probabilities,
-    weighted_center,
-)
+from oodfs.numeric import constant_columns, sample_probabilities, weighted_center, weighted_least_squares
 
 
 class Correlation(oodfs.Selector):
@@ -36,7 +29,7 @@ class Correlation(oodfs.Selector):
         self.random_state = random_state
 
     def _fit_scores(self, X, y, sample_weight):
-        p = probabilities(sample_weight, X.shape[0])
+        p = sample_probabilities(sample_weight, X.shape[0])
         Xc, yc = weighted_center(X, y, p)
         sx = np.sqrt(p @ (Xc * Xc))
         sy = np.sqrt(p @ (yc * yc))
@@ -48,22 +41,6 @@ class Correlation(oodfs.Selector):
             corr = np.abs(cov) / (sx * sy)
         corr[flat] = 0.0
         return np.minimum(corr, 1.0)  # rounding can push |corr| a hair above 1
-
-
-def least_squares_coef(X: np.ndarray, y: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """Coefficients of least squares with intercept under sample probabilities ``p``.
-
-    Constant columns get coefficient 0; rank-deficient designs (n <= d, collinear columns)
-    get the minimum-norm solution, so the result is always finite. For full-rank designs this
-    equals :func:`oodfs.weighted_least_squares` (the WLS that scores DWR and SRDO).
-    """
-    Xc, yc = weighted_center(X, y, p)
-    coef = np.zeros(X.shape[1])
-    keep = ~constant_columns(Xc, X, p)
-    if keep.any():
-        sw = np.sqrt(p)
-        coef[keep], *_ = np.linalg.lstsq(Xc[:, keep] * sw[:, None], yc * sw, rcond=None)
-    return coef
 
 
 class OLS(oodfs.Selector):
@@ -84,7 +61,7 @@ class OLS(oodfs.Selector):
         self.random_state = random_state
 
     def _fit_scores(self, X, y, sample_weight):
-        return np.abs(least_squares_coef(X, y, probabilities(sample_weight, X.shape[0])))
+        return np.abs(weighted_least_squares(X, y, sample_weight, strict=False))
 
 
 class LassoSelector(oodfs.Selector):
@@ -132,17 +109,15 @@ class LassoSelector(oodfs.Selector):
         return np.abs(model.coef_)
 
     @classmethod
-    def fit_grid(cls, X, y, points, random_state=None, *, sample_weight=None):
+    def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
         """Scores for every alpha in ``points`` from one regularisation path."""
-        X, y, sample_weight = check_grid_input(cls, X, y, sample_weight)
-        points = full_points(cls, points)
         alphas = [float(p["alpha"]) for p in points]
         for a in alphas:
             _check_alpha(a)
         n = X.shape[0]
         # the preprocessing Lasso.fit applies: weights rescaled to sum n, weighted centring,
         # rows multiplied by sqrt(weight)
-        p = probabilities(sample_weight, n)
+        p = sample_probabilities(sample_weight, n)
         Xc, yc = weighted_center(X, y, p)
         if sample_weight is not None:
             sw = np.sqrt(p * n)
@@ -154,7 +129,7 @@ class LassoSelector(oodfs.Selector):
                 np.asfortranarray(Xc), yc, alphas=unique, precompute=True, tol=cls.cd_tol, max_iter=cls.cd_max_iter
             )
         by_alpha = {float(a): np.abs(coefs[:, i]) for i, a in enumerate(path_alphas)}
-        return [check_scores(cls, by_alpha[a], X.shape[1]) for a in alphas]
+        return [by_alpha[a] for a in alphas]
 
 
 def _check_alpha(alpha) -> None:

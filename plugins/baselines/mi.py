@@ -13,7 +13,6 @@ from sklearn.utils import check_random_state
 
 import oodfs
 
-from ._common import check_grid_input, check_scores, full_points
 
 
 class MutualInfo(oodfs.Selector):
@@ -56,16 +55,14 @@ class MutualInfo(oodfs.Selector):
         )
 
     @classmethod
-    def fit_grid(cls, X, y, points, random_state=None, *, sample_weight=None):
+    def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
         """Scores for every ``n_neighbors`` in ``points``, sharing the neighbour searches."""
-        X, y, sample_weight = check_grid_input(cls, X, y, sample_weight)
         _check_weights(sample_weight)
-        points = full_points(cls, points)
         ks = sorted({int(p["n_neighbors"]) for p in points})
         for k in ks:
             _check_neighbors(k, X.shape[0])
         by_k = mutual_info_many_k(X, y, ks, random_state)
-        return [check_scores(cls, by_k[int(p["n_neighbors"])], X.shape[1]) for p in points]
+        return [by_k[int(p["n_neighbors"])] for p in points]
 
 
 def mutual_info_many_k(X: np.ndarray, y: np.ndarray, ks: list[int], random_state=None) -> dict[int, np.ndarray]:

@@ -9,14 +9,7 @@ import numpy as np
 
 import oodfs
 
-from ._common import (
-    check_grid_input,
-    check_scores,
-    full_points,
-    int_seed,
-    probabilities,
-    torch_threads,
-)
+from oodfs.numeric import int_seed, one_torch_thread, sample_probabilities, standardize
 
 
 class STG(oodfs.Selector):
@@ -109,33 +102,21 @@ class STG(oodfs.Selector):
         return mu[0]
 
     @classmethod
-    def fit_grid(cls, X, y, points, random_state=None, *, sample_weight=None):
+    def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
         """Scores for every lambda in ``points`` from one batched training run.
 
         Points may differ only in ``lam`` (the training settings are shared)."""
-        X, y, sample_weight = check_grid_input(cls, X, y, sample_weight)
-        points = full_points(cls, points)
         template = cls(random_state=random_state)
         lams = [_check_lam(p["lam"]) for p in points]
         mu = train_stg(X, y, sample_weight, lams, seed=int_seed(random_state), sigma=cls.sigma,
                        reduction=cls.penalty_reduction, **template._training_params())
-        return [check_scores(cls, m, X.shape[1]) for m in mu]
+        return list(mu)
 
 
 def _check_lam(lam) -> float:
     if not (isinstance(lam, Real) and np.isfinite(lam) and lam >= 0):
         raise oodfs.OodfsError(f"stg lam must be a non-negative number, got {lam!r}")
     return float(lam)
-
-
-def _standardise(v: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """Columns of ``v`` shifted/scaled to ``p``-weighted mean 0 and standard deviation 1
-    (constant columns just centred)."""
-    vc = v - p @ v
-    sd = np.sqrt(p @ (vc * vc))
-    scale = np.maximum(np.abs(v).max(axis=0), np.finfo(float).tiny)
-    sd = np.where(sd <= 1e-12 * scale, 1.0, sd)
-    return vc / sd
 
 
 def train_stg(
@@ -162,14 +143,14 @@ def train_stg(
 
     n, d = X.shape
     M = len(lams)
-    p = probabilities(sample_weight, n)
-    Xs = _standardise(X, p)
-    ys = _standardise(y[:, None], p)[:, 0]
+    p = sample_probabilities(sample_weight, n)
+    Xs = standardize(X, p)[0]
+    ys = standardize(y[:, None], p)[0][:, 0]
     if reduction not in ("mean", "sum"):
         raise oodfs.OodfsError(f"stg penalty_reduction must be 'mean' or 'sum', got {reduction!r}")
     pen_scale = 1.0 / d if reduction == "mean" else 1.0
 
-    with torch_threads(1):
+    with one_torch_thread():
         g = torch.Generator().manual_seed(int(seed))
         dtype = torch.float32
         Xt = torch.as_tensor(Xs, dtype=dtype)

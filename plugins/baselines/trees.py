@@ -13,7 +13,6 @@ import numpy as np
 
 import oodfs
 
-from ._common import check_grid_input, check_scores, full_points, group_by
 
 TREE_GRID = {"n_estimators": [50, 100, 200], "max_depth": [6, 8, 10]}
 
@@ -53,13 +52,14 @@ class _TreeSelector(oodfs.Selector):
         return self._prefix_importances(model, [int(self.n_estimators)])[int(self.n_estimators)]
 
     @classmethod
-    def fit_grid(cls, X, y, points, random_state=None, *, sample_weight=None):
+    def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
         """Scores for every (n_estimators, max_depth) in ``points``: per max_depth one fit of the
         largest ensemble, read at each requested size."""
-        X, y, sample_weight = check_grid_input(cls, X, y, sample_weight)
-        points = full_points(cls, points)
         out: list = [None] * len(points)
-        for depth, idx in group_by(points, "max_depth").items():
+        by_depth: dict = {}
+        for i, p in enumerate(points):
+            by_depth.setdefault(p["max_depth"], []).append(i)
+        for depth, idx in by_depth.items():
             ms = sorted({int(points[i]["n_estimators"]) for i in idx})
             for m in ms:
                 _check_tree_params(cls.name, m, depth)
@@ -67,7 +67,7 @@ class _TreeSelector(oodfs.Selector):
             model.fit(X, y, sample_weight=sample_weight)
             by_m = cls._prefix_importances(model, ms)
             for i in idx:
-                out[i] = check_scores(cls, by_m[int(points[i]["n_estimators"])], X.shape[1])
+                out[i] = by_m[int(points[i]["n_estimators"])]
         return out
 
 
@@ -140,7 +140,7 @@ class RandomForest(_TreeSelector):
         )
 
     @classmethod
-    def fit_grid(cls, X, y, points, random_state=None, *, sample_weight=None):
+    def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
         """One 200-tree forest at the deepest requested depth serves every point.
 
         Besides prefixes of the forest (exact, see the class docstring), a shallower depth D
@@ -153,8 +153,6 @@ class RandomForest(_TreeSelector):
         do not occur in the large nodes near the root; `tests/test_baselines.py` compares the
         cut trees with separate fits.
         """
-        X, y, sample_weight = check_grid_input(cls, X, y, sample_weight)
-        points = full_points(cls, points)
         for p in points:
             _check_tree_params(cls.name, p["n_estimators"], p["max_depth"])
         m_max = max(int(p["n_estimators"]) for p in points)
@@ -165,7 +163,7 @@ class RandomForest(_TreeSelector):
         for p in points:
             per_tree = [_normalised(_impurity_decrease(t.tree_, X.shape[1], int(p["max_depth"])))
                         for t in model.estimators_]
-            out.append(check_scores(cls, _mean_normalised(per_tree[: int(p["n_estimators"])], X.shape[1]), X.shape[1]))
+            out.append(_mean_normalised(per_tree[: int(p["n_estimators"])], X.shape[1]))
         return out
 
     @staticmethod

@@ -55,6 +55,7 @@ from threadpoolctl import threadpool_limits
 
 import oodfs
 from oodfs import OodfsError
+from oodfs.numeric import one_torch_thread
 
 SOLVERS = ("lbfgs", "adam")
 
@@ -183,9 +184,7 @@ class DWRWeighter(oodfs.Weighter):
     def _adam(self, fun, u0):
         import torch
 
-        from .srdo import _one_torch_thread
-
-        with _one_torch_thread():
+        with one_torch_thread():
             u = torch.tensor(u0, dtype=torch.float64, requires_grad=True)
             opt = torch.optim.Adam([u], lr=1e-3)
             for _ in range(int(self.adam_steps)):
@@ -196,7 +195,5 @@ class DWRWeighter(oodfs.Weighter):
                     u.clamp_(min=0.0)
             return u.detach().numpy().copy(), self.adam_steps, True
 
-    def fit(self, X, y=None):
-        super().fit(X, y)
-        self.diagnostics_["objective"] = self.objective_
-        return self
+    def _diagnostics(self) -> dict:
+        return {"objective": self.objective_, "n_iter": self.n_iter_, "converged": self.converged_}

@@ -42,8 +42,6 @@ touched).
 """
 from __future__ import annotations
 
-import contextlib
-import inspect
 import math
 
 import numpy as np
@@ -52,28 +50,12 @@ from threadpoolctl import threadpool_limits
 
 import oodfs
 from oodfs import OodfsError
-from oodfs.validation import check_X
+from oodfs.numeric import one_torch_thread
 
 #: the paper's Adam learning rate (the last quarter of the schedule)
 PAPER_LR = 1e-3
 #: fraction of the epochs run at ``lr_start`` before switching to PAPER_LR
 WARM_FRACTION = 0.75
-
-
-@contextlib.contextmanager
-def _one_torch_thread():
-    """One intra-op torch thread for the fit (tiny tensors: more threads only add synchronisation,
-    and on a busy machine they make every step many times slower); the caller's setting is restored."""
-    import torch
-
-    before = torch.get_num_threads()
-    if before != 1:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        if before != 1:
-            torch.set_num_threads(before)
 
 
 def _standardizer(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -176,7 +158,7 @@ def density_ratio_logits(
     rng = np.random.default_rng(seed)
     generator = torch.Generator().manual_seed(int(seed))
     epochs, batch_size = int(epochs), int(batch_size)
-    with _one_torch_thread(), threadpool_limits(limits=1, user_api="blas"):
+    with one_torch_thread(), threadpool_limits(limits=1, user_api="blas"):
         P = torch.from_numpy(Z)
         labels = torch.cat([torch.zeros(n), torch.ones(n)])
         net = _MLP(keep.size, hidden_layer_sizes, generator)
@@ -284,33 +266,26 @@ class SRDOWeighter(oodfs.Weighter):
         self._check_params()
         return clip_ratio(self._logits(X, self._seed()), float(self.gamma))
 
-    def fit(self, X, y=None):
-        super().fit(X, y)
+    def _diagnostics(self) -> dict:
         lg = np.log(float(self.gamma))
-        self.diagnostics_["frac_clipped_low"] = float(np.mean(self.log_ratio_ <= -lg))
-        self.diagnostics_["frac_clipped_high"] = float(np.mean(self.log_ratio_ >= lg))
-        return self
+        return {
+            "frac_clipped_low": float(np.mean(self.log_ratio_ <= -lg)),
+            "frac_clipped_high": float(np.mean(self.log_ratio_ >= lg)),
+        }
 
     @classmethod
-    def fit_grid(cls, X, points: list[dict], random_state=None) -> list[np.ndarray]:
+    def _fit_grid(cls, X, points: list[dict], *, random_state) -> list[np.ndarray]:
         """One classifier per distinct non-gamma setting (one for the paper's grid), clipped at
         every gamma; the same weights as separate fits with the same integer ``random_state``."""
-        X = check_X(X, min_samples=2, who=f"weighter {cls.name!r}")
-        defaults = {
-            k: p.default
-            for k, p in inspect.signature(cls.__init__).parameters.items()
-            if k not in ("self", "random_state")
-        }
         cache: dict[tuple, np.ndarray] = {}
         out = []
-        for point in points:
-            params = {**defaults, **point}
+        for params in points:
             est = cls(**params, random_state=random_state)
             est._check_params()
             key = tuple((k, repr(v)) for k, v in sorted(params.items()) if k != "gamma")
             if key not in cache:
                 # a RandomState instance is consumed once per classifier, as separate fits would
                 cache[key] = est._logits(X, est._seed())
-            w = clip_ratio(cache[key], float(params["gamma"]))
-            out.append(w / w.mean())
+            est.log_ratio_ = cache[key]
+            out.append(oodfs.GridFit(clip_ratio(cache[key], float(params["gamma"])), est._diagnostics()))
         return out

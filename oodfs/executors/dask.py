@@ -1,34 +1,14 @@
-"""Parallel backends behind one function: the runner hands over calls, results come back.
-
-``local`` runs in this process (``jobs=1``) or in joblib worker processes; ``dask`` runs on a
-dask.distributed cluster (a LocalCluster by default, or ``scheduler`` = an address).
-Results arrive in completion order; every call is independent (seeded by its coordinates).
-"""
+"""The dask backend: a dask.distributed cluster (a LocalCluster by default, or ``scheduler``)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from .validation import OodfsError
+from ..validation import OodfsError
 
-BACKENDS = ("local", "dask")
-
-
-def run_calls(fn: Callable, calls: Sequence[tuple], *, backend: str = "local", jobs: int = 1,
-              scheduler: str | None = None) -> Iterator:
-    if backend not in BACKENDS:
-        raise OodfsError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
-    if backend == "dask":
-        yield from _dask(fn, calls, jobs, scheduler)
-    elif jobs == 1:
-        for args in calls:
-            yield fn(*args)
-    else:
-        from joblib import Parallel, delayed
-
-        yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(delayed(fn)(*args) for args in calls)
+COMMITS_IN_WORKER = False  # a remote worker returns its rows; this process commits them
 
 
-def _dask(fn, calls, jobs, scheduler) -> Iterator:
+def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str | None = None) -> Iterator:
     try:
         import dask
         from dask.distributed import Client, LocalCluster, as_completed

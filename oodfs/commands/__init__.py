@@ -1,0 +1,1 @@
+"""The commands of ``oodfs``, one module each: ``add_parser(subparsers)`` and ``run(args) -> int``."""

@@ -1,0 +1,75 @@
+"""``oodfs bench``: run a suite, store its results, print the leaderboard, draw the figures."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from ..validation import OodfsError
+from .options import add_selection, available_cpus, csv_list, float_list, positive_int, positive_seconds
+
+
+def add_parser(sub) -> None:
+    from ..executors import BACKENDS
+
+    p = sub.add_parser(
+        "bench", help="run a benchmark suite and print its leaderboard",
+        description="Run every (setting, r_train, run, method, grid point) task of a suite, store the results "
+        "in OUT/results.sqlite (+ results.parquet), write OUT/leaderboard.md and draw OUT/figures/.",
+    )
+    p.add_argument("--suite", required=True, help="suite name (e.g. synthetic) or path to a suite .toml")
+    p.add_argument("--quick", action="store_true", help="the suite's small version (fewer r_train and runs)")
+    p.add_argument("--out", default=None, help="output folder (default: results/SUITE[-quick])")
+    p.add_argument("--jobs", type=positive_int, default=available_cpus(),
+                   help=f"parallel worker processes (default: one per CPU, {available_cpus()} here)")
+    p.add_argument("--methods", type=csv_list, help="comma-separated selector names (default: the suite's)")
+    p.add_argument("--settings", type=csv_list, help="comma-separated settings, e.g. mlp,poly")
+    p.add_argument("--r-train", type=float_list, help="comma-separated training bias rates, e.g. 1.5,2.5")
+    p.add_argument("--runs", type=positive_int, help="runs per (setting, r_train)")
+    p.add_argument("--seed", type=int, help="base seed of the whole suite (default: the suite's, 0)")
+    add_selection(p)
+    p.add_argument("--resume", action="store_true", help="continue an interrupted run in OUT, skipping finished tasks")
+    p.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                   help="register an unpackaged plugin module (dotted name or .py file) for this run; repeatable")
+    p.add_argument("--backend", default="local", choices=list(BACKENDS),
+                   help="; ".join(f"{name}: {what}" for name, what in BACKENDS.items()))
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="with --backend dask: address of an existing scheduler (default: start a LocalCluster of --jobs workers)")
+    p.add_argument("--task-timeout", type=positive_seconds, metavar="SECONDS",
+                   help="record a method whose fit runs longer than this on one data set as failed and go on")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def run(args) -> int:
+    from ..leaderboard import Leaderboard
+    from ..plots import make_figures
+    from ..report import Report
+    from ..runner import run_suite
+    from ..selection import get_rule
+    from ..store import export
+    from ..suite import customise, load_suite
+
+    suite = customise(
+        load_suite(args.suite), quick=args.quick, methods=args.methods, settings=args.settings,
+        r_train=args.r_train, runs=args.runs, seed=args.seed, selection=args.selection,
+    )
+    rule = get_rule(suite.selection).name
+    out = Path(args.out or f"results/{suite.name}{'-quick' if args.quick else ''}")
+    start = time.perf_counter()
+    if args.scheduler and args.backend != "dask":
+        raise OodfsError("--scheduler needs --backend dask")
+    store = run_suite(suite, out, jobs=args.jobs, resume=args.resume, plugin_modules=tuple(args.plugin),
+                      progress=not args.quiet, argv=["oodfs"] + sys.argv[1:], backend_name=args.backend,
+                      scheduler=args.scheduler, task_timeout=args.task_timeout)
+    results = store.frame()
+    export(results, out)
+    report = Report(results, rule, store.get_meta("metrics"))
+    text = Leaderboard(report).to_markdown()
+    (out / "leaderboard.md").write_text(text)
+    print(text)
+    paths = make_figures(report, out)
+    if not args.quiet:
+        print(f"figures: {', '.join(str(p) for p in paths)}", file=sys.stderr)
+        print(f"wrote {out / 'leaderboard.md'} and {out / 'results.parquet'} in {time.perf_counter() - start:.1f} s",
+              file=sys.stderr)
+    return 0

@@ -1,0 +1,31 @@
+"""``oodfs leaderboard``: the leaderboard of a results folder, in several formats."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .options import add_selection, stored_rule
+
+
+def add_parser(sub) -> None:
+    from ..leaderboard import FORMATS
+
+    p = sub.add_parser("leaderboard", help="print the leaderboard of a results folder",
+                       description="Aggregate a results folder (or results.parquet/.csv file) into a leaderboard.")
+    p.add_argument("path", help="results folder written by `oodfs bench`, or a results file")
+    p.add_argument("--format", default="markdown", choices=FORMATS, help="output format (default markdown)")
+    add_selection(p)
+    p.add_argument("--output", "-o", help="write to this file instead of standard output")
+
+
+def run(args) -> int:
+    from ..leaderboard import Leaderboard
+    from ..report import Report
+
+    report = Report.from_path(args.path, args.selection or stored_rule(args.path) or "val")
+    text = Leaderboard(report).render(args.format)
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0

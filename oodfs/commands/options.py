@@ -1,0 +1,70 @@
+"""Argument types and options shared by several commands (one copy of each)."""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+
+
+def csv_list(text: str) -> list[str]:
+    """``"a, b,,c"`` -> ``["a", "b", "c"]``."""
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def float_list(text: str) -> list[float]:
+    try:
+        values = [float(t) for t in csv_list(text)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+    if not values or not all(math.isfinite(v) for v in values):
+        raise argparse.ArgumentTypeError(f"expected comma-separated finite numbers, got {text!r}")
+    return values
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a finite positive number of seconds, got {text!r}")
+    return value
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (the default number of workers)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def add_selection(parser, default=None) -> None:
+    from ..selection import RULES
+
+    rules = "; ".join(f"{r.name}: {r.description}" for r in RULES.values())
+    parser.add_argument("--selection", default=default, choices=list(RULES), help=f"model-selection rule ({rules})")
+
+
+def stored_rule(path) -> str | None:
+    """The selection rule the results folder was run with (its last invocation), if any."""
+    from pathlib import Path
+
+    from ..store import ResultStore
+
+    store = ResultStore(path)
+    if Path(path).is_dir() and store.exists():
+        runs = store.invocations()
+        if runs:
+            return runs[-1]["suite"].get("selection")
+    return None

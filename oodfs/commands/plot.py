@@ -1,0 +1,24 @@
+"""``oodfs plot``: the paper's figures and the feature-ranking table of a results folder."""
+from __future__ import annotations
+
+import sys
+
+from .options import add_selection, stored_rule
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("plot", help="draw the paper's figures and the feature-ranking table for a results folder",
+                       description="Write DIR/figures/figure1.{png,pdf} (metrics vs r_train), ood_s.{png,pdf} "
+                       "(RMSE vs number of selected features) and feature_ranking.md.")
+    p.add_argument("path", help="results folder written by `oodfs bench`")
+    add_selection(p)
+
+
+def run(args) -> int:
+    from ..plots import make_figures
+    from ..report import Report
+
+    report = Report.from_path(args.path, args.selection or stored_rule(args.path) or "val")
+    paths = make_figures(report, args.path)
+    print(f"figures: {', '.join(str(p) for p in paths)}", file=sys.stderr)
+    return 0
