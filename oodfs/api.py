@@ -40,7 +40,8 @@ def ranking_from_scores(scores, random_state=0) -> np.ndarray:
     "Ties"). The same ``random_state`` gives the same order.
     """
     scores = np.asarray(scores, dtype=float)
-    return np.argsort(-scores, kind="stable")
+    tie_order = check_random_state(random_state).permutation(scores.size)
+    return np.lexsort((tie_order, -scores))
 
 
 def check_scores(scores, n_features: int, who: str) -> np.ndarray:
@@ -70,6 +71,9 @@ class _GridMixin:
     kind: ClassVar[str] = ""
     name: ClassVar[str] = ""
     grid: ClassVar[dict[str, list]] = {}
+    #: named sets of non-grid parameters, e.g. {"paper": {...}}: the paper's literal settings
+    #: (see docs/PROTOCOL.md, "Profiles"); a profile a class does not name uses its defaults
+    profiles: ClassVar[dict[str, dict]] = {}
 
     @classmethod
     def default_params(cls) -> dict:
@@ -134,7 +138,8 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
         # scikit-learn's own bookkeeping of column names (feature_names_in_, n_features_in_)
         validate_data(self, X, skip_check_array=True, reset=True)
         self.scores_ = check_scores(self._fit_scores(Xa, y, sample_weight), Xa.shape[1], self._label())
-        self.ranking_ = ranking_from_scores(self.scores_, self.random_state)
+        # ties in a seeded order; random_state=None gives the same order every time
+        self.ranking_ = ranking_from_scores(self.scores_, 0 if self.random_state is None else self.random_state)
         return self
 
     @classmethod

@@ -66,9 +66,10 @@ class DownstreamCache:
     so sharing it changes no number.
     """
 
-    def __init__(self, data: DataSet, seed: int):
+    def __init__(self, data: DataSet, seed: int, **regressor_options):
         self.data = data
         self.seed = seed
+        self.options = regressor_options  # fit_downstream's settings of the run's profile
         self.results: dict[tuple[int, ...], dict] = {}
 
     def evaluate(self, subsets) -> dict[tuple[int, ...], dict]:
@@ -79,7 +80,7 @@ class DownstreamCache:
         missing = [s for s in wanted if s not in self.results]
         if missing:
             d = self.data
-            models = fit_downstream(d.X_train, d.y_train, missing, self.seed)
+            models = fit_downstream(d.X_train, d.y_train, missing, self.seed, **self.options)
             val = models.rmse(d.X_val, d.y_val) if d.X_val is not None else np.full(len(missing), np.nan)
             tests = np.column_stack([models.rmse(X, y) for _, X, y in d.tests])
             for i, s in enumerate(missing):

@@ -44,9 +44,10 @@ def fit_method(suite: Suite, setting, r_train, run: int, method: str, data: Data
     cls = registry().get("selector", method)
     points = cls.grid_points()
     default = cls.default_params()
+    overrides = cls.profiles.get(suite.profile, {})  # the profile's non-grid settings
     seed = derive_seed(suite.seed, setting.name, r_train, run, method)
     t0 = time.perf_counter()
-    fits = cls.fit_grid_detailed(data.X_train, data.y_train, points, random_state=seed)
+    fits = cls.fit_grid_detailed(data.X_train, data.y_train, [{**overrides, **p} for p in points], random_state=seed)
     fit_seconds = time.perf_counter() - t0
     rankings = [ranking_from_scores(f.values, derive_seed(seed, i, "ties")) for i, f in enumerate(fits)]
     return MethodFit(method, method_kind(cls), points, [p == default or not cls.grid for p in points], fits,

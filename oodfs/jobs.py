@@ -68,7 +68,7 @@ def run_job(suite: Suite, job: Job, out_dir: str | None, plugin_modules: tuple[s
     store = ResultStore(out_dir) if out_dir is not None else None
     versions = package_versions()
     common = {
-        "suite": suite.name, "setting": setting.name, "r_train": env_key(job.r_train), "run": job.run,
+        "suite": suite.name, "profile": suite.profile, "setting": setting.name, "r_train": env_key(job.r_train), "run": job.run,
         "oodfs_version": versions.get("oodfs", ""), "versions": json.dumps(versions, sort_keys=True),
     }
     finished: list[TaskResult] = []
@@ -103,7 +103,10 @@ def run_job(suite: Suite, job: Job, out_dir: str | None, plugin_modules: tuple[s
     d = data.X_train.shape[1]
     ks = {m: curve_ks(suite, f, setting, job.r_train, d) for m, f in fits.items()}
     wanted = {m: subsets_needed(f, ks[m]) for m, f in fits.items()}
-    downstream = DownstreamCache(data, derive_seed(suite.seed, setting.name, job.r_train, job.run, "downstream"))
+    from . import regressor
+
+    downstream = DownstreamCache(data, derive_seed(suite.seed, setting.name, job.r_train, job.run, "downstream"),
+                                 **getattr(regressor, "PROFILES", {}).get(suite.profile, {}))
     try:
         t0 = time.perf_counter()
         results = downstream.evaluate([s for subsets in wanted.values() for s in subsets])

@@ -14,6 +14,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from .report import Report
+from .suite import PROFILES
 from .validation import OodfsError
 
 FORMATS = ("markdown", "csv", "latex", "html")
@@ -95,6 +96,7 @@ class Leaderboard:
 
     def _preamble(self) -> list[str]:
         return [
+            f"Profile: **{self.report.profile}** — {PROFILES.get(self.report.profile, '')}.",
             f"Model selection: **{self.rule.label}** — {self.rule.description}.",
             "Cells: mean ± sd over runs; best value of each column in bold; ↓ lower is better, ↑ higher is better.",
         ]
@@ -117,7 +119,7 @@ class Leaderboard:
         return self.summary.to_csv(index=False)
 
     def to_latex(self) -> str:
-        parts = [f"% oodfs leaderboard, model selection: {self.rule.label} -- {self.rule.description}"]
+        parts = [f"% oodfs leaderboard, profile: {self.report.profile}, model selection: {self.rule.label} -- {self.rule.description}"]
         for title, header, rows in self.tables():
             body = [[_latex_escape(t) if not best else f"\\textbf{{{_latex_escape(t)}}}" for t, best in row] for row in rows]
             parts += [f"% {title}", tabulate(body, headers=[_latex_escape(h) for h in header],

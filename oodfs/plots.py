@@ -74,7 +74,7 @@ def figure1(report: Report, out_dir: Path) -> list[Path]:
             ax.grid(alpha=0.3)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 10), bbox_to_anchor=(0.5, 1.02))
-    fig.suptitle(f"model selection: {report.rule.label}", y=-0.01, fontsize=9)
+    fig.suptitle(f"profile: {report.profile}; model selection: {report.rule.label}", y=-0.01, fontsize=9)
     fig.tight_layout()
     paths = _save(fig, out_dir, "figure1")
     plt.close(fig)

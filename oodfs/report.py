@@ -37,6 +37,10 @@ class Report:
         self.rule = get_rule(rule)
         self.metrics = _declarations(metrics)
         self.suite = str(results["suite"].dropna().iloc[0]) if results["suite"].notna().any() else ""
+        profiles = sorted(set(results["profile"].dropna())) if "profile" in results else []
+        if len(profiles) > 1:
+            raise OodfsError(f"these results mix profiles {', '.join(profiles)}; report each separately")
+        self.profile = profiles[0] if profiles else "default"
         self.tasks = results.groupby(TASK, sort=False).agg(status=("status", "first"), error=("error", "first")).reset_index()
         ok = results[results["status"] == "ok"]
         self._ok = ok

@@ -22,7 +22,7 @@ from .store import ResultStore
 from .suite import Suite
 from .validation import OodfsError
 
-_SUITE_IDENTITY = ("environment", "settings", "r_test", "n_train", "n_val", "n_test", "k", "seed")
+_SUITE_IDENTITY = ("environment", "settings", "r_test", "n_train", "n_val", "n_test", "k", "seed", "profile")
 
 
 def check_suite_plugins(suite: Suite) -> None:

@@ -19,7 +19,7 @@ from .validation import OodfsError
 DB_NAME = "results.sqlite"
 
 RESULT_COLUMNS = [
-    "suite", "setting", "r_train", "run", "method", "method_kind", "point", "params", "is_default",
+    "suite", "profile", "setting", "r_train", "run", "method", "method_kind", "point", "params", "is_default",
     "metric", "env", "k", "value", "seed", "scores", "feature_names", "status", "error", "fit_seconds",
     "downstream_seconds", "data_seconds", "oodfs_version", "versions",
 ]
@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     setting TEXT, r_train TEXT, run INTEGER, method TEXT, status TEXT, error TEXT,
     finished_at REAL, PRIMARY KEY (setting, r_train, run, method));
 CREATE TABLE IF NOT EXISTS results (
-    suite TEXT, setting TEXT, r_train TEXT, run INTEGER, method TEXT, method_kind TEXT, point INTEGER,
+    suite TEXT, profile TEXT, setting TEXT, r_train TEXT, run INTEGER, method TEXT, method_kind TEXT, point INTEGER,
     params TEXT, is_default INTEGER, metric TEXT, env TEXT, k INTEGER, value REAL, seed INTEGER,
     scores TEXT, feature_names TEXT, status TEXT, error TEXT, fit_seconds REAL, downstream_seconds REAL,
     data_seconds REAL, oodfs_version TEXT, versions TEXT);

@@ -14,6 +14,20 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
+#: the profiles a suite can run with (docs/PROTOCOL.md, "Profiles")
+PROFILES = {
+    "default": "oodfs's documented defaults for every setting outside the grids",
+    "paper": "the paper's literal settings where it states them (Adam lr 0.001 for DWR, SRDO and the downstream "
+             "MLP), documented choices where it is silent",
+}
+
+
+def check_profile(name: str) -> str:
+    if name not in PROFILES:
+        raise OodfsError(f"unknown profile {name!r}; valid: {', '.join(PROFILES)}")
+    return name
+
+
 @dataclass(frozen=True)
 class Setting:
     name: str
@@ -45,6 +59,7 @@ class Suite:
     curve_methods: tuple[str, ...] = ()
     curve_r_train: tuple = ()
     seed: int = 0
+    profile: str = "default"
     quick: dict = field(default_factory=dict, compare=False, repr=False)
 
     def to_dict(self) -> dict:
@@ -106,6 +121,7 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             curve_methods=tuple(curve.get("methods", ())),
             curve_r_train=tuple(curve.get("r_train", ())),
             seed=raw.get("seed", 0),
+            profile=raw.get("profile", "default"),
             quick=dict(raw.get("quick", {})),
         )
     except KeyError as exc:
@@ -125,6 +141,7 @@ def validate_suite(suite: Suite) -> None:
         raise OodfsError(f"suite {suite.name!r} has no settings")
     if not suite.r_train:
         raise OodfsError("no r_train values")
+    check_profile(suite.profile)
     # environment ids (e.g. |r| > 1 for bias rates) are checked by the environment plugin
 
 
@@ -138,6 +155,7 @@ def customise(
     runs=None,
     seed=None,
     selection=None,
+    profile=None,
 ) -> Suite:
     """Apply ``--quick`` and command-line overrides to a suite (each checked)."""
     if quick:
@@ -162,5 +180,7 @@ def customise(
         suite = replace(suite, seed=seed)
     if selection is not None:
         suite = replace(suite, selection=selection)
+    if profile is not None:
+        suite = replace(suite, profile=profile)
     validate_suite(suite)
     return suite

@@ -88,6 +88,7 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
         "_fit_grid": _fit_grid,
         "name": weighter_cls.name,
         "grid": dict(weighter_cls.grid),
+        "profiles": dict(getattr(weighter_cls, "profiles", {})),
         "weighter_class": weighter_cls,
         # a weighter whose fit depends on column order makes a selector that does too
         "permutation_invariant": getattr(weighter_cls, "permutation_invariant", True),

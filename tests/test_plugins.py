@@ -52,10 +52,11 @@ def test_plugins_json_lists_required_fields():
     entries = json.loads(proc.stdout)
     for e in entries:
         assert {"kind", "name", "package", "version", "description"} <= set(e)
-        assert e["kind"] in ("selector", "weighter", "environment")
+        assert e["kind"] in ("selector", "weighter", "environment", "metric")
     by_name = {(e["kind"], e["name"]): e for e in entries}
     assert by_name[("selector", "ols")]["package"] == "oodfs"
     assert by_name[("environment", "synthetic")]["description"]
+    assert by_name[("metric", "rank_avg")]["package"] == "oodfs"  # the built-in metrics are declarations too
 
 
 def test_plugins_table():

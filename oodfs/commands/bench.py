@@ -28,6 +28,11 @@ def add_parser(sub) -> None:
     p.add_argument("--runs", type=positive_int, help="runs per (setting, r_train)")
     p.add_argument("--seed", type=int, help="base seed of the whole suite (default: the suite's, 0)")
     add_selection(p)
+    from ..suite import PROFILES
+
+    p.add_argument("--profile", choices=list(PROFILES),
+                   help="settings outside the grids: " + "; ".join(f"{k}: {v}" for k, v in PROFILES.items())
+                   + " (default: the suite's, usually default; see docs/PROTOCOL.md)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run in OUT, skipping finished tasks")
     p.add_argument("--plugin", action="append", default=[], metavar="MODULE",
                    help="register an unpackaged plugin module (dotted name or .py file) for this run; repeatable")
@@ -51,10 +56,11 @@ def run(args) -> int:
 
     suite = customise(
         load_suite(args.suite), quick=args.quick, methods=args.methods, settings=args.settings,
-        r_train=args.r_train, runs=args.runs, seed=args.seed, selection=args.selection,
+        r_train=args.r_train, runs=args.runs, seed=args.seed, selection=args.selection, profile=args.profile,
     )
     rule = get_rule(suite.selection).name
-    out = Path(args.out or f"results/{suite.name}{'-quick' if args.quick else ''}")
+    profile = "" if suite.profile == "default" else f"-{suite.profile}"
+    out = Path(args.out or f"results/{suite.name}{profile}{'-quick' if args.quick else ''}")
     start = time.perf_counter()
     if args.scheduler and args.backend != "dask":
         raise OodfsError("--scheduler needs --backend dask")
