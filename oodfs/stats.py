@@ -88,7 +88,7 @@ def cell_summary(values, *, level: float = LEVEL, method: str = "t", random_stat
     if n < 2:
         return CellSummary(mean, np.nan, np.nan, 1)
     if np.all(x == x[0]):  # both formulas degenerate (0/0); the interval of a constant is the point
-        return CellSummary(mean, mean, mean, n)
+        return CellSummary(float(x[0]), float(x[0]), float(x[0]), n)
     if method == "t":
         low, high = stats.t.interval(level, n - 1, loc=mean, scale=stats.sem(x))
     else:
