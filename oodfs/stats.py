@@ -156,16 +156,26 @@ def _fmt(v) -> str:
 
 
 def adjust_pvalues(pvalues, correction: str = "holm") -> np.ndarray:
-    """p-values adjusted for multiple comparisons by statsmodels' ``multipletests`` (Holm
-    step-down by default; "bonferroni", "fdr_bh" = Benjamini-Hochberg, "none"). NaNs stay NaN
-    and are not counted in the family."""
+    """p-values adjusted for multiple comparisons: "holm" (Holm's step-down, the default),
+    "bonferroni", "fdr_bh" (Benjamini-Hochberg) or "none". NaNs stay NaN and are not counted in
+    the family. Bonferroni and BH come from statsmodels' ``multipletests``; Holm is computed here
+    (same numbers, checked in the tests) because statsmodels' Holm runs a full garbage
+    collection on every call, ~0.2 s each."""
     _choice(correction, CORRECTIONS, "correction")
     p = np.asarray(pvalues, dtype=float)
     out = p.copy()
     ok = ~np.isnan(p)
-    if correction != "none" and ok.any():
-        from statsmodels.stats.multitest import multipletests
-        out[ok] = multipletests(p[ok], method=correction)[1]
+    if correction == "none" or not ok.any():
+        return out
+    if correction == "holm":
+        # the i-th smallest of m p-values times (m - i + 1), made monotone, capped at 1
+        order = np.argsort(p[ok], kind="stable")
+        m = len(order)
+        adjusted = np.minimum(1.0, np.maximum.accumulate(p[ok][order] * np.arange(m, 0, -1)))
+        out[np.flatnonzero(ok)[order]] = adjusted
+        return out
+    from statsmodels.stats.multitest import multipletests
+    out[ok] = multipletests(p[ok], method=correction)[1]
     return out
 
 

@@ -67,6 +67,14 @@ def test_holm_matches_hand_computation():
     assert S.adjust_pvalues([0.01, 0.04], "none") == pytest.approx([0.01, 0.04])
 
 
+@pytest.mark.parametrize("correction", ["holm", "bonferroni", "fdr_bh"])
+def test_corrections_equal_statsmodels(correction):
+    from statsmodels.stats.multitest import multipletests
+    p = np.random.default_rng(5).uniform(0, 0.2, 12) ** 2
+    p[3] = p[7]  # a tie
+    assert S.adjust_pvalues(p, correction) == pytest.approx(multipletests(p, method=correction)[1])
+
+
 # -- best_set --------------------------------------------------------------------------------
 
 def test_constant_margin_over_ten_pairs_is_significantly_worse():
