@@ -151,6 +151,13 @@ def _wide(g: pd.DataFrame, metric: str, block: Sequence[str], method: str = "met
     return wide.reindex(columns=list(methods) if methods is not None else list(dict.fromkeys(g[method])))
 
 
+def _pairs(wide: pd.DataFrame, a, b) -> tuple[np.ndarray, np.ndarray]:
+    """Values of methods a and b on the blocks where both have one (numpy: this runs per pair)."""
+    x, y = wide[a].to_numpy(dtype=float), wide[b].to_numpy(dtype=float)
+    both = ~np.isnan(x) & ~np.isnan(y)
+    return x[both], y[both]
+
+
 def _fmt(v) -> str:
     return repr(v) if isinstance(v, str) else str(v.item() if isinstance(v, np.generic) else v)
 
@@ -277,15 +284,15 @@ def best_set(df: pd.DataFrame, metric: str, lower_is_better, *, within: Sequence
         for m in wide.columns:
             if m == best:
                 continue
-            both = wide[[m, best]].dropna()
-            out[m]["n_pairs"] = len(both)
+            xm, xb = _pairs(wide, m, best)
+            out[m]["n_pairs"] = len(xm)
             if n[m] < 2:
                 out[m]["note"] = "fewer than 2 runs: not tested" if n[m] else "no value"
                 continue
-            if both.empty:
+            if not len(xm):
                 out[m]["note"] = "no block shared with the best: not tested"
                 continue
-            d = (both[m] - both[best]).to_numpy()
+            d = xm - xb
             out[m]["p_raw"] = _paired(d, test)[1]
             tested.append(m)
             floors.append(_p_floor(int(np.count_nonzero(d)), test))
@@ -393,13 +400,14 @@ def pairwise_tests(df: pd.DataFrame, metric: str, lower_is_better, *, within: Se
         n = wide.notna().sum()
         group = []
         for a, b in itertools.combinations(wide.columns, 2):
-            both = wide[[a, b]].dropna()
-            d = (both[a] - both[b]).to_numpy()
+            xa, xb = _pairs(wide, a, b)
+            d = xa - xb
             stat, p, direction = _paired(d, test)
             cs = cell_summary(d, level=level, method=interval, random_state=random_state)
             group.append(dict(_key_columns(within, key), method_a=a, method_b=b, n_a=int(n[a]), n_b=int(n[b]),
-                              n_pairs=len(both), n_dropped=int(n[a] + n[b] - 2 * len(both)),
-                              mean_a=both[a].mean(), mean_b=both[b].mean(), mean_diff=cs.mean,
+                              n_pairs=len(d), n_dropped=int(n[a] + n[b] - 2 * len(d)),
+                              mean_a=xa.mean() if len(d) else np.nan, mean_b=xb.mean() if len(d) else np.nan,
+                              mean_diff=cs.mean,
                               diff_low=cs.low, diff_high=cs.high, statistic=stat, p=p, _dir=direction))
         for row, padj in zip(group, adjust_pvalues([r["p"] for r in group], correction)):
             direction = row.pop("_dir")
