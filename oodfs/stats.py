@@ -8,7 +8,8 @@ one bool). Methods are compared *paired*: two methods are matched on the blocks 
 blocks where both have a value count. Missing values (NaN, failed runs) are never imputed; counts
 of values, pairs and dropped blocks are returned next to every number so unequal run counts show.
 
-The tests come from scipy.stats, multiple-comparison corrections from statsmodels, the
+The tests and intervals come from scipy.stats, the Bonferroni and Benjamini-Hochberg corrections
+from statsmodels (Holm's step-down is four lines here, see adjust_pvalues), the
 critical-difference diagram from scikit-posthocs. Each public function's docstring names the
 test, correction and interval it uses; reports may quote them.
 """
@@ -33,8 +34,8 @@ TESTS = ("wilcoxon", "ttest")
 CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
 TREND_TESTS = ("kendall", "spearman", "page")
 POSTHOCS = ("wilcoxon", "nemenyi")
-# scipy's default; percentile bootstrap (not BCa) because BCa is unstable on the 2-10 values a
-# cell has and undefined for constant data
+# bootstrap resamples (scipy's default number). The bootstrap is the percentile one, not scipy's
+# default BCa: BCa is unstable on the 2-10 values a cell has and undefined for constant data.
 N_RESAMPLES = 9999
 
 _TEST_NAMES = {"wilcoxon": "two-sided Wilcoxon signed-rank test", "ttest": "two-sided paired t-test"}
