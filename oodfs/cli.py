@@ -109,9 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
     pl.add_argument("--plugin", action="append", default=[], metavar="MODULE", help="also register this module")
 
-    from .tabular import add_select_parser
+    from .commands import select
 
-    add_select_parser(sub)
+    select.add_parser(sub)
     return parser
 
 
@@ -206,9 +206,9 @@ def cmd_plugins(args) -> int:
 
 
 def cmd_select(args) -> int:
-    from .tabular import cmd_select as run
+    from .commands import select
 
-    return run(args)
+    return select.run(args)
 
 
 COMMANDS = {"bench": cmd_bench, "leaderboard": cmd_leaderboard, "plot": cmd_plot, "plugins": cmd_plugins,

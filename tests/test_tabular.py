@@ -10,15 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from oodfs.tabular import (
-    TableWarning,
-    add_select_parser,
-    cmd_select,
-    parse_param,
-    prepare,
-    rank_features,
-    read_table,
-)
+from oodfs.commands.select import add_parser, parse_param, run
+from oodfs.tabular import TableWarning, make_encoder, prepare, rank_features, read_table
 from oodfs.validation import OodfsError
 from oodfs_plugins.environments.table import DATASETS, Table, bin_labels
 
@@ -280,8 +273,8 @@ def test_rank_features_errors(csv_path):
 # -- the command ------------------------------------------------------------------------------
 def run_select(argv) -> int:
     parser = argparse.ArgumentParser(prog="oodfs")
-    add_select_parser(parser.add_subparsers(dest="command"))
-    return cmd_select(parser.parse_args(["select"] + argv))
+    add_parser(parser.add_subparsers(dest="command"))
+    return run(parser.parse_args(["select"] + argv))
 
 
 def test_cmd_select_table_and_json(csv_path, capsys):

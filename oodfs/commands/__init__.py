@@ -1,0 +1,1 @@
+"""The ``oodfs`` subcommands, one module each: ``add_parser(subparsers)`` and ``run(args) -> int``."""
