@@ -458,7 +458,7 @@ def _named(message: str, names: list[str]) -> str:
     return re.sub(r"\bcolumn (\d+)\b", name, message)
 
 
-def _check_magnitude(X: np.ndarray, y: np.ndarray, names: list[str], target, standardized: bool) -> None:
+def _check_magnitude(X: np.ndarray, y: np.ndarray, names: list[str], target) -> None:
     big = [names[j] for j in np.nonzero(np.abs(X).max(axis=0) > MAX_ABS_VALUE)[0]]
     if big:
         raise OodfsError(f"feature column(s) {', '.join(map(repr, big))} have values beyond +-{MAX_ABS_VALUE:.3g}, "
@@ -526,7 +526,7 @@ def rank_features(data, target, method: str, top_k: int | None = None, env_colum
                       "information on the rows used; ranked last with score 0", TableWarning, stacklevel=2)
     fit_names = [names[j] for j in np.nonzero(~constant)[0]]
     Xfit = Xs[:, ~constant]
-    _check_magnitude(Xfit, y, fit_names, target, standardize_features)
+    _check_magnitude(Xfit, y, fit_names, target)
     if np.ptp(y) == 0:
         warnings.warn(f"the target {target!r} is constant ({y[0]:g}) on the rows used: no feature can predict it, "
                       "so the ranking means nothing", TableWarning, stacklevel=2)
