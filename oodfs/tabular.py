@@ -243,7 +243,7 @@ def _check_features(frame: pd.DataFrame, categorical: str, max_levels: int) -> l
 # -- encoding ------------------------------------------------------------------------------
 def _as_text(X):
     """Categorical values as text, so that a column mixing numbers and strings encodes too."""
-    return pd.DataFrame(X).astype(str).to_numpy(dtype=object)
+    return np.asarray(X, dtype=object).astype(str)
 
 
 def _level_name(column: str, level) -> str:
@@ -255,7 +255,7 @@ def _levels(s: pd.Series) -> list[str]:
     (unused levels left out), otherwise sorted text. The first is the reference."""
     if isinstance(s.dtype, pd.CategoricalDtype):
         return list(dict.fromkeys(str(c) for c in s.cat.remove_unused_categories().cat.categories))
-    return sorted(set(s.astype(str)))
+    return sorted(set(np.asarray(s, dtype=object).astype(str).ravel()))
 
 
 def _onehot(s: pd.Series) -> Pipeline:
@@ -311,12 +311,20 @@ def make_encoder(frame: pd.DataFrame, categorical: str = "onehot", max_levels: i
     not_text = [c for c in frame.columns if not isinstance(c, str)]
     if not_text:
         raise OodfsError(f"column names must be text; rename {', '.join(map(repr, not_text))}")
-    cats = _check_features(frame, categorical, max_levels)
+    cats = set(_check_features(frame, categorical, max_levels))
+    # one one-hot encoder per categorical column, one passthrough per run of other columns, so
+    # the output keeps the frame's column order
+    parts = []
+    for c in frame.columns:
+        if c in cats:
+            parts.append((_onehot(frame[c]), [c]))
+        elif parts and parts[-1][0] == "passthrough":
+            parts[-1][1].append(c)
+        else:
+            parts.append(("passthrough", [c]))
     # transformer names c0, c1, ...: column names may contain "__", which scikit-learn reserves
-    encoder = ColumnTransformer(
-        [(f"c{i}", _onehot(frame[c]) if c in cats else "passthrough", [c]) for i, c in enumerate(frame.columns)],
-        verbose_feature_names_out=False,
-    )
+    encoder = ColumnTransformer([(f"c{i}", trans, cols) for i, (trans, cols) in enumerate(parts)],
+                                verbose_feature_names_out=False)
     return Pipeline([("encode", encoder), ("scale", make_scaler())]) if standardize else encoder
 
 
