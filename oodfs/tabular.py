@@ -1,10 +1,12 @@
-"""Feature selection on the user's own table: ``oodfs select data.csv --target y --method dwr``.
-
-Three steps, each usable from Python:
+"""Feature selection on the user's own table: reading, encoding and ranking (a library: no
+argument parsing, no printing; the ``oodfs select`` command is :mod:`oodfs.commands.select`).
 
 * :func:`read_table` -- a CSV (``.csv``, ``.csv.gz``, ``.tsv``) or parquet (``.parquet``,
-  ``.pq``) file into a DataFrame; every problem (missing, empty, unparseable, unknown suffix)
-  is one clear :class:`~oodfs.validation.OodfsError` line.
+  ``.pq``) file into a DataFrame; every problem (missing, empty, unparseable, unknown suffix,
+  a column name used twice) is one clear :class:`~oodfs.validation.OodfsError` line.
+* :func:`make_encoder` -- a scikit-learn transformer (a ``ColumnTransformer``, followed by
+  :func:`make_scaler` when standardising) that turns the feature columns of a DataFrame into
+  numbers; its ``get_feature_names_out()`` gives the feature names.
 * :func:`prepare` -- a DataFrame into ``(X, y, feature_names, env_labels)``, the numbers a
   selector takes. The rules, chosen to never guess silently:
 
@@ -12,40 +14,43 @@ Three steps, each usable from Python:
     dropped, with a :class:`TableWarning` saying how many (they carry no information for a
     supervised score); an infinite target is an error.
   - **numeric** and **boolean** columns are features as they are (booleans as 0/1).
-  - **categorical** columns (text, pandas ``category``) are one-hot encoded with
-    ``pandas.get_dummies(drop_first=True)``: a column with L levels becomes L - 1 0/1 columns
-    named ``column=level``; the first level (sorted order) is the reference, implied when all
-    of them are 0. Dropping it keeps the design full rank, so the least-squares scores that
-    rank features for ``ols``, ``dwr`` and ``srdo`` are identifiable (the L dummies of a column
-    always sum to 1, collinear with the intercept). A column with more than ``max_levels``
-    levels (an id, a date read as text, a number with a stray ``?``) is an error naming it.
-    ``categorical="error"`` refuses categorical columns instead, naming them.
+  - **categorical** columns (text, pandas ``category``) are one-hot encoded by scikit-learn's
+    ``OneHotEncoder(drop="first")``: a column with L levels becomes L - 1 0/1 columns named
+    ``column=level``; the first level (sorted text order; a pandas category's declared order)
+    is the reference, implied when all of them are 0. Dropping it keeps the design full rank,
+    so the least-squares scores that rank features for ``ols``, ``dwr`` and ``srdo`` are
+    identifiable (the L dummies of a column always sum to 1, collinear with the intercept).
+    A column with a single level becomes one constant column of 1s, ``column=level``.
+    A column with more than ``max_levels`` levels (an id, a date read as text, a number with a
+    stray ``?``) is an error naming it. ``categorical="error"`` refuses categorical columns
+    instead, naming them.
   - **missing feature values** are an error naming every affected column and how many values
     are missing: no imputation is done, because any imputation is a modelling choice that
     changes what the selectors see. Impute beforehand or drop the column (``drop=``).
-  - date/time columns are an error (convert them to numbers or drop them).
+  - date/time columns and nested values (lists, records: parquet can hold them) are errors.
   - the **environment column** (if any) is never a feature; its values become string labels.
 * :func:`rank_features` -- run any registered selector and return its ranking as a DataFrame
   ``(rank, feature, score, selected)``. Features are standardised (mean 0, sd 1 over the rows
-  used) before fitting unless ``standardize=False``: the coefficient-based scores (ols, lasso,
-  dwr, srdo) are on the raw feature scale, so without this a feature measured in square feet
-  would outrank one counted in bathrooms for its units alone. With ``env_column`` and
-  ``train_envs`` only the rows of those environments are used to fit (e.g. select on a
+  used) before fitting unless ``standardize_features=False``: the coefficient-based scores
+  (ols, lasso, dwr, srdo) are on the raw feature scale, so without this a feature measured in
+  square feet would outrank one counted in bathrooms for its units alone. With ``env_column``
+  and ``train_envs`` only the rows of those environments are used to fit (e.g. select on a
   training period, then check the selection on later periods yourself).
-
-:func:`add_select_parser` and :func:`cmd_select` are the ``oodfs select`` command.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import math
-import sys
+import inspect
+import re
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .validation import OodfsError
 
@@ -56,10 +61,16 @@ CATEGORICAL_MODES = ("onehot", "error")
 MAX_LEVELS = 50
 #: one-hot column name: ``column=level``
 LEVEL_SEP = "="
+#: the largest |value| a selector is handed (features as fitted, and the target): the float32
+#: limit, since tree ensembles (rf, gb, xgb) and torch models compute in 32-bit floats and turn
+#: larger values into inf; standardised features are always far below it
+MAX_ABS_VALUE = float(np.finfo(np.float32).max)
+#: valid random seeds: what numpy and scikit-learn accept as an integer ``random_state``
+MAX_SEED = 2**32 - 1
 
 
 class TableWarning(UserWarning):
-    """Something was done to the user's table that they should know about (rows dropped)."""
+    """Something was done to the user's table, or is odd about it, that they should know about."""
 
 
 # -- reading -------------------------------------------------------------------------------
@@ -83,6 +94,20 @@ def table_format(path) -> str:
     )
 
 
+def _header(path: Path, fmt: str) -> list:
+    """The column names as written in the file (pandas renames a repeated CSV name ``a.1``)."""
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(path).names)
+    row = pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", header=None, nrows=1, dtype=str)
+    return [v for v in row.iloc[0].tolist() if isinstance(v, str)]  # blank names become "Unnamed: i"
+
+
+def _repeated(names) -> list:
+    return list(dict.fromkeys(n for n in names if list(names).count(n) > 1))
+
+
 def read_table(path) -> pd.DataFrame:
     """A CSV/TSV or parquet file (chosen by suffix) as a DataFrame, or one clear OodfsError."""
     path = Path(path)
@@ -94,16 +119,21 @@ def read_table(path) -> pd.DataFrame:
     if path.stat().st_size == 0:
         raise OodfsError(f"{path} is empty (0 bytes)")
     try:
-        if fmt == "parquet":
-            df = pd.read_parquet(path)
-        else:
-            df = pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", low_memory=False)
+        repeated = _repeated(_header(path, fmt))
+        if not repeated:
+            if fmt == "parquet":
+                df = pd.read_parquet(path)
+            else:
+                df = pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", low_memory=False)
     except pd.errors.EmptyDataError:
         raise OodfsError(f"{path} is empty (no columns)") from None
     except UnicodeDecodeError:
         raise OodfsError(f"cannot parse {path} as {fmt.upper()}: it is not UTF-8 text (a binary file?)") from None
     except Exception as exc:  # parser errors, pyarrow errors, bad compression, ...
         raise OodfsError(f"cannot parse {path} as {fmt.upper()}: {_one_line(exc)}") from None
+    if repeated:
+        raise OodfsError(f"{path}: column name(s) {', '.join(map(repr, repeated))} appear more than once in the "
+                         "header; give every column its own name")
     if df.shape[1] == 0:
         raise OodfsError(f"{path} has no columns")
     if df.shape[0] == 0:
@@ -120,7 +150,7 @@ def _as_frame(data) -> tuple[pd.DataFrame, str]:
     raise OodfsError(f"expected a pandas DataFrame or a path to a table file, got {type(data).__name__}")
 
 
-# -- preparing -----------------------------------------------------------------------------
+# -- checking columns ----------------------------------------------------------------------
 def _columns_hint(df: pd.DataFrame, limit: int = 40) -> str:
     cols = [str(c) for c in df.columns]
     shown = ", ".join(cols[:limit]) + (f", ... ({len(cols)} columns)" if len(cols) > limit else "")
@@ -145,14 +175,160 @@ def _first_non_numeric(s: pd.Series) -> tuple[object, object] | None:
     return s.index[i], s.iloc[i]
 
 
-def _is_categorical(s: pd.Series) -> bool:
-    return not (pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s)) and not _is_datetime(s)
-
-
 def _is_datetime(s: pd.Series) -> bool:
     return pd.api.types.is_datetime64_any_dtype(s) or pd.api.types.is_timedelta64_dtype(s)
 
 
+def _is_categorical(s: pd.Series) -> bool:
+    return not (pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s)) and not _is_datetime(s)
+
+
+def _is_nested(s: pd.Series) -> bool:
+    """Whether a column holds lists, arrays or records (parquet list/struct columns)."""
+    if s.dtype != object:
+        return False
+    return bool(s.map(lambda v: isinstance(v, (list, tuple, dict, set, np.ndarray))).any())
+
+
+def _check_not_nested(df: pd.DataFrame, columns) -> None:
+    nested = [c for c in columns if _is_nested(df[c])]
+    if nested:
+        raise OodfsError(f"column(s) {', '.join(map(repr, nested))} hold nested values (lists or records); "
+                         "flatten them into plain columns or drop them")
+
+
+def _mostly_numeric(s: pd.Series) -> str:
+    """A note when most values of a text column are numbers (a stray '?' or 'n/a'), else ''."""
+    first = _first_non_numeric(s)
+    if first is None or pd.to_numeric(s, errors="coerce").notna().mean() < 0.5:
+        return ""
+    return f"it is numeric except values like {first[1]!r} (row {first[0]})"
+
+
+def _check_features(frame: pd.DataFrame, categorical: str, max_levels: int) -> list:
+    """The categorical columns of ``frame`` (to one-hot encode), after refusing what cannot be
+    a feature: dates, nested values, missing or infinite values, too many levels."""
+    if categorical not in CATEGORICAL_MODES:
+        raise OodfsError(f"categorical must be one of {', '.join(CATEGORICAL_MODES)}, got {categorical!r}")
+    dates = [c for c in frame.columns if _is_datetime(frame[c])]
+    if dates:
+        raise OodfsError(f"date/time column(s) {', '.join(map(repr, dates))} cannot be features; "
+                         "convert them to numbers (e.g. year, day of year) or drop them")
+    _check_not_nested(frame, frame.columns)
+    missing = {c: int(n) for c, n in frame.isna().sum().items() if n}
+    if missing:
+        listed = ", ".join(f"{c!r} ({n} missing)" for c, n in missing.items())
+        raise OodfsError(f"feature column(s) with missing values: {listed}; oodfs does not impute -- "
+                         "fill them in or drop the column(s)")
+    cats = [c for c in frame.columns if _is_categorical(frame[c])]
+    infinite = [c for c in frame.columns if c not in cats
+                and np.isinf(frame[c].to_numpy(dtype=float, na_value=np.nan)).any()]
+    if infinite:
+        raise OodfsError(f"feature column(s) {', '.join(map(repr, infinite))} have infinite values; fix or drop them")
+    if cats and categorical == "error":
+        raise OodfsError(f"categorical (non-numeric) column(s) {', '.join(map(repr, cats))}; encode them as numbers, "
+                         "drop them, or use categorical='onehot' (--categorical onehot)")
+    for c in cats:
+        n_levels = frame[c].nunique()
+        looks = _mostly_numeric(frame[c])
+        if n_levels > max_levels:
+            raise OodfsError(f"categorical column {c!r} has {n_levels} distinct values (more than {max_levels})"
+                             f"{'; ' + looks if looks else ''}; drop it or encode it as numbers")
+        if looks:
+            warnings.warn(f"column {c!r} is one-hot encoded as text, but {looks}; clean it if it should be a number",
+                          TableWarning, stacklevel=4)
+    return cats
+
+
+# -- encoding ------------------------------------------------------------------------------
+def _as_text(X):
+    """Categorical values as text, so that a column mixing numbers and strings encodes too."""
+    return np.asarray(X, dtype=object).astype(str)
+
+
+def _level_name(column: str, level) -> str:
+    return f"{column}{LEVEL_SEP}{level}"
+
+
+def _levels(s: pd.Series) -> list[str]:
+    """The levels of a categorical column in encoding order: a pandas category's declared order
+    (unused levels left out), otherwise sorted text. The first is the reference."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return list(dict.fromkeys(str(c) for c in s.cat.remove_unused_categories().cat.categories))
+    return sorted(set(np.asarray(s, dtype=object).astype(str).ravel()))
+
+
+def _onehot(s: pd.Series) -> Pipeline:
+    levels = _levels(s)
+    return Pipeline([
+        ("text", FunctionTransformer(_as_text, feature_names_out="one-to-one")),
+        ("onehot", OneHotEncoder(categories=[levels], drop="first" if len(levels) > 1 else None,
+                                 sparse_output=False, dtype=float, feature_name_combiner=_level_name)),
+    ])
+
+
+class PowerOfTwoScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Divides each column by the power of two just above its largest |value| (into [-1, 1)).
+
+    Dividing by a power of two is exact in floating point, so a ``StandardScaler`` after it
+    gives bit for bit the values it gives on the raw column, except that the squares in the
+    variance cannot overflow (a column in units of 1e300) or underflow (1e-300). The output is
+    column-major (Fortran order): numpy sums a contiguous column in a fixed pairwise order, so
+    the means and variances after it do not depend on the memory layout of the input.
+    """
+
+    def fit(self, X, y=None):
+        X = validate_data(self, X, dtype=float, order="F")
+        _, exponent = np.frexp(np.abs(X).max(axis=0))  # max = f * 2**exponent, 0.5 <= f < 1
+        self.scale_ = np.ldexp(1.0, exponent)  # 1 for an all-zero column
+        return self
+
+    def transform(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=float, reset=False, order="F")
+        return np.asfortranarray(X / self.scale_)
+
+
+def make_scaler() -> Pipeline:
+    """Columns to mean 0, sd 1 (a constant column is only centred), for any finite magnitude:
+    :class:`PowerOfTwoScaler` then scikit-learn's ``StandardScaler``."""
+    return Pipeline([("power_of_two", PowerOfTwoScaler()), ("standard", StandardScaler())])
+
+
+def make_encoder(frame: pd.DataFrame, categorical: str = "onehot", max_levels: int = MAX_LEVELS,
+                 standardize: bool = False):
+    """An unfitted scikit-learn transformer from the feature columns of ``frame`` to numbers.
+
+    Checks the columns first (the rules of :func:`prepare`; an OodfsError naming the column).
+    One transformer per column, in the frame's order: categorical columns one-hot encoded
+    (``column=level``, first level dropped), numeric and boolean columns passed through. With
+    ``standardize`` every output column is then scaled to mean 0, sd 1 (:func:`make_scaler`).
+    Fit it on ``frame`` (or a frame with the same columns); ``get_feature_names_out()`` names
+    the output columns. Column names must be text.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise OodfsError(f"expected a pandas DataFrame, got {type(frame).__name__}")
+    not_text = [c for c in frame.columns if not isinstance(c, str)]
+    if not_text:
+        raise OodfsError(f"column names must be text; rename {', '.join(map(repr, not_text))}")
+    cats = set(_check_features(frame, categorical, max_levels))
+    # one one-hot encoder per categorical column, one passthrough per run of other columns, so
+    # the output keeps the frame's column order
+    parts = []
+    for c in frame.columns:
+        if c in cats:
+            parts.append((_onehot(frame[c]), [c]))
+        elif parts and parts[-1][0] == "passthrough":
+            parts[-1][1].append(c)
+        else:
+            parts.append(("passthrough", [c]))
+    # transformer names c0, c1, ...: column names may contain "__", which scikit-learn reserves
+    encoder = ColumnTransformer([(f"c{i}", trans, cols) for i, (trans, cols) in enumerate(parts)],
+                                verbose_feature_names_out=False)
+    return Pipeline([("encode", encoder), ("scale", make_scaler())]) if standardize else encoder
+
+
+# -- preparing -----------------------------------------------------------------------------
 def _target_vector(df: pd.DataFrame, target) -> np.ndarray:
     s = df[target]
     if pd.api.types.is_bool_dtype(s):
@@ -168,21 +344,23 @@ def _target_vector(df: pd.DataFrame, target) -> np.ndarray:
 
 
 def prepare(df: pd.DataFrame, target, env_column=None, categorical: str = "onehot", drop=(),
-            features=None, max_levels: int = MAX_LEVELS):
+            features=None, max_levels: int = MAX_LEVELS, standardize: bool = False):
     """``(X, y, feature_names, env_labels)`` from a DataFrame (rules in the module docstring).
 
-    ``X`` is a float array (n, d), ``y`` a float array (n,), ``feature_names`` a list of d
-    strings, ``env_labels`` a string array (n,) of the environment column's values or None.
-    ``drop`` lists columns to leave out; ``features`` (if given) lists the only columns to use
-    (before one-hot encoding). Neither may name the target or the environment column.
+    ``X`` is a float array (n, d) made by :func:`make_encoder`, ``y`` a float array (n,),
+    ``feature_names`` its ``get_feature_names_out()`` as a list of d strings, ``env_labels`` a
+    string array (n,) of the environment column's values or None. ``drop`` lists columns to
+    leave out; ``features`` (if given) lists the only columns to use (before one-hot
+    encoding). Neither may name the target or the environment column. ``standardize`` scales
+    every column of ``X`` to mean 0, sd 1 over the rows kept.
     """
     if not isinstance(df, pd.DataFrame):
         raise OodfsError(f"expected a pandas DataFrame, got {type(df).__name__}")
     if categorical not in CATEGORICAL_MODES:
         raise OodfsError(f"categorical must be one of {', '.join(CATEGORICAL_MODES)}, got {categorical!r}")
-    if df.columns.duplicated().any():
-        dup = df.columns[df.columns.duplicated()][0]
-        raise OodfsError(f"column name {dup!r} appears more than once")
+    repeated = _repeated(list(df.columns))
+    if repeated:
+        raise OodfsError(f"column name(s) {', '.join(map(repr, repeated))} appear more than once")
     if df.shape[0] == 0:
         raise OodfsError("the table has no rows")
     _require_column(df, target, "target")
@@ -207,6 +385,7 @@ def prepare(df: pd.DataFrame, target, env_column=None, categorical: str = "oneho
     if not columns:
         raise OodfsError("no feature columns left (every column is the target, the environment column or dropped)")
 
+    _check_not_nested(df, [target] + ([env_column] if env_column is not None else []))
     y = _target_vector(df, target)
     if np.isinf(y).any():
         raise OodfsError(f"target column {target!r} has infinite values (row {df.index[np.isinf(y).nonzero()[0][0]]})")
@@ -217,6 +396,10 @@ def prepare(df: pd.DataFrame, target, env_column=None, categorical: str = "oneho
         warnings.warn(f"dropped {int((~keep).sum())} of {len(y)} rows whose target {target!r} is missing",
                       TableWarning, stacklevel=2)
     sub = df.loc[keep, columns]
+    sub.columns = [str(c) for c in sub.columns]
+    repeated = _repeated(list(sub.columns))
+    if repeated:  # e.g. the column 1 and the column "1"
+        raise OodfsError(f"two columns are both named {repeated[0]!r} as text; rename one")
     y = y[keep]
 
     env_labels = None
@@ -225,78 +408,31 @@ def prepare(df: pd.DataFrame, target, env_column=None, categorical: str = "oneho
         if env.isna().any():
             raise OodfsError(f"environment column {env_column!r} has {int(env.isna().sum())} missing values; "
                              "fill or drop those rows first")
-        env_labels = env.astype(str).to_numpy()
+        env_labels = env.astype(str).to_numpy(dtype=object)
 
-    X, names = _encode(sub, categorical, max_levels)
+    encoder = make_encoder(sub, categorical, max_levels, standardize)
+    X = np.asarray(encoder.fit_transform(sub), dtype=float)
+    try:
+        names = [str(n) for n in encoder.get_feature_names_out()]
+    except ValueError:  # scikit-learn refuses two output columns with one name
+        raise OodfsError(f"two features would both be named {_repeated(_encoded_names(encoder))[0]!r} after "
+                         "one-hot encoding; rename a column") from None
     return X, y, names, env_labels
 
 
-def _encode(sub: pd.DataFrame, categorical: str, max_levels: int) -> tuple[np.ndarray, list[str]]:
-    dates = [c for c in sub.columns if _is_datetime(sub[c])]
-    if dates:
-        raise OodfsError(f"date/time column(s) {', '.join(map(repr, dates))} cannot be features; "
-                         "convert them to numbers (e.g. year, day of year) or drop them")
-    missing = {c: int(n) for c, n in sub.isna().sum().items() if n}
-    if missing:
-        listed = ", ".join(f"{c!r} ({n} missing)" for c, n in missing.items())
-        raise OodfsError(f"feature column(s) with missing values: {listed}; oodfs does not impute -- "
-                         "fill them in or drop the column(s)")
-    cats = [c for c in sub.columns if _is_categorical(sub[c])]
-    if cats and categorical == "error":
-        raise OodfsError(f"categorical (non-numeric) column(s) {', '.join(map(repr, cats))}; encode them as numbers, "
-                         "drop them, or use categorical='onehot' (--categorical onehot)")
-    for c in cats:
-        n_levels = sub[c].nunique()
-        looks = _mostly_numeric(sub[c])
-        if n_levels > max_levels:
-            raise OodfsError(f"categorical column {c!r} has {n_levels} distinct values (more than {max_levels})"
-                             f"{'; ' + looks if looks else ''}; drop it or encode it as numbers")
-        if looks:
-            warnings.warn(f"column {c!r} is one-hot encoded as text, but {looks}; clean it if it should be a number",
-                          TableWarning, stacklevel=3)
-    parts, names = [], []
-    for c in sub.columns:
-        s = sub[c]
-        if c in cats:
-            # text: levels in sorted order; a pandas category: its declared order (unused levels dropped)
-            levels = s.cat.remove_unused_categories() if isinstance(s.dtype, pd.CategoricalDtype) else s.astype(str)
-            dummies = pd.get_dummies(levels, prefix=str(c), prefix_sep=LEVEL_SEP, drop_first=True, dtype=float)
-            if dummies.shape[1] == 0:  # a single level: a constant, kept as one all-zero column
-                dummies = pd.DataFrame({f"{c}{LEVEL_SEP}{s.iloc[0]}": np.zeros(len(s))}, index=s.index)
-            parts.append(dummies.to_numpy(dtype=float))
-            names += [str(n) for n in dummies.columns]
-        else:
-            parts.append(s.to_numpy(dtype=float, na_value=np.nan)[:, None])
-            names.append(str(c))
-    X = np.hstack(parts) if parts else np.empty((len(sub), 0))
-    if np.isinf(X).any():
-        col = names[int(np.isinf(X).any(axis=0).nonzero()[0][0])]
-        raise OodfsError(f"feature column {col!r} has infinite values; fix or drop it")
-    if len(set(names)) != len(names):
-        dup = next(n for n in names if names.count(n) > 1)
-        raise OodfsError(f"two features would both be named {dup!r} after one-hot encoding; rename a column")
-    return X, names
-
-
-def _mostly_numeric(s: pd.Series) -> str:
-    """A note when most values of a text column are numbers (a stray '?' or 'n/a'), else ''."""
-    first = _first_non_numeric(s)
-    if first is None or pd.to_numeric(s, errors="coerce").notna().mean() < 0.5:
-        return ""
-    return f"it is numeric except values like {first[1]!r} (row {first[0]})"
-
-
-def standardize(X: np.ndarray) -> np.ndarray:
-    """Columns scaled to mean 0, sd 1 (a constant column is only centred)."""
-    mu = X.mean(axis=0)
-    sd = X.std(axis=0)
-    return (X - mu) / np.where(sd > 0, sd, 1.0)
+def _encoded_names(encoder) -> list[str]:
+    """The output names of a fitted encoder even when two clash (scikit-learn then refuses)."""
+    ct = encoder.named_steps["encode"] if isinstance(encoder, Pipeline) else encoder
+    names = []
+    for _, trans, cols in ct.transformers_:
+        if trans == "drop":
+            continue
+        names += list(cols) if trans == "passthrough" else list(trans.get_feature_names_out(cols))
+    return names
 
 
 # -- ranking -------------------------------------------------------------------------------
 def _selector_params(cls, params: dict | None) -> dict:
-    import inspect
-
     params = dict(params or {})
     valid = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "k", "random_state")]
     for reserved, flag in (("k", "top_k (--top-k)"), ("random_state", "random_state (--seed)")):
@@ -307,6 +443,38 @@ def _selector_params(cls, params: dict | None) -> dict:
         raise OodfsError(f"selector {cls.name!r} has no parameter {unknown[0]!r}; "
                          f"valid: {', '.join(valid) if valid else '(none)'}")
     return params
+
+
+def _init_default(cls, name: str, fallback):
+    p = inspect.signature(cls.__init__).parameters.get(name)
+    return fallback if p is None or p.default is inspect.Parameter.empty else p.default
+
+
+def _check_seed(random_state) -> int:
+    if isinstance(random_state, (bool, np.bool_)) or not isinstance(random_state, (int, np.integer)) \
+            or not 0 <= random_state <= MAX_SEED:
+        raise OodfsError(f"random_state (--seed) must be an integer from 0 to {MAX_SEED}, got {random_state!r}")
+    return int(random_state)
+
+
+def _named(message: str, names: list[str]) -> str:
+    """A selector's message with column indices ("column 3") replaced by the feature names."""
+    def name(m):
+        j = int(m.group(1))
+        return f"column {names[j]!r}" if j < len(names) else m.group(0)
+
+    return re.sub(r"\bcolumn (\d+)\b", name, message)
+
+
+def _check_magnitude(X: np.ndarray, y: np.ndarray, names: list[str], target) -> None:
+    big = [names[j] for j in np.nonzero(np.abs(X).max(axis=0) > MAX_ABS_VALUE)[0]]
+    if big:
+        raise OodfsError(f"feature column(s) {', '.join(map(repr, big))} have values beyond +-{MAX_ABS_VALUE:.3g}, "
+                         "which selectors computing in 32-bit floats (trees, xgb, neural nets) turn into inf; "
+                         "standardise them (drop --no-standardize) or rescale them")
+    if np.abs(y).max() > MAX_ABS_VALUE:
+        raise OodfsError(f"target column {target!r} has values beyond +-{MAX_ABS_VALUE:.3g}, which selectors "
+                         "computing in 32-bit floats turn into inf; rescale it (e.g. to other units or its log)")
 
 
 def rank_features(data, target, method: str, top_k: int | None = None, env_column=None, train_envs=None,
@@ -323,12 +491,17 @@ def rank_features(data, target, method: str, top_k: int | None = None, env_colum
     ``env_column``: a column of environment labels, never used as a feature. ``train_envs``:
     labels (compared as text) whose rows alone are used to fit; needs ``env_column``.
     ``params``: the selector's parameters (``oodfs plugins`` lists selectors; see their
-    docstrings). Features are standardised first unless ``standardize_features=False``.
+    docstrings). ``random_state``: an integer from 0 to 2**32 - 1. Features are standardised
+    first unless ``standardize_features=False``.
+
+    Warnings (:class:`TableWarning`): rows dropped for a missing target, constant feature
+    columns (ranked last, score 0), a constant target, no more rows than features.
     """
     from .plugins import registry
 
     cls = registry().get("selector", method)
     kwargs = _selector_params(cls, params)
+    random_state = _check_seed(random_state)
     df, source = _as_frame(data)
     if train_envs is not None and env_column is None:
         raise OodfsError("train_envs (--train-envs) needs env_column (--env-column)")
@@ -343,25 +516,40 @@ def rank_features(data, target, method: str, top_k: int | None = None, env_colum
             raise OodfsError(f"environment {unknown[0]!r} is not in column {env_column!r}; valid: {', '.join(labels)}")
         rows = np.isin(env, wanted)
         X, y = X[rows], y[rows]
-    d = X.shape[1]
-    if X.shape[0] < 2:
-        raise OodfsError(f"need at least 2 rows to rank features, got {X.shape[0]}")
+    n, d = X.shape
+    if n < 2:
+        raise OodfsError(f"need at least 2 rows to rank features, got {n}")
     k = min(int(_init_default(cls, "k", 5)), d) if top_k is None else int(top_k)
     if not 1 <= k <= d:
         raise OodfsError(f"top_k must be between 1 and the number of features ({d}), got {top_k}")
+    # standardised over the rows used (the ones the selector sees)
+    Xs = make_scaler().fit_transform(X) if standardize_features else X
     # a column constant on the rows used carries no information there; least-squares scores
     # (dwr, srdo) cannot even be computed with it, so it is left out and ranked last, score 0
-    constant = np.ptp(X, axis=0) == 0
+    constant = np.ptp(Xs, axis=0) == 0
     if constant.all():
         raise OodfsError("every feature is constant on the rows used; nothing to rank")
     if constant.any():
         warnings.warn(f"constant column(s) {', '.join(names[j] for j in constant.nonzero()[0])} carry no "
                       "information on the rows used; ranked last with score 0", TableWarning, stacklevel=2)
-    Xfit = X[:, ~constant]
-    if standardize_features:
-        Xfit = standardize(Xfit)
+    fit_names = [names[j] for j in np.nonzero(~constant)[0]]
+    Xfit = Xs[:, ~constant]
+    _check_magnitude(Xfit, y, fit_names, target)
+    if np.ptp(y) == 0:
+        warnings.warn(f"the target {target!r} is constant ({y[0]:g}) on the rows used: no feature can predict it, "
+                      "so the ranking means nothing", TableWarning, stacklevel=2)
+    if n <= Xfit.shape[1]:
+        warnings.warn(f"{n} rows for {Xfit.shape[1]} features: with no more rows than features, least-squares "
+                      "coefficients (the ols, dwr and srdo scores) are not unique and their ranking is arbitrary; "
+                      "use more rows or fewer features", TableWarning, stacklevel=2)
     selector = cls(**kwargs, k=min(k, Xfit.shape[1]), random_state=random_state)
-    selector.fit(Xfit, y)
+    try:
+        # a DataFrame, so that a selector that keeps feature names (feature_names_in_) has them
+        selector.fit(pd.DataFrame(Xfit, columns=fit_names), y)
+    except OodfsError as exc:
+        raise OodfsError(_named(str(exc), fit_names)) from exc
+    except (ValueError, ArithmeticError) as exc:  # numbers the selector's library refused
+        raise OodfsError(f"selector {method!r} cannot rank this table: {_named(_one_line(exc), fit_names)}") from exc
     scores = np.zeros(d)
     scores[~constant] = np.asarray(selector.scores_, dtype=float)
     # best first; constant columns after every fitted one
@@ -373,137 +561,8 @@ def rank_features(data, target, method: str, top_k: int | None = None, env_colum
     used = {p: v for p, v in selector.get_params(deep=False).items() if p not in ("k", "random_state")}
     out.attrs.update({
         "method": method, "params": used, "target": str(target), "source": source,
-        "rows": int(X.shape[0]), "rows_in_table": int(n_rows), "features": d, "top_k": k,
+        "rows": int(n), "rows_in_table": int(n_rows), "features": d, "top_k": k,
         "env_column": env_column, "train_envs": None if train_envs is None else wanted,
         "standardized": bool(standardize_features), "random_state": random_state,
     })
     return out
-
-
-def _init_default(cls, name: str, fallback):
-    import inspect
-
-    p = inspect.signature(cls.__init__).parameters.get(name)
-    return fallback if p is None or p.default is inspect.Parameter.empty else p.default
-
-
-# -- command line --------------------------------------------------------------------------
-def _csv_list(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def parse_param(text: str) -> tuple[str, object]:
-    """``"alpha=0.1"`` -> ``("alpha", 0.1)``. Values are read as JSON (numbers, true/false,
-    null, lists), also Python's True/False/None; anything else stays a string."""
-    key, sep, value = text.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise OodfsError(f"--param expects key=value, got {text!r}")
-    value = value.strip()
-    special = {"True": True, "False": False, "None": None}
-    if value in special:
-        return key, special[value]
-    try:
-        parsed = json.loads(value)
-    except ValueError:
-        return key, value
-    if isinstance(parsed, float) and not math.isfinite(parsed):
-        return key, value
-    return key, tuple(parsed) if isinstance(parsed, list) else parsed
-
-
-def add_select_parser(subparsers) -> argparse.ArgumentParser:
-    """Register ``oodfs select`` on the CLI's subparsers; returns the new parser."""
-    p = subparsers.add_parser(
-        "select", help="rank the features of your own table (CSV or parquet) with any selector",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=(
-            "Rank every feature of a table for predicting --target with one selector (DWR, SRDO or a\n"
-            "baseline; `oodfs plugins` lists them) and print the ranking, best first.\n\n"
-            "Every column except the target, the --env-column and --drop columns is a feature.\n"
-            "Numeric and true/false columns are used as they are; text columns are one-hot encoded\n"
-            "(one 0/1 column `col=level` per level except the first, which is the reference).\n"
-            "Missing feature values are an error (oodfs does not impute); rows with a missing\n"
-            "target are dropped, with a note. Features are standardised (mean 0, sd 1) before\n"
-            "fitting, so coefficient-based scores do not depend on units (--no-standardize: off)."
-        ),
-        epilog=(
-            "examples:\n"
-            "  oodfs select houses.csv --target price --method dwr --top-k 5\n"
-            "  oodfs select sales.parquet --target y --method lasso --param alpha=0.1 --json\n"
-            "  oodfs select houses.csv --target price --method srdo \\\n"
-            "      --env-column period --train-envs 1990s,2000s   # fit on those periods only"
-        ),
-    )
-    p.add_argument("file", help="the table: .csv, .csv.gz, .tsv or .parquet (first row = column names)")
-    p.add_argument("--target", required=True, metavar="COL", help="the column to predict (numeric)")
-    p.add_argument("--method", required=True, metavar="NAME",
-                   help="selector name, e.g. dwr, srdo, lasso, rf, correlation (see `oodfs plugins`)")
-    p.add_argument("--top-k", type=_positive_int, metavar="K",
-                   help="how many features are marked selected (default: the selector's k, usually 5)")
-    p.add_argument("--json", action="store_true", help="print JSON (the ranking and what was done) instead of a table")
-    p.add_argument("--env-column", metavar="COL",
-                   help="a column of environment labels (e.g. period, site); never used as a feature")
-    p.add_argument("--train-envs", type=_csv_list, metavar="A,B",
-                   help="fit only on the rows whose --env-column value is one of these labels")
-    p.add_argument("--categorical", choices=CATEGORICAL_MODES, default="onehot",
-                   help="text columns: one-hot encode them (default) or stop with an error naming them")
-    p.add_argument("--drop", type=_csv_list, default=[], metavar="A,B",
-                   help="comma-separated columns to leave out (ids, leaks, columns with missing values)")
-    p.add_argument("--max-levels", type=_positive_int, default=MAX_LEVELS, metavar="N",
-                   help=f"refuse a text column with more than N distinct values (default {MAX_LEVELS})")
-    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="a selector parameter, e.g. --param alpha=0.1 (JSON values); repeatable")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the selector (default 0)")
-    p.add_argument("--no-standardize", action="store_true", help="use the features on their own scale")
-    p.add_argument("--plugin", action="append", default=[], metavar="MODULE",
-                   help="register an unpackaged plugin module (dotted name or .py file); repeatable")
-    return p
-
-
-def cmd_select(args) -> int:
-    """``oodfs select``: print the ranking as a table (or JSON); notes go to standard error."""
-    from tabulate import tabulate
-
-    from .plugins import registry
-
-    registry(tuple(getattr(args, "plugin", []) or ()))
-    params = dict(parse_param(t) for t in (args.param or []))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", TableWarning)
-        ranking = rank_features(
-            args.file, args.target, args.method, top_k=args.top_k, env_column=args.env_column,
-            train_envs=args.train_envs, params=params, random_state=args.seed, categorical=args.categorical,
-            drop=args.drop, standardize_features=not args.no_standardize, max_levels=args.max_levels,
-        )
-    for w in caught:
-        if issubclass(w.category, TableWarning):
-            print(f"oodfs: note: {w.message}", file=sys.stderr)
-        else:  # pass the others on unchanged
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    a = ranking.attrs
-    if args.json:
-        out = {k: a[k] for k in ("method", "params", "target", "source", "rows", "rows_in_table", "features",
-                                 "top_k", "env_column", "train_envs", "standardized", "random_state")}
-        out["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in out["params"].items()}
-        out["ranking"] = [{"rank": int(r.rank), "feature": r.feature, "score": float(r.score),
-                           "selected": bool(r.selected)} for r in ranking.itertuples()]
-        print(json.dumps(out, indent=2, default=str))
-        return 0
-    used = f"{a['rows']} of {a['rows_in_table']} rows (environments {', '.join(a['train_envs'])})" \
-        if a["train_envs"] else f"{a['rows']} rows"
-    print(f"{a['method']} on {a['source']}: target {a['target']!r}, {a['features']} features, {used}; "
-          f"top {a['top_k']} marked *", file=sys.stderr)
-    rows = [[r.rank, r.feature, f"{r.score:.6g}", "*" if r.selected else ""] for r in ranking.itertuples()]
-    print(tabulate(rows, headers=["rank", "feature", "score", "selected"], disable_numparse=True))
-    return 0

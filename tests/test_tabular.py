@@ -10,15 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from oodfs.tabular import (
-    TableWarning,
-    add_select_parser,
-    cmd_select,
-    parse_param,
-    prepare,
-    rank_features,
-    read_table,
-)
+from oodfs.commands.select import add_parser, parse_param, run
+from oodfs.tabular import TableWarning, make_encoder, prepare, rank_features, read_table
 from oodfs.validation import OodfsError
 from oodfs_plugins.environments.table import DATASETS, Table, bin_labels
 
@@ -212,6 +205,107 @@ def test_prepare_other_bad_columns():
         prepare(mixed().assign(era=["a", None, "b", "a", "b", "a"]), "price", env_column="era")
 
 
+# -- the scikit-learn encoder -----------------------------------------------------------------
+def test_make_encoder_is_a_column_transformer_with_real_names():
+    from sklearn.compose import ColumnTransformer
+
+    frame = mixed().drop(columns="price")
+    encoder = make_encoder(frame)
+    assert isinstance(encoder, ColumnTransformer)
+    X = encoder.fit_transform(frame)
+    assert list(encoder.get_feature_names_out()) == ["size", "kind=house", "kind=villa", "garden"]
+    assert np.array_equal(np.asarray(X, dtype=float), prepare(mixed(), "price")[0])
+    # it encodes new rows with the levels it learned, and refuses a level it never saw
+    new = pd.DataFrame({"size": [60.0], "kind": ["villa"], "garden": [False]})
+    assert np.asarray(encoder.transform(new), dtype=float).tolist() == [[60, 0, 1, 0]]
+    with pytest.raises(ValueError, match="unknown categor"):
+        encoder.transform(new.assign(kind="castle"))
+    with pytest.raises(OodfsError, match="column names must be text; rename 0"):
+        make_encoder(pd.DataFrame({0: [1.0, 2.0]}))
+
+
+def test_make_encoder_then_a_selector_in_one_pipeline():
+    """The encoder composes with any selector; the pipeline names the selected features."""
+    from sklearn.pipeline import make_pipeline
+
+    from oodfs.plugins import registry
+
+    df = planted()
+    frame = df.drop(columns="y")
+    pipe = make_pipeline(make_encoder(frame, standardize=True), registry().get("selector", "ols")(k=2))
+    pipe.fit(frame, df["y"])
+    assert sorted(pipe.get_feature_names_out()) == ["b", "e"]
+    assert pipe[0].get_feature_names_out()[-2:].tolist() == ["site=south", "site=west"]
+
+
+def test_prepare_single_level_and_mixed_type_columns():
+    df = mixed().assign(city=["Ames"] * 6, code=[1, "a", 1, "a", 2, 1])
+    X, _, names, _ = prepare(df, "price")
+    # one level: one constant column of 1s (ranked last by rank_features); mixed types encode as text
+    assert names[-3:] == ["city=Ames", "code=2", "code=a"]
+    assert X[:, -3].tolist() == [1.0] * 6 and X[:, -1].tolist() == [0, 1, 0, 1, 0, 0]
+
+
+def test_standardizing_is_exact_and_overflow_free():
+    """The power-of-two prescale changes no bit of the z-scores, and makes 1e300 and 1e-300 safe."""
+    from sklearn.preprocessing import StandardScaler
+
+    from oodfs.tabular import make_scaler
+
+    X = np.asfortranarray(np.random.default_rng(0).normal(loc=3.0, size=(500, 4)) * [1.0, 1e3, 1e-3, 7.0])
+    assert np.array_equal(make_scaler().fit_transform(X), StandardScaler().fit_transform(X))
+    # the same bits whatever the memory layout of the input
+    assert np.array_equal(make_scaler().fit_transform(np.ascontiguousarray(X)), make_scaler().fit_transform(X))
+    for unit in (1e300, 1e-300):
+        Z = make_scaler().fit_transform(X * unit)
+        np.testing.assert_allclose(Z, StandardScaler().fit_transform(X), rtol=1e-12, atol=1e-12)
+    Z = make_scaler().fit_transform(np.c_[X[:, :1], np.full(500, 5e300)])
+    # a constant column is only centred (to the rounding of its mean), and stays constant
+    assert np.isfinite(Z).all() and np.ptp(Z[:, 1]) == 0 and np.abs(Z[:, 1]).max() < 1e-15
+
+
+# -- selectors keep pandas column names (needs the base class to validate with scikit-learn) ---
+
+
+def test_selector_fit_on_a_dataframe_keeps_its_column_names():
+    from oodfs.plugins import registry
+
+    df = planted()
+    X = df[list("abcdef")]
+    selector = registry().get("selector", "ols")(k=2).fit(X, df["y"])
+    assert selector.feature_names_in_.tolist() == list("abcdef")
+    assert selector.get_feature_names_out().tolist() == ["b", "e"]
+    assert selector.set_output(transform="pandas").transform(X).columns.tolist() == ["b", "e"]
+
+
+def test_selector_refuses_other_columns_at_transform():
+    from oodfs.plugins import registry
+
+    df = planted()
+    X = df[list("abcdef")]
+    selector = registry().get("selector", "correlation")(k=2).fit(X, df["y"])
+    with pytest.raises(ValueError, match="feature names should match"):
+        selector.transform(X.rename(columns={"a": "z"}))
+
+
+def test_rank_features_hands_the_selector_its_feature_names(monkeypatch):
+    """rank_features fits on a DataFrame of the fitted columns, so the selector sees their names."""
+    from oodfs.plugins import registry
+
+    cls = registry().get("selector", "ols")
+    seen = {}
+    fit = cls.fit
+
+    def spy(self, X, y, sample_weight=None):
+        out = fit(self, X, y, sample_weight)
+        seen["names"] = list(self.feature_names_in_)
+        return out
+
+    monkeypatch.setattr(cls, "fit", spy)
+    rank_features(planted().assign(const=1.0), "y", "ols", env_column="site")
+    assert seen["names"] == list("abcdef")  # the constant column is left out of the fit
+
+
 # -- rank_features ----------------------------------------------------------------------------
 @pytest.mark.parametrize("method", ["correlation", "ols", "lasso", "rf"])
 def test_rank_features_finds_the_planted_features(csv_path, method):
@@ -280,8 +374,8 @@ def test_rank_features_errors(csv_path):
 # -- the command ------------------------------------------------------------------------------
 def run_select(argv) -> int:
     parser = argparse.ArgumentParser(prog="oodfs")
-    add_select_parser(parser.add_subparsers(dest="command"))
-    return cmd_select(parser.parse_args(["select"] + argv))
+    add_parser(parser.add_subparsers(dest="command"))
+    return run(parser.parse_args(["select"] + argv))
 
 
 def test_cmd_select_table_and_json(csv_path, capsys):
@@ -328,19 +422,170 @@ def test_parse_param():
     assert parse_param("x=None") == ("x", None) and parse_param("mode=fast") == ("mode", "fast")
 
 
-def test_cli_wiring(csv_path, capsys):
-    """Once `oodfs select` is wired into oodfs.cli: exit 0, and bad input is one line + exit 2."""
+def select_cli(capsys, *argv):
+    """`oodfs select ARGV` through the real command line: (exit status, stdout, stderr)."""
     from oodfs import cli
 
+    code = cli.main(["select", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(code: int, err: str) -> str:
+    """The message of a bad-input answer: exit 2, one `oodfs: error:` line, no traceback."""
+    assert code == 2, err
+    assert err.startswith("oodfs: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    return err[len("oodfs: error: "):].strip()
+
+
+def test_cli_wiring(csv_path, capsys):
+    code, out, _ = select_cli(capsys, csv_path, "--target", "y", "--method", "correlation", "--drop", "site")
+    assert code == 0 and out.splitlines()[0].split() == ["rank", "feature", "score", "selected"]
+    msg = one_line_error(*select_cli(capsys, csv_path, "--target", "nope", "--method", "ols")[::2])
+    assert msg.startswith("target column 'nope' not found")
+
+
+# -- bad input of `oodfs select`: one line and exit 2, or a note; never a traceback -------------
+def ranking_json(capsys, *argv) -> dict:
+    code, out, err = select_cli(capsys, *argv, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("method", ["ols", "dwr", "srdo", "rf"])
+def test_select_column_in_units_of_1e300(tmp_path, capsys, method):
+    """Standardising a column of ~1e300 overflowed (x**2 = inf): the true driver `b` ranked last
+    with score 0, and dwr/srdo called it constant. Units must not matter at all."""
+    df = planted(n=200).drop(columns="site")
+    df.to_csv(tmp_path / "plain.csv", index=False)
+    df.assign(b=df["b"] * 1e300).to_csv(tmp_path / "huge.csv", index=False)
+    df.assign(b=df["b"] * 1e-300).to_csv(tmp_path / "tiny.csv", index=False)
+    args = ("--target", "y", "--method", method, "--top-k", "2")
+    if method == "srdo":
+        args += ("--param", "epochs=2")
+    plain = ranking_json(capsys, tmp_path / "plain.csv", *args)["ranking"]
+    assert {r["feature"] for r in plain[:2]} == {"b", "e"}
+    for name in ("huge.csv", "tiny.csv"):
+        scaled = ranking_json(capsys, tmp_path / name, *args)["ranking"]
+        assert [r["feature"] for r in scaled] == [r["feature"] for r in plain], name
+        np.testing.assert_allclose([r["score"] for r in scaled], [r["score"] for r in plain], rtol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["rf", "gb", "xgb", "ols"])
+def test_select_values_beyond_float32(tmp_path, capsys, method):
+    """On the raw scale values of ~1e300 reach the selectors: trees and xgb compute in float32
+    (a traceback), least squares overflowed silently. One line naming the column instead."""
+    df = planted(n=60).drop(columns="site")
+    df.assign(b=df["b"] * 1e300).to_csv(tmp_path / "huge.csv", index=False)
+    msg = one_line_error(*select_cli(capsys, tmp_path / "huge.csv", "--target", "y", "--method", method,
+                                     "--no-standardize")[::2])
+    assert msg.startswith("feature column(s) 'b' have values beyond +-3.4e+38") and "--no-standardize" in msg
+    df.assign(y=df["y"] * 1e300).to_csv(tmp_path / "huge_y.csv", index=False)  # standardising X does not help
+    msg = one_line_error(*select_cli(capsys, tmp_path / "huge_y.csv", "--target", "y", "--method", method)[::2])
+    assert msg.startswith("target column 'y' has values beyond +-3.4e+38")
+
+
+def test_select_repeated_column_names_refused(tmp_path, capsys):
+    """pandas renames a repeated CSV header `a` to `a.1`, which then ranked as a feature."""
+    (tmp_path / "dup.csv").write_text("a,b,a,y\n1,2,3,4\n2,3,4,5\n3,1,2,0\n")
+    msg = one_line_error(*select_cli(capsys, tmp_path / "dup.csv", "--target", "y", "--method", "ols")[::2])
+    assert msg == (f"{tmp_path / 'dup.csv'}: column name(s) 'a' appear more than once in the header; "
+                   "give every column its own name")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table([pa.array([1.0, 2, 3])] * 2 + [pa.array([1.0, 2, 4])], names=["a", "a", "y"]),
+                   tmp_path / "dup.parquet")
+    msg = one_line_error(*select_cli(capsys, tmp_path / "dup.parquet", "--target", "y", "--method", "ols")[::2])
+    assert "column name(s) 'a' appear more than once" in msg
+    with pytest.raises(OodfsError, match=r"column name\(s\) 'x', 'y' appear more than once"):
+        prepare(pd.DataFrame([[1, 2, 3, 4, 5]], columns=["x", "x", "y", "y", "z"]), "z")
+
+
+def test_select_nested_parquet_columns(tmp_path, capsys):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"a": [1.0, 2, 3, 4], "tags": [[1, 2], [3], [4, 5], []],
+                             "point": [{"x": i} for i in range(4)], "y": [1.0, 2, 3, 5]}), tmp_path / "n.parquet")
+    args = (tmp_path / "n.parquet", "--target", "y", "--method", "ols")
+    msg = one_line_error(*select_cli(capsys, *args)[::2])
+    assert msg.startswith("column(s) 'tags', 'point' hold nested values (lists or records)")
+    assert one_line_error(*select_cli(capsys, *args, "--drop", "tags")[::2]).startswith("column(s) 'point' hold")
+    assert select_cli(capsys, *args, "--drop", "tags,point")[0] == 0
+    msg = one_line_error(*select_cli(capsys, tmp_path / "n.parquet", "--target", "tags", "--method", "ols")[::2])
+    assert msg.startswith("column(s) 'tags' hold nested values")
+
+
+@pytest.mark.parametrize("seed", ["-1", "4294967296"])
+@pytest.mark.parametrize("method", ["mi", "rf"])
+def test_select_seed_out_of_range(csv_path, capsys, method, seed):
+    msg = one_line_error(*select_cli(capsys, csv_path, "--target", "y", "--method", method, "--seed", seed)[::2])
+    assert msg == f"random_state (--seed) must be an integer from 0 to 4294967295, got {seed}"
+
+
+def test_select_largest_seed(csv_path, capsys):
+    assert select_cli(capsys, csv_path, "--target", "y", "--method", "mi", "--seed", "4294967295",
+                      "--drop", "site")[0] == 0
+
+
+def test_select_notes_constant_target_and_too_few_rows(tmp_path, capsys):
+    df = planted(n=40).drop(columns="site")
+    df.assign(y=3.0).to_csv(tmp_path / "flat.csv", index=False)
+    code, _, err = select_cli(capsys, tmp_path / "flat.csv", "--target", "y", "--method", "ols")
+    assert code == 0 and "oodfs: note: the target 'y' is constant (3) on the rows used" in err
+    df.head(6).to_csv(tmp_path / "few.csv", index=False)
+    code, _, err = select_cli(capsys, tmp_path / "few.csv", "--target", "y", "--method", "ols")
+    assert code == 0 and "oodfs: note: 6 rows for 6 features" in err
+    code, _, err = select_cli(capsys, tmp_path / "few.csv", "--target", "y", "--method", "ols", "--drop", "f")
+    assert code == 0 and "oodfs: note" not in err  # 6 rows, 5 features and an intercept: determined
+
+
+PICKY_PLUGIN = '''
+import oodfs
+
+
+class Picky(oodfs.Selector):
+    """Refuses its second column."""
+
+    name = "picky"
+
+    def _fit_scores(self, X, y, sw):
+        raise oodfs.OodfsError("column 1 is constant under the sample weights")
+
+
+class Fussy(oodfs.Selector):
+    """Fails as a library does."""
+
+    name = "fussy"
+
+    def _fit_scores(self, X, y, sw):
+        raise ValueError("Input X contains\\ninfinity in column 0")
+
+
+@oodfs.hookimpl
+def oodfs_selectors():
+    return [Picky, Fussy]
+'''
+
+
+def test_select_errors_name_columns_not_indices(tmp_path, capsys):
+    """A selector's message about "column 1" names the feature the user knows; a selector's
+    ValueError is one line too."""
+    from oodfs.plugins import reset_registry
+
+    plugin = tmp_path / "picky.py"
+    plugin.write_text(PICKY_PLUGIN)
+    df = planted(n=30).assign(const=1.0)[["const", "a", "b", "y"]]  # const is left out of the fit
+    df.to_csv(tmp_path / "t.csv", index=False)
+    args = (tmp_path / "t.csv", "--target", "y", "--plugin", plugin, "--method")
     try:
-        cli.build_parser().parse_args(["select", "x.csv", "--target", "y", "--method", "ols"])
-    except SystemExit:
-        pytest.skip("`oodfs select` is not wired into oodfs/cli.py yet")
-    assert cli.main(["select", str(csv_path), "--target", "y", "--method", "correlation", "--drop", "site"]) == 0
-    capsys.readouterr()
-    assert cli.main(["select", str(csv_path), "--target", "nope", "--method", "ols"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("oodfs: error: target column 'nope' not found") and err.count("\n") == 1
+        msg = one_line_error(*select_cli(capsys, *args, "picky")[::2])
+        assert msg == "column 'b' is constant under the sample weights"
+        msg = one_line_error(*select_cli(capsys, *args, "fussy")[::2])
+        assert msg == "selector 'fussy' cannot rank this table: Input X contains infinity in column 'a'"
+    finally:
+        reset_registry()
 
 
 # -- the `table` environment ------------------------------------------------------------------
@@ -435,7 +680,7 @@ def test_table_environment_conformance(tmp_path):
 
 def test_table_environment_through_the_runner(tmp_path):
     """A suite on a user's table: string environment ids end to end, no rank avg / F1."""
-    from oodfs.runner import make_dataset
+    from oodfs.dataset import make_dataset
     from oodfs.suite import suite_from_dict
 
     path = env_table(tmp_path, (220, 210, 205))
@@ -461,13 +706,14 @@ def _no_rank_metrics(results_dir):
     assert (results["status"] == "ok").all(), results.loc[results["status"] != "ok", "error"].unique()
     assert not results["metric"].isin(["rank_avg", "f1"]).any()
     summary = summarize(results, "val")
-    assert summary["rank_avg"].isna().all() and summary["f1"].isna().all()
+    assert "rank_avg" not in summary and "f1" not in summary  # no stable set: no such columns
     assert summary["rmse_mean"].notna().all() and (summary["rmse_mean"] > 0).all()
     text = Leaderboard.from_results(results, "val").to_markdown()
+    header = next(line for line in text.splitlines() if line.startswith("| method"))
+    assert "rank avg" not in header and "F1" not in header
     row = next(line for line in text.splitlines() if line.startswith("| ols"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[1] == "" and cells[2] == ""  # rank avg and F1 empty, not zero
-    assert float(cells[3].strip("*")) > 0
+    assert float(cells[1].strip("*").split()[0]) > 0
     return results
 
 
@@ -503,7 +749,7 @@ def test_ames_suite_end_to_end(tmp_path):
         warnings.simplefilter("ignore", FutureWarning)
         run_suite(suite, tmp_path / "out", plugin_modules=TABLE_PLUGIN, progress=False)
     results = _no_rank_metrics(tmp_path / "out")
-    assert {"rmse_env[1970-1989]", "rmse_env[1990-1999]", "rmse_env[>=2000]"} <= set(results["metric"])
+    assert {"1970-1989", "1990-1999", ">=2000"} <= set(results.loc[results["metric"] == "rmse", "env"])
 
 
 def test_bikeshare_suite_end_to_end(tmp_path):

@@ -19,7 +19,8 @@ or a built-in data set (``dataset``):
   :data:`BIKESHARE_FEATURES`. Seasons are named; the one hour of ``heavy rain/snow`` is merged
   with ``light rain/snow`` into ``rain/snow`` (a level seen once cannot be learned from).
 
-Preprocessing (:func:`oodfs.tabular.prepare`, on the *whole* table, once per instance):
+Preprocessing (:func:`oodfs.tabular.prepare`, on the *whole* table, once per instance; a
+scikit-learn ``ColumnTransformer`` from :func:`oodfs.tabular.make_encoder`):
 categorical columns one-hot encoded (first level = reference), so every environment has the
 same columns, in the same order; missing feature values are an error; the environment
 column (and the binned column) is never a feature. With ``standardize=True`` (the default)
@@ -41,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 import oodfs
-from oodfs.tabular import CATEGORICAL_MODES, MAX_LEVELS, prepare, read_table, standardize
+from oodfs.tabular import CATEGORICAL_MODES, MAX_LEVELS, prepare, read_table
 from oodfs.validation import OodfsError, check_positive_int
 
 #: the Ames features of the built-in suite: the size, age, layout and location of a house,
@@ -239,10 +240,9 @@ class Table(oodfs.Environment):
                     pass
             order = list(dict.fromkeys(str(v) for v in values))
         X, y, names, env = prepare(df, opts["target"], env_column=label_col, categorical=self.categorical,
-                                   drop=drop, features=features, max_levels=self.max_levels)
+                                   drop=drop, features=features, max_levels=self.max_levels,
+                                   standardize=bool(self.standardize))
         y = self._transform_target(y, opts)
-        if self.standardize:
-            X = standardize(X)
         index = {label: np.flatnonzero(env == label) for label in order}
         self._cache = {"X": X, "y": y, "names": names, "index": {k: v for k, v in index.items() if v.size},
                        "empty": [k for k, v in index.items() if not v.size]}
