@@ -1,4 +1,4 @@
-"""Built-in environments: the paper's synthetic bias-rate environments (SPEC §1) and tables
+"""Built-in environments: the paper's synthetic bias-rate environments and tables
 split by an environment column (real data)."""
 import oodfs
 
