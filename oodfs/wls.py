@@ -94,7 +94,10 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
     @classmethod
     def fit_grid(cls, X, y, points, random_state=None):
         X, y, _ = check_X_y(X, y, min_samples=2, who=f"selector {cls.name!r}")  # y too: the weighter sees only X
-        # one weighter fit_grid call lets a weighter share work across its grid points
+        # the weighter's parameters off the grid take this class's defaults (a subclass made by
+        # oodfs.testing.with_defaults changes them); one fit_grid call shares work across points
+        sig = inspect.signature(cls.__init__).parameters
+        points = [{**{p: sig[p].default for p in weighter_param_names}, **point} for point in points]
         weights = weighter_cls.fit_grid(X, points, random_state=random_state)
         return [np.abs(weighted_least_squares(X, y, w)) for w in weights]
 
