@@ -36,7 +36,7 @@ def check_suite_plugins(suite: Suite) -> None:
         name = s.params.get("setting")
         if valid_settings and name is not None and name not in valid_settings:
             raise OodfsError(f"unknown setting {name!r} for environment {suite.environment!r}; valid: {', '.join(valid_settings)}")
-        env = env_cls(**s.environment_params(0))
+        env = env_cls(**s.environment_params(0, suite.seed))
         for e in suite.r_train + suite.r_test:
             env.check_env(e)
 
