@@ -13,7 +13,7 @@ import warnings
 from .validation import OodfsError
 
 EXIT_USAGE = 2
-COMMANDS = ("bench", "leaderboard", "compare", "plot", "plugins", "select")
+COMMANDS = ("bench", "leaderboard", "compare", "plot", "plugins", "select", "theory")
 
 
 class _Parser(argparse.ArgumentParser):
