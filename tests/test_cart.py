@@ -201,7 +201,12 @@ def test_engine_option(cls):
         cls.fit_grid(X, y, [{"engine": "sklearn"}])
 
 
-def test_unrepresentable_values_are_refused():
+def test_bad_input_is_refused():
     X = np.array([[1.0, 2.0], [1e39, 0.0]])  # beyond float32, which scikit-learn also refuses
     with pytest.raises(oodfs.OodfsError, match="float32"):
         cart.Presorted(X)
+    pre = cart.Presorted(X[:1].repeat(3, axis=0))
+    with pytest.raises(oodfs.OodfsError, match="not all 0"):
+        cart.grow_tree(pre, np.ones(3), np.zeros(3))
+    with pytest.raises(oodfs.OodfsError, match="one value per row"):
+        cart.grow_tree(pre, np.ones(2))

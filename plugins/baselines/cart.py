@@ -110,6 +110,21 @@ def _apply(X32, feature, threshold, left, right):
     return out
 
 
+def as_float32(X) -> np.ndarray:
+    """X as scikit-learn's trees see it: C-contiguous float32, refused when a value is not finite
+    there (NaN, infinite, or beyond float32's range)."""
+    from oodfs import OodfsError
+
+    X = np.asarray(X)
+    if X.ndim != 2 or X.shape[0] < 1:
+        raise OodfsError(f"cart: X must be a non-empty 2-d array, got shape {X.shape}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        X32 = np.ascontiguousarray(X, dtype=np.float32)
+    if not np.isfinite(X32).all():
+        raise OodfsError("cart: X has NaN, infinite or float32-overflowing values")
+    return X32
+
+
 class Presorted:
     """X as float32 (scikit-learn's conversion) and every column's rows sorted once.
 
@@ -119,15 +134,7 @@ class Presorted:
     """
 
     def __init__(self, X):
-        from oodfs import OodfsError
-
-        X = np.asarray(X)
-        if X.ndim != 2 or X.shape[0] < 1:
-            raise OodfsError(f"cart: X must be a non-empty 2-d array, got shape {X.shape}")
-        with np.errstate(over="ignore"):
-            self.X32 = np.ascontiguousarray(X, dtype=np.float32)
-        if not np.isfinite(self.X32).all():
-            raise OodfsError("cart: X has NaN, infinite or float32-overflowing values")
+        self.X32 = as_float32(X)
         order = np.argsort(self.X32, axis=0, kind="stable")
         bits = np.take_along_axis(self.X32, order, axis=0).view(np.uint32).astype(np.uint64)
         self.keys = np.ascontiguousarray(((bits << np.uint64(32)) | order.astype(np.uint64)).T)
@@ -460,11 +467,15 @@ def grow_tree(
     """scikit-learn's ``DecisionTreeRegressor(criterion="squared_error", max_depth=max_depth,
     ...).fit(X, y, sample_weight)`` on presorted ``X``, ties between features broken from
     ``seed`` (see the module docstring). Integer ``min_samples_*`` only."""
+    from oodfs import OodfsError
+
     n = pre.shape[0]
     y = np.ascontiguousarray(y, dtype=np.float64)
     w = np.ones(n) if sample_weight is None else np.ascontiguousarray(sample_weight, dtype=np.float64)
     if y.shape != (n,) or w.shape != (n,):
-        raise ValueError("y and sample_weight must have one value per row of X")
+        raise OodfsError("cart: y and sample_weight must have one value per row of X")
+    if not (np.isfinite(w).all() and (w >= 0).all() and (w > 0).any()):
+        raise OodfsError("cart: sample weights must be finite, non-negative and not all 0")
     unit = bool((w == 1.0).all())  # then w * y is y and weight sums are counts: skip the loads
     keep = w != 0.0
     if keep.all():
@@ -524,7 +535,7 @@ class GradientBoostingRegressor:
         return self
 
     def predict(self, X) -> np.ndarray:
-        X32 = Presorted(X).X32
+        X32 = as_float32(X)
         raw = np.full(X32.shape[0], self.init_)
         for (est,) in self.estimators_:
             raw += self.learning_rate * est.tree_.value[est.tree_.apply(X32)]
@@ -572,7 +583,7 @@ class RandomForestRegressor:
         return self
 
     def predict(self, X) -> np.ndarray:
-        X32 = Presorted(X).X32
+        X32 = as_float32(X)
         out = np.zeros(X32.shape[0])
         for est in self.estimators_:
             out += est.tree_.value[est.tree_.apply(X32)]
