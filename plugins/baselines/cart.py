@@ -211,7 +211,10 @@ def _best_position(keys, w, wy, s, e, S, W, min_samples_leaf, min_weight_leaf, f
         # moving rows to the left one by one adds them in the order scikit-learn's update does
         i = _row(keys[q])
         sl += wy[i]
-        wl += _weight(w, i)
+        if w is None:
+            wl = float(q + 1 - s)  # a sum of ones: the count, exactly
+        else:
+            wl += w[i]
         # next_p: a position p is a candidate when its value exceeds its predecessor's by more
         # than FEATURE_THRESHOLD (float32 arithmetic)
         v = v_next
@@ -333,17 +336,21 @@ def _grow(keys, rows, y, w, wy, w_total, max_depth, min_samples_split, min_sampl
                 continue  # no valid split: a leaf
             tol = TIE_RTOL * abs(top)
             f = -1
-            fkey = np.uint64(0)
             n_equal = 0
             for j in range(d):
                 if fbest[a, j] == top or fbest[a, j] >= top - tol:  # == for top = inf
                     n_equal += 1
-                    key = _tie_key(seed, heap[k], j)
-                    if f < 0 or key < fkey:
+                    if f < 0:
                         f = j
-                        fkey = key
-            if n_equal > 1:
+            if n_equal > 1:  # the tied feature with the smallest key
                 n_tied += 1
+                fkey = _tie_key(seed, heap[k], f)
+                for j in range(f + 1, d):
+                    if fbest[a, j] == top or fbest[a, j] >= top - tol:
+                        key = _tie_key(seed, heap[k], j)
+                        if key < fkey:
+                            f = j
+                            fkey = key
             p = fpos[a, f]
             # criterion.reset(); update(p); children_impurity(); impurity_improvement()
             if p - s <= e - p:
