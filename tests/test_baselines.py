@@ -111,20 +111,27 @@ def separate(cls, X, y, points, seed, sample_weight=None):
     return [cls(**p, random_state=seed).fit(X, y, sample_weight=sample_weight).scores_ for p in points]
 
 
+class SklearnForest(RandomForest):
+    grid_engine = "sklearn"
+
+
 @pytest.mark.parametrize("weighted", [False, True])
-def test_rf_grid_cut_trees_match_separate_fits(weighted):
+@pytest.mark.parametrize("cls", [RandomForest, SklearnForest], ids=["oodfs", "sklearn"])
+def test_rf_grid_cut_trees_match_separate_fits(cls, weighted):
     """RF reads shallower depths off the deepest forest (see RandomForest.fit_grid): the
-    prefix axis is exact, the depth axis agrees to float noise and gives the same ranking."""
+    prefix axis is exact; the depth axis is exact with the oodfs engine and agrees to float
+    noise with the same ranking with scikit-learn's."""
     X, y, w = nonlinear_problem(n=2000)
     w = w if weighted else None
-    points = RandomForest.grid_points()[::-1]
-    grid = RandomForest.fit_grid(X, y, points, random_state=7, sample_weight=w)
+    points = cls.grid_points()[::-1]
+    grid = cls.fit_grid(X, y, points, random_state=7, sample_weight=w)
     assert len(grid) == len(points) == 9
-    for p, got, want in zip(points, grid, separate(RandomForest, X, y, points, 7, w)):
+    want_all = [cls(**p, random_state=7, engine=cls.grid_engine).fit(X, y, sample_weight=w).scores_ for p in points]
+    for p, got, want in zip(points, grid, want_all):
+        if cls.grid_engine == "oodfs" or p["max_depth"] == 10:
+            np.testing.assert_array_equal(got, want)
         np.testing.assert_allclose(got, want, rtol=0, atol=2e-3)
         assert np.argsort(-got).tolist()[:5] == np.argsort(-want).tolist()[:5]
-        if p["max_depth"] == 10:
-            np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("cls", [GradientBoosting, XGBoost], ids=lambda c: c.name)
@@ -145,10 +152,11 @@ def test_tree_grids_equal_separate_fits_exactly(cls, weighted):
 @pytest.mark.parametrize("weighted", [False, True])
 def test_tree_scores_are_the_library_importances(cls, weighted):
     """Scores are the fitted library model's own feature_importances_ (computed by oodfs so that
-    the grid can read them off prefixes and cut trees)."""
+    the grid can read them off prefixes and cut trees); gb and rf with the scikit-learn engine
+    (the oodfs engine is compared with scikit-learn in test_cart.py)."""
     X, y, w = nonlinear_problem()
     w = w if weighted else None
-    sel = cls(n_estimators=20, max_depth=4, random_state=3)
+    sel = cls(n_estimators=20, max_depth=4, random_state=3, **({} if cls is XGBoost else {"engine": "sklearn"}))
     model = sel._model().fit(X, y, sample_weight=w)
     np.testing.assert_allclose(sel.fit(X, y, sample_weight=w).scores_, model.feature_importances_, rtol=1e-6, atol=1e-12)
 
