@@ -69,7 +69,7 @@ def run(args) -> int:
                       scheduler=args.scheduler, task_timeout=args.task_timeout)
     results = store.frame()
     export(results, out)
-    report = Report(results, rule, store.get_meta("metrics"))
+    report = Report(results, rule, store.get_meta("metrics"), list(suite.methods))
     text = Leaderboard(report).to_markdown()
     (out / "leaderboard.md").write_text(text)
     print(text)
