@@ -74,7 +74,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .numeric import one_torch_thread
+from .numeric import one_torch_thread, standardize
 from .seeds import derive_seed
 from .validation import OodfsError, check_X, check_vector
 
@@ -401,9 +401,7 @@ def fit_downstream(X, y, subsets: Sequence[Sequence[int]], seed: int, *, hidden=
     rng = np.random.default_rng(derive_seed(seed, "downstream-split"))
     perm = rng.permutation(n)
     tr, va = perm[n_val:], perm[:n_val]
-    x_mean = X[tr].mean(0)
-    x_scale = X[tr].std(0)
-    x_scale[x_scale == 0] = 1.0
+    _, x_mean, x_scale, _ = standardize(X[tr])  # the training part's mean and sd (1 if constant)
     y_mean = float(y[tr].mean())
     y_scale = float(y[tr].std()) or 1.0
     Xs = torch.from_numpy(((X - x_mean) / x_scale).astype(np.float32))

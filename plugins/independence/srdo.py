@@ -52,7 +52,7 @@ from threadpoolctl import threadpool_limits
 
 import oodfs
 from oodfs import OodfsError
-from oodfs.numeric import one_torch_thread
+from oodfs.numeric import one_torch_thread, standardize
 
 from ._warnings import warn_if_clipped, warn_if_collapsed
 
@@ -66,14 +66,6 @@ LR_SCHEDULES = ("warm", "constant")
 
 def _is_real(value) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-
-
-def _standardizer(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean, scale and the indices of the non-constant columns."""
-    mu = X.mean(axis=0)
-    sd = X.std(axis=0)
-    keep = np.nonzero(sd > 1e-12 * np.maximum(1.0, np.abs(mu)))[0]
-    return mu[keep], sd[keep], keep
 
 
 class _MLP:
@@ -174,11 +166,12 @@ def density_ratio_logits(
 
     n = X.shape[0]
     epochs, batch_size = int(epochs), int(batch_size)
-    mu, sd, keep = _standardizer(X)
+    standardized = standardize(X)  # constant columns dropped: the ratio does not depend on them
+    keep = np.nonzero(~standardized.constant)[0]
     if keep.size == 0:  # every column constant: P and Q are the same distribution
         return np.zeros(n), float(np.log(2.0)), 0
     # per-column standardisation commutes with per-column permutation: Q is drawn from Z directly
-    Z = ((X[:, keep] - mu) / sd).astype(np.float32)
+    Z = standardized.Z[:, keep].astype(np.float32)
     rng = np.random.default_rng(seed)
     generator = torch.Generator().manual_seed(int(seed))
     warm = int(math.ceil(warm_fraction * epochs)) if lr_schedule == "warm" else 0
