@@ -20,7 +20,8 @@ the weights of each *method*:
 * ``oracle_ipw``, ``oracle_cond``: the environment's oracle weighters (registered plugins), built
   with ``for_environment(env, r)``; target laws: the law before selection, and the selected law
   of S with V drawn independently of it;
-* ``dwr``, ``srdo`` (default parameters) and ``srdo_unclipped`` (the same classifier, ratio
+* ``dwr``, ``srdo`` (default parameters), ``dwr_converged`` (L-BFGS-B run to convergence:
+  ``tol=0``, at most 5000 iterations, instead of the default early stop) and ``srdo_unclipped`` (the same classifier, ratio
   clipped at 1e12 instead of 10: one fit, read twice through ``fit_grid``); target law: the
   product of the training marginals (the law SRDO's density ratio points to; DWR's
   decorrelation has no unique population target, it is compared with the same law).
@@ -28,9 +29,12 @@ the weights of each *method*:
 Per fit: ``beta_v`` = ||beta_hat(V)||_2, ``err_s`` = ||beta_hat(S) - beta*(S)||_2 with beta* of the
 method's target law, ``err`` = ||beta_hat - beta*||_2, the weights' effective sample size
 ``ess`` (and ``ess_fraction``), ``max_abs_corr`` (largest weighted |correlation| over all pairs of
-features), ``max_corr_v`` (over pairs with a V feature) and ``max_corr_vf`` (largest weighted
-|corr(V_j, f(S))|, f(S) = E[Y | X]: the proof of Theorem 5.1 needs cov_w(V_j, f) = 0, and a
-weighting that only removes linear correlation with S leaves it non-zero when f is not linear).
+features), ``max_corr_v`` (over pairs with a V feature) and ``max_corr_vr`` (largest weighted
+|corr(V_j, a)|, a = f(S) minus its weighted least-squares fit on S: the misspecification that
+WLS cannot explain with S. By Frisch-Waugh-Lovell, beta_hat(V) is the weighted regression of
+y on V residualised on S, whose population part is driven by cov_w(V, a) -- the dependence
+that Theorem 5.1 removes by making V independent of S; V may stay correlated with S itself
+without biasing beta(V) when f is linear in S).
 beta* of each target law is estimated once per condition on ``n_target`` draws of that law
 (sampled directly, without weights: the law before selection by the environment's
 ``sample_unselected``, the others by recombining columns of selected draws), as the least-squares
@@ -99,6 +103,8 @@ METHODS = (
     Method("oracle_cond", "oracle_cond", "selected_s"),
     # DWR: ~1-2 s per fit at n = 5e4 (L-BFGS, 15-70 iterations); capped there, 6 replicates
     Method("dwr", "dwr", "product", max_n=50_000, replicates=6),
+    # DWR run to convergence (tol 0): hundreds to thousands of iterations, ~2 s at n = 5000
+    Method("dwr_converged", "dwr", "product", {"tol": 0.0, "max_iter": 5000}, max_n=5_000, replicates=4),
     # SRDO: 200 epochs over 2n rows (~7 s at n = 5000); capped there, 4 replicates; the
     # unclipped ratio is read from the same classifier
     Method("srdo", "srdo", "product", {"gamma": 10}, max_n=5_000, replicates=4),
@@ -222,7 +228,12 @@ def run_task(config: TheoryConfig, cond: Condition, n: int, rep: int, targets: d
             star = np.asarray(targets[m.target])
             diag = weight_diagnostics(Xc, w)
             corr = np.abs(_weighted_corr(Xc, w))
-            corr_f = np.abs(_weighted_corr(np.column_stack([Xc[:, d_s:], f]), w)[-1, :-1])
+            # the part of f(S) = E[Y | X] that is not linear in S under the weights: WLS gives V a
+            # non-zero coefficient through its weighted covariance with it (module docstring)
+            p = w / w.sum()
+            S_c = Xc[:, :d_s] - p @ Xc[:, :d_s]
+            resid = f - p @ f - S_c @ weighted_least_squares(Xc[:, :d_s], f, w)
+            corr_r = np.abs(_weighted_corr(np.column_stack([Xc[:, d_s:], resid]), w)[-1, :-1])
             rows.append({
                 "condition": cond.name, "r": cond.r, "n": n, "replicate": rep, "method": m.name, "target": m.target,
                 "beta_v": float(np.linalg.norm(beta[d_s:])),
@@ -230,7 +241,7 @@ def run_task(config: TheoryConfig, cond: Condition, n: int, rep: int, targets: d
                 "err": float(np.linalg.norm(beta - star)),
                 "ess": diag["ess"], "ess_fraction": diag["ess_fraction"], "max_weight": diag["max_weight"],
                 "max_abs_corr": diag["max_abs_corr"], "max_corr_v": float(corr[d_s:, :].max()),
-                "max_corr_vf": float(corr_f.max()),
+                "max_corr_vr": float(corr_r.max()),
                 "fit_seconds": seconds,
                 **{f"beta_{name}": float(b) for name, b in zip(canonical, beta)},
                 **{f"diag_{k}": float(v) for k, v in extra.items()},
@@ -255,7 +266,7 @@ def target_coefficients(config: TheoryConfig, cond: Condition) -> dict:
         "selected_s": np.where(s_cols, Xs, Xu),  # selected S, V from the law before selection
         "product": rng.permuted(Xs, axis=0),  # each column shuffled on its own
     }
-    out = {"names": names, "stable": stable}
+    out = {"condition": cond.name, "names": names, "stable": stable}
     for law, X in laws.items():
         out[law] = weighted_least_squares(X, env.f(X)).tolist()
     return out
@@ -331,14 +342,14 @@ def summary_markdown(results, slope_table, targets: dict, config: TheoryConfig, 
         lines += [tabulate(rows, headers=["method", "metric", "n", "fits", "slope vs n", "Theil-Sen", "tail slope",
                                           "slope vs ESS"], tablefmt="github"), ""]
         g = results[results["condition"] == cond.name]
-        cols = ["beta_v", "err_s", "ess_fraction", "max_corr_v", "max_corr_vf"]
+        cols = ["beta_v", "err_s", "ess_fraction", "max_corr_v", "max_corr_vr"]
         med = g.groupby(["method", "n"], sort=False)[cols].median()
         counts = g.groupby(["method", "n"], sort=False).size()
         rows = [[m, n, counts[(m, n)], f"{r.beta_v:.4f}", f"{r.err_s:.4f}", f"{r.ess_fraction:.3f}", f"{r.max_corr_v:.3f}",
-                 f"{r.max_corr_vf:.3f}"] for (m, n), r in med.iterrows()]
+                 f"{r.max_corr_vr:.3f}"] for (m, n), r in med.iterrows()]
         lines += ["Medians over replicates:", "",
                   tabulate(rows, headers=["method", "n", "fits", "beta_v", "err_s", "ESS / n", "max corr(V, X)",
-                                          "max corr(V, f)"], tablefmt="github"), ""]
+                                          "max corr(V, a)"], tablefmt="github"), ""]
         tg = targets[cond.name]
         lines += ["beta* per target law (" + ", ".join(tg["names"]) + "):", ""]
         lines += [f"- {law}: " + ", ".join(f"{b:+.3f}" for b in tg[law]) for law in TARGETS] + [""]
@@ -353,6 +364,7 @@ STYLES = {  # a distinct colour, marker and line style per method, so that no li
     "dwr": ("tab:red", "^", "-."),
     "srdo": ("tab:green", "v", "-"),
     "srdo_unclipped": ("tab:olive", "P", "--"),
+    "dwr_converged": ("tab:purple", "X", ":"),
 }
 
 
@@ -368,8 +380,12 @@ def _log_axes(ax) -> None:
 
     ax.set(xscale="log", yscale="log")
     for axis in (ax.xaxis, ax.yaxis):
-        axis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-        axis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+        lo, hi = axis.get_view_interval()
+        decades = np.log10(max(hi, 1e-300) / max(lo, 1e-300))
+        # 1-2-5 ticks over a short range; over many decades 1 and 3 (x) or 1 only, so labels do not collide
+        subs = (1.0, 2.0, 5.0) if decades < 2.2 else ((1.0, 3.0) if decades < 3.5 else (1.0,))
+        axis.set_major_locator(ticker.LogLocator(base=10, subs=subs))
+        axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}" if 1e-3 <= v < 1e4 else f"{v:.0e}".replace("e+0", "e")))
         axis.set_minor_formatter(ticker.NullFormatter())
 
 
@@ -378,9 +394,13 @@ def _curves(results, targets, config, metric: str, path: Path, ylabel: str) -> N
 
     plt = _pyplot()
     conds = [c for c in config.conditions if c.name in set(results["condition"])]
-    fig, axes = plt.subplots(1, len(conds), figsize=(4.4 * len(conds), 4.0), squeeze=False)
+    ncols = min(2, len(conds))
+    nrows = -(-len(conds) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(6.0 * ncols, 4.6 * nrows), squeeze=False)
+    for ax in axes.flat[len(conds):]:
+        ax.set_visible(False)
     methods = list(dict.fromkeys(results["method"]))
-    for ax, cond in zip(axes[0], conds):
+    for ax, cond in zip(axes.flat, conds):
         g = results[results["condition"] == cond.name]
         for i, m in enumerate(methods):
             q = g[g["method"] == m].groupby("n")[metric].quantile([0.25, 0.5, 0.75]).unstack()
@@ -393,17 +413,16 @@ def _curves(results, targets, config, metric: str, path: Path, ylabel: str) -> N
             tg = targets[cond.name]
             ols_v = float(np.linalg.norm(np.asarray(tg["selected"])[len(tg["stable"]):]))
             ax.axhline(ols_v, color="tab:gray", lw=0.8, ls="-", alpha=0.6)
-            ax.annotate("OLS population", (g["n"].min(), ols_v), fontsize=7, color="tab:gray",
-                        xytext=(0, 3), textcoords="offset points")
+            ax.annotate("OLS population value", (g["n"].max(), ols_v), fontsize=7, color="tab:gray", ha="right",
+                        va="bottom", xytext=(0, 4), textcoords="offset points")
         ns = np.array(sorted(set(g["n"])), dtype=float)
         anchor = g[(g["method"] == "oracle_cond") & (g["n"] == ns[0])][metric].median()
         if np.isfinite(anchor) and anchor > 0:
             ax.plot(ns, anchor * (ns / ns[0]) ** -0.5, color="black", lw=0.8, ls=(0, (1, 3)), label="slope -1/2")
         lam = cond.env_params.get("exponent", 10.0) * np.log(abs(cond.r))
         _log_axes(ax)
-        ax.set(xlabel="n", title=f"{cond.name} (lam = {lam:.2f})")
+        ax.set(xlabel="n", ylabel=ylabel, title=f"{cond.name} (lam = exponent ln r = {lam:.2f})")
         ax.grid(True, which="major", alpha=0.3)
-    axes[0, 0].set_ylabel(ylabel)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.tight_layout()
     fig.legend(handles, labels, loc="upper center", ncol=max(1, len(labels)), bbox_to_anchor=(0.5, 0.0), frameon=False)
@@ -438,6 +457,7 @@ def _ess_figure(results, config, path: Path) -> None:
         axes[0, j].set(xlabel="n", title=cond.name)
         axes[1, j].set(xlabel="effective sample size of the weights")
         for ax in axes[:, j]:
+            ax.autoscale_view()
             _log_axes(ax)
             ax.grid(True, alpha=0.3)
     axes[0, 0].set_ylabel("ESS / n (median)")
@@ -461,12 +481,13 @@ def _independence_figure(results, config, path: Path) -> None:
     for j, cond in enumerate(conds):
         g = results[results["condition"] == cond.name]
         for row, (col, label) in enumerate((("max_corr_v", "max weighted |corr(V_j, X_k)|"),
-                                            ("max_corr_vf", "max weighted |corr(V_j, f(S))|"))):
+                                            ("max_corr_vr", "max weighted |corr(V_j, a)|, a = f - linear fit on S"))):
             ax = axes[row, j]
             for i, m in enumerate(methods):
                 gm = g[g["method"] == m]
                 color, marker, _ = _style(m, i)
                 ax.scatter(gm[col], gm["beta_v"], s=8, color=color, marker=marker, alpha=0.4, lw=0, label=m)
+            ax.autoscale_view()
             _log_axes(ax)
             ax.set(xlabel=label)
             ax.grid(True, alpha=0.3)
@@ -480,6 +501,20 @@ def _independence_figure(results, config, path: Path) -> None:
     fig.suptitle("Independence residual of the weights against the V coefficients (every fit)", y=1.01)
     fig.savefig(path, bbox_inches="tight", dpi=130)
     plt.close(fig)
+
+
+def load_run(out_dir) -> tuple:
+    """(results, targets, config) of a finished run in ``out_dir``."""
+    import pandas as pd
+
+    out = Path(out_dir)
+    meta = json.loads((out / "theory_config.json").read_text())
+    c = meta["config"]
+    config = TheoryConfig(**{**c, "conditions": tuple(Condition(**x) for x in c["conditions"]),
+                             "methods": tuple(Method(**x) for x in c["methods"]), "n_grid": tuple(c["n_grid"])})
+    results = pd.read_csv(out / "theory_results.csv")
+    results.attrs["tail_n"] = config.tail_n
+    return results, meta["targets"], config
 
 
 def make_figures(results, targets, config, out_dir: Path) -> list[Path]:
@@ -528,7 +563,8 @@ def run_theory(config: TheoryConfig, out_dir, jobs: int = 1, progress: bool = Tr
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    targets = {cond.name: target_coefficients(config, cond) for cond in config.conditions}
+    # results arrive in completion order: each carries its condition's name
+    targets = {t["condition"]: t for t in run_calls(target_coefficients, [(config, c) for c in config.conditions], jobs=jobs)}
     reps = max([config.replicates] + [m.replicates or 0 for m in config.methods])
     calls = [(config, cond, n, rep, targets[cond.name])
              for n in sorted(config.n_grid, reverse=True) for cond in config.conditions for rep in range(reps)]
@@ -566,7 +602,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "theory", help="check the paper's WLS theorems numerically (coefficient error against n)",
         description="For each condition (synthetic environment, bias rate), n on a log grid and many replicates: "
         "WLS with no weights, the oracle weights, DWR and SRDO; ||beta_hat(V)||, ||beta_hat(S) - beta*(S)||, ESS and "
-        "the independence residual; log-log slopes with 95%% intervals. Writes OUT/theory_results.csv, "
+        "the independence residual; log-log slopes with 95% intervals. Writes OUT/theory_results.csv, "
         "theory_slopes.csv, theory_summary.md and theory_*.png.",
     )
     p.add_argument("--out", default="results/theory", help="output folder (default results/theory)")
@@ -612,3 +648,22 @@ def run(args) -> int:
         print(Path(paths["summary"]).read_text())
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
+
+
+def main(argv=None) -> int:
+    """``python -m oodfs.theory [options]``: the same as ``oodfs theory`` (errors as one line, exit 2)."""
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m oodfs")
+    sub = parser.add_subparsers(dest="command")
+    add_parser(sub)
+    args = parser.parse_args(["theory", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return run(args)
+    except OodfsError as exc:
+        print(f"oodfs theory: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -46,7 +46,7 @@ def test_tiny_run_writes_its_outputs(tmp_path):
     res = pd.read_csv(paths["results"])
     counts = res.groupby("method").size().to_dict()
     assert counts == {"ols": 9, "oracle_ipw": 9, "oracle_cond": 9, "dwr": 4, "srdo": 1, "srdo_unclipped": 1}
-    assert res[["beta_v", "err_s", "err", "ess", "max_corr_v", "max_corr_vf"]].notna().all().all()
+    assert res[["beta_v", "err_s", "err", "ess", "max_corr_v", "max_corr_vr"]].notna().all().all()
     # OLS weights are uniform; the oracle weights have a smaller effective sample size
     assert (res.loc[res.method == "ols", "ess_fraction"] == 1).all()
     assert (res.loc[res.method == "oracle_ipw", "ess_fraction"] < 1).all()
@@ -57,6 +57,11 @@ def test_tiny_run_writes_its_outputs(tmp_path):
     assert set(slopes.metric) == {"beta_v", "err_s"}
     assert slopes.loc[slopes.method == "ols", "slope"].notna().all()  # 3 sizes: a slope with an interval
     assert "## mild" in paths["summary"].read_text()
+    # a finished run can be read back and drawn again
+    results, targets, config = T.load_run(tmp_path)
+    assert config == tiny_config() and len(results) == len(res)
+    assert [p.name for p in T.make_figures(results, targets, config, tmp_path)] == [
+        "theory_beta_v.png", "theory_err_s.png", "theory_ess.png", "theory_independence.png"]
 
 
 def test_deterministic():
