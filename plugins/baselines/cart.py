@@ -556,7 +556,7 @@ class RandomForestRegressor:
     Tree i gets the i-th seed drawn from ``random_state`` (``randint(np.int32 max)``, as
     scikit-learn sets its trees' ``random_state``); from that seed, its bootstrap sample is
     scikit-learn's: ``randint(0, n, n)`` draws, or with ``sample_weight``
-    ``choice(n, n, p=sample_weight / sum)`` (scikit-learn >= 1.8), and the tree is fitted with
+    ``choice(n, n, p=sample_weight / sum)`` (scikit-learn >= 1.9), and the tree is fitted with
     the draw counts as sample weights. Ties between features are broken from the same seed.
     """
 
