@@ -24,8 +24,8 @@ small node) the winner depends on its random state. Here the features whose prox
 ``TIE_RTOL`` of the best are *tied* and the winner is the one with the smallest key drawn from
 (seed, node position, feature) -- a random order per node, from the seed, that does not depend
 on how deep the tree is grown (so the first D levels of a deeper tree are the depth-D tree).
-Sums also run in a different order than scikit-learn's (ties inside a node), which changes
-results by float rounding only (~1e-15 relative).
+Some sums also run in another order than scikit-learn's (a node's own totals, and rows of equal
+value), which changes results by float rounding only (~1e-15 relative).
 
 :class:`GradientBoostingRegressor` and :class:`RandomForestRegressor` reproduce scikit-learn's
 ensembles of these trees for regression with their defaults (see their docstrings); their
@@ -251,12 +251,14 @@ def _best_position(keys, w, wy, s, e, S, W, min_samples_leaf, min_weight_leaf, f
 
 @njit(**_JIT)
 def _grow(keys, rows, y, w, wy, w_total, max_depth, min_samples_split, min_samples_leaf,
-          min_weight_leaf, min_impurity_decrease, seed, ft, n_rows):
+          min_weight_leaf, min_impurity_decrease, seed, ft):
     """Grow one tree level by level. ``keys`` (features x used rows) are the sorted columns of
     the rows used (weight != 0), partitioned in place; ``rows`` the used rows in row order;
-    ``wy = w * y`` (``w`` None: unit weights); ``w_total`` the sum of all weights. Returns the node arrays and the leaf of
-    every used row and the number of nodes with tied features."""
+    ``wy = w * y`` (``w`` None: unit weights); ``w_total`` the sum of all weights. Returns the
+    node arrays, the leaf of every row (-1 if unused) and the number of nodes with tied
+    features."""
     d, N = keys.shape
+    n_rows = y.shape[0]
     cap = 2 * N - 1
     if max_depth < 40 and (1 << (max_depth + 1)) - 1 < cap:
         cap = (1 << (max_depth + 1)) - 1
@@ -495,8 +497,9 @@ def grow_tree(
     min_samples_split = max(int(min_samples_split), 2 * int(min_samples_leaf))
     min_weight_leaf = min_weight_fraction_leaf * (n if sample_weight is None else float(np.sum(w)))
     depth_cap = np.iinfo(np.int32).max if max_depth is None else int(max_depth)
-    arrays = _grow(keys, rows, y, None if unit else w, y if unit else w * y, w_total, depth_cap, min_samples_split, int(min_samples_leaf),
-                   float(min_weight_leaf), float(min_impurity_decrease), int(seed), FEATURE_THRESHOLD, n)
+    arrays = _grow(keys, rows, y, None if unit else w, y if unit else w * y, w_total, depth_cap, min_samples_split,
+                   int(min_samples_leaf), float(min_weight_leaf), float(min_impurity_decrease), int(seed),
+                   FEATURE_THRESHOLD)
     return Tree(*arrays)
 
 
@@ -556,7 +559,7 @@ class RandomForestRegressor:
     Tree i gets the i-th seed drawn from ``random_state`` (``randint(np.int32 max)``, as
     scikit-learn sets its trees' ``random_state``); from that seed, its bootstrap sample is
     scikit-learn's: ``randint(0, n, n)`` draws, or with ``sample_weight``
-    ``choice(n, n, p=sample_weight / sum)`` (scikit-learn >= 1.8), and the tree is fitted with
+    ``choice(n, n, p=sample_weight / sum)`` (scikit-learn >= 1.9), and the tree is fitted with
     the draw counts as sample weights. Ties between features are broken from the same seed.
     """
 

@@ -7,7 +7,8 @@ the ``n_estimators`` axis of the grid: for each ``max_depth`` one ensemble with 
 Gradient boosting and random forest are scikit-learn's algorithms. ``engine="oodfs"`` (the
 default) fits them with :mod:`.cart`, a re-implementation of scikit-learn's exact tree builder on
 presorted columns (same splits, training predictions and impurity decreases up to float
-rounding, ~10x faster); ``engine="sklearn"`` fits scikit-learn's own estimators (for audits).
+rounding; gb's grid ~15x and rf's ~8x faster, ``benchmarks/bench_trees.py``);
+``engine="sklearn"`` fits scikit-learn's own estimators (for audits).
 The two differ only in which of several equally good features a node credits (see ``cart``).
 """
 from __future__ import annotations
