@@ -71,7 +71,7 @@ def weighted_corr(X: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
     """Weighted Pearson correlation matrix of the columns of ``X`` (constant columns: 0)."""
     X = np.asarray(X, dtype=float)
     p = sample_probabilities(w, X.shape[0])
-    Z, _, _ = standardize(X, p)
+    Z = standardize(X, p).Z
     corr = (Z * p[:, None]).T @ Z
     flat = constant_columns(X - p @ X, X, p)
     corr[flat, :] = 0.0
