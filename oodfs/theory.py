@@ -130,7 +130,8 @@ class TheoryConfig:
 
 
 def quick_config(config: TheoryConfig | None = None) -> TheoryConfig:
-    """A small version (about a minute on 2 cores): 3 sizes, 5 replicates, smaller caps."""
+    """A small version: 3 sizes, 5 replicates, smaller DWR/SRDO caps (158 s with 2 jobs on a 2-core
+    machine under a load average of 9)."""
     config = config or TheoryConfig()
     methods = tuple(
         replace(m, max_n=min(m.max_n, 2000), replicates=min(m.replicates, 2)) if m.max_n else m for m in config.methods
@@ -606,7 +607,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "theory_slopes.csv, theory_summary.md and theory_*.png.",
     )
     p.add_argument("--out", default="results/theory", help="output folder (default results/theory)")
-    p.add_argument("--quick", action="store_true", help="3 sizes, 5 replicates, smaller DWR/SRDO caps (about a minute)")
+    p.add_argument("--quick", action="store_true", help="3 sizes, 5 replicates, smaller DWR/SRDO caps (a few minutes)")
     p.add_argument("--jobs", type=int, default=1, help="parallel worker processes (default 1)")
     p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     p.add_argument("--replicates", type=int, help=f"replicates of the cheap methods (default {TheoryConfig.replicates})")
