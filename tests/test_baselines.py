@@ -339,3 +339,46 @@ def test_fit_grid_rejects_unknown_parameters():
     X, y, _ = nonlinear_problem(n=50)
     with pytest.raises(oodfs.OodfsError, match="no grid parameter"):
         LassoSelector.fit_grid(X, y, [{"lam": 1.0}])
+
+
+# -- STG settings ---------------------------------------------------------------------------------
+def test_stg_sum_penalty_is_the_mean_penalty_times_d():
+    """penalty_reduction "sum" (the STG paper) = "mean" (the reference code) with lambda x d."""
+    X, y, _ = nonlinear_problem(n=300)
+    d = X.shape[1]
+    kw = dict(max_epochs=10, random_state=4)
+    total = STG(lam=2.0, penalty_reduction="sum", **kw).fit(X, y).scores_
+    mean = STG(lam=2.0 * d, penalty_reduction="mean", **kw).fit(X, y).scores_
+    np.testing.assert_allclose(total, mean, rtol=0, atol=1e-5)
+    same_lam = STG(lam=2.0, **kw).fit(X, y).scores_
+    assert (total < same_lam).all()  # a d times stronger penalty closes every gate further
+
+
+def test_stg_fit_grid_honours_every_setting_of_its_points():
+    """Points that differ in more than lambda are trained separately, each with its own settings."""
+    X, y, _ = nonlinear_problem(n=300)
+    points = [{"lam": 0.1, "max_epochs": 2}, {"lam": 1.0, "max_epochs": 2, "penalty_reduction": "sum"},
+              {"lam": 0.1, "max_epochs": 2, "sigma": 0.25, "hidden_layer_sizes": (8,)},
+              {"lam": 1.0, "max_epochs": 2}]
+    grid = STG.fit_grid(X, y, points, random_state=3)
+    for p, got in zip(points, grid):
+        np.testing.assert_allclose(got, STG(**p, random_state=3).fit(X, y).scores_, rtol=0, atol=1e-5)
+    assert not np.allclose(grid[0], grid[2], rtol=0, atol=1e-3)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"penalty_reduction": "median"}, "stg penalty_reduction must be one of 'mean', 'sum'; got 'median'"),
+        ({"sigma": 0.0}, "stg sigma must be a finite number > 0"),
+        ({"learning_rate": float("inf")}, "stg learning_rate must be a finite number > 0"),
+        ({"hidden_layer_sizes": (10, 0)}, "stg hidden_layer_sizes must be positive integers"),
+        ({"max_epochs": 0}, "stg max_epochs must be a positive integer"),
+    ],
+)
+def test_stg_bad_settings_name_the_parameter(params, match):
+    X, y, _ = nonlinear_problem(n=50)
+    with pytest.raises(oodfs.OodfsError, match=match):
+        STG(**params).fit(X, y)
+    with pytest.raises(oodfs.OodfsError, match=match):
+        STG.fit_grid(X, y, [{"lam": 0.1, **params}])
