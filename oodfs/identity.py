@@ -120,11 +120,16 @@ def _files(value) -> list[str]:
 def data_identity(suite: Suite, setting, env_info: PluginInfo) -> str:
     """A hash of the data a setting reads: the environment (name, distribution, version), the
     setting's parameters and the bytes of every file they name. A synthetic environment is
-    determined by its parameters; a table by its file."""
+    determined by its parameters; a table by its file. An environment whose data come from
+    elsewhere (a data package) can say what they are: a ``data_identity()`` method of the
+    environment (built with the setting's parameters of run 0) returning any JSON-able value."""
     described = dataclasses.asdict(setting) if dataclasses.is_dataclass(setting) else dict(vars(setting))
     files = {f: file_digest(f) for f in dict.fromkeys(_files(described))}
-    return digest({"environment": suite.environment, "package": env_info.package, "version": env_info.version,
-                   "setting": described, "files": files})
+    own = None
+    if callable(getattr(env_info.cls, "data_identity", None)):
+        own = env_info.cls(**setting.environment_params(0)).data_identity()
+    return digest({"environment": suite.environment, "package": _package(env_info), "version": env_info.version,
+                   "setting": described, "files": files, "own": own})
 
 
 # -- tasks --------------------------------------------------------------------------------
@@ -141,10 +146,19 @@ class TaskIdentity:
         return cls(digest(parts), dict(parts))
 
 
+def _package(info: PluginInfo) -> str:
+    """The distribution, or for a ``--plugin`` file its file name: the same file elsewhere (another
+    folder, another machine) is the same plugin; its content is in the code hash."""
+    package = info.package
+    if package.endswith(".py") or "/" in package or "\\" in package:
+        return Path(package).name
+    return package
+
+
 def method_parts(info: PluginInfo, profile: str) -> dict:
     cls = info.cls
     return {
-        "package": info.package,
+        "package": _package(info),
         "version": info.version,
         "class": f"{cls.__module__}.{cls.__qualname__}",
         "code": code_hash(cls),

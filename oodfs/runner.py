@@ -45,6 +45,10 @@ def check_suite_plugins(suite: Suite) -> None:
             env.check_env(e)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
 @dataclass
 class ResumePlan:
     """What a resume keeps, reruns and removes.
@@ -63,10 +67,10 @@ class ResumePlan:
     stale_kept: dict = field(default_factory=lambda: defaultdict(list))
 
     def notes(self) -> list[str]:
-        lines = [f"{len(k)} task{'s' * (len(k) != 1)} of {m} rerun: {why}" for (m, why), k in self.rerun.items()]
-        lines += [f"removed {len(k)} task{'s' * (len(k) != 1)} of {m} outside this run's selection: {why}"
+        lines = [f"{_count(len(k), 'task')} of {m} rerun: {why}" for (m, why), k in self.rerun.items()]
+        lines += [f"removed {_count(len(k), 'task')} of {m} outside this run's selection: {why}"
                   for (m, why), k in self.remove.items()]
-        lines += [f"kept {len(k)} task{'s' * (len(k) != 1)} of {m}, which this run does not include, although "
+        lines += [f"kept {_count(len(k), 'task')} of {m}, which this run does not include, although "
                   f"{why.replace(' changed', '')} changed since: rerun them with --methods {m} --resume"
                   for (m, why), k in self.stale_kept.items()]
         return lines
@@ -159,7 +163,8 @@ def run_suite(suite: Suite, out_dir, *, jobs: int = 1, resume: bool = False,
         taken = [m for m in ref_methods if m not in refused]
         if taken:
             ref_notes.append(f"from the reference results {reference.label}: {', '.join(taken)} "
-                             f"({len(ref_tasks)} tasks, {len(ref_results)} rows; column origin = 'reference')")
+                             f"({_count(len(ref_tasks), 'task')}, {_count(len(ref_results), 'row')}; "
+                             "column origin = 'reference')")
 
     records = store.task_records()
     stored_methods = {key[3] for key in records}

@@ -88,6 +88,16 @@ def _rows(store: dict, key) -> pd.DataFrame:
     return rows.sort_values(["point", "metric", "env", "k"], kind="stable").reset_index(drop=True)
 
 
+def _same(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """Exactly the same values (a column's dtype may differ between stores: an integer column
+    read as float where another task stored NULLs)."""
+    try:
+        pd.testing.assert_frame_equal(a, b, check_dtype=False, check_exact=True)
+    except AssertionError:
+        return False
+    return True
+
+
 def merge_stores(dirs, out, argv=None) -> dict:
     """Merge the results folders ``dirs`` into the new folder ``out``; returns counts
     (``folders``, ``tasks``, ``duplicates``, ``replaced_failures``)."""
@@ -139,7 +149,7 @@ def merge_stores(dirs, out, argv=None) -> dict:
                 if task[status_at] == "ok":
                     chosen[key] = i
                 continue
-            if not _rows(stores[j], key).equals(_rows(s, key)):
+            if not _same(_rows(stores[j], key), _rows(s, key)):
                 raise OodfsError(f"task {_task_name(key)} has different values in {stores[j]['path']} and {s['path']}")
 
     tasks = pd.concat([s["tasks"].iloc[[k in chosen and chosen[k] == i for k in s["by_key"]]]
@@ -162,9 +172,11 @@ def merge_stores(dirs, out, argv=None) -> dict:
         try:
             with con:
                 con.executemany("INSERT INTO invocations VALUES (?, ?)", invocations)
+                # the suite as last run (its selection rule is what a report of the folder uses)
+                suites = [json.loads(p).get("suite") for _, p in invocations]
                 con.execute("INSERT INTO invocations VALUES (?, ?)", (time.time(), json.dumps({
                     "argv": list(argv if argv is not None else sys.argv), "merged": [str(p) for p in paths],
-                    "environment": environment()})))
+                    "suite": next((s for s in reversed(suites) if s), {}), "environment": environment()})))
             # one self-contained, compact file (no write-ahead log beside it) to rename into place
             con.execute("VACUUM INTO ?", (str(tmp / "merged.sqlite"),))
         finally:

@@ -190,7 +190,7 @@ def write_reference(results_dir: str | Path, out_path: str | Path) -> tuple[Path
     out_path.parent.mkdir(parents=True, exist_ok=True)
     suites, profiles = sorted(set(results["suite"].dropna())), sorted(set(results["profile"].dropna()))
     frame = results[COLUMNS].sort_values(KEY + ["point", "metric", "env", "k"], kind="stable", na_position="first")
-    text = [c for c in COLUMNS if frame[c].dtype == object]
+    text = [c for c in COLUMNS if not pd.api.types.is_numeric_dtype(frame[c])]
     frame = frame.astype({c: "category" for c in text})  # dictionary-encoded in the file and in memory
     _write_atomic(out_path, lambda p: frame.to_parquet(p, index=False, compression="zstd",
                                                        compression_level=ZSTD_LEVEL))
