@@ -82,11 +82,12 @@ class ResumePlan:
         return {"rerun": counts(self.rerun), "removed": counts(self.remove), "stale_kept": counts(self.stale_kept)}
 
 
-def resume_plan(suite: Suite, records: dict, identities: dict, force=()) -> ResumePlan:
+def resume_plan(suite: Suite, records: dict, identities: dict, force=(), retry_failed: bool = False) -> ResumePlan:
     """Decide, for every stored task (``records``: :meth:`ResultStore.task_records`), whether it
     is kept, rerun, removed or kept although stale. ``identities``: ``{(setting, method):
     TaskIdentity}`` of every registered method on every setting of ``suite``; ``force``: methods
-    whose tasks are rerun whatever their identity."""
+    whose tasks are rerun whatever their identity; ``retry_failed``: rerun failed tasks of the
+    selection too."""
     out = ResumePlan()
     selection = {(s.name, env_key(r), run, m) for s, r, run in suite.task_keys() for m in suite.methods}
     for key, rec in records.items():
@@ -94,6 +95,9 @@ def resume_plan(suite: Suite, records: dict, identities: dict, force=()) -> Resu
         current = identities.get((setting, method))
         if key in selection and method in force:
             out.rerun[method, "forced (--force)"].append(key)
+            continue
+        if key in selection and retry_failed and rec["status"] != "ok":
+            out.rerun[method, "failed before"].append(key)
             continue
         if current is None:  # a method or setting this run cannot judge: left as it is
             if key in selection:
@@ -120,11 +124,12 @@ def _print_note(text: str) -> None:
 def run_suite(suite: Suite, out_dir, *, jobs: int = 1, resume: bool = False,
               plugin_modules: tuple[str, ...] = (), progress: bool = True, argv=None,
               backend_name: str = "local", scheduler: str | None = None,
-              task_timeout: float | None = None, force=(), reference=None, reference_methods=None,
-              notes=_print_note) -> ResultStore:
+              task_timeout: float | None = None, force=(), retry_failed: bool = False, reference=None,
+              reference_methods=None, notes=_print_note) -> ResultStore:
     """Run every pending task of ``suite`` into ``out_dir`` and return the store.
 
-    ``force``: methods rerun whatever is stored (implies ``resume`` of an existing store).
+    ``force``: methods rerun whatever is stored (implies ``resume`` of an existing store);
+    ``retry_failed``: failed tasks are run again.
     ``reference``: an :class:`oodfs.reference.Reference`; the tasks of ``reference_methods``
     (default: the reference's) that are not in ``suite.methods`` are copied from it instead of
     run; a method the reference lacks, or holds under another identity, is run. ``notes``: called with each one-line note (what is rerun and
@@ -171,7 +176,7 @@ def run_suite(suite: Suite, out_dir, *, jobs: int = 1, resume: bool = False,
     known = registry().entries("selector")
     judged = list(dict.fromkeys(list(suite.methods) + sorted(m for m in stored_methods if m in known)))
     identities = task_identities(suite, judged)
-    decided = resume_plan(suite, records, identities, force)
+    decided = resume_plan(suite, records, identities, force, retry_failed)
 
     store.set_meta("suite_identity", identity)
     store.set_meta("metrics", [info.cls.as_dict() for info in registry().entries("metric").values()])

@@ -300,7 +300,7 @@ def test_resume_plan_outside_the_selection():
         ("poly", "2.5", 0, "unknown"): {"identity": "x", "parts": None, "status": "ok"},
     }
     plan = resume_plan(tiny(methods=["ols"]), records, ident)
-    assert plan.keep == {("poly", "2.5", 0, "ols")}
+    assert plan.keep == {("poly", "2.5", 0, "ols")} and not plan.rerun
     assert dict(plan.remove) == {("ols", "code changed"): [("poly", "2.5", 1, "ols")]}
     assert dict(plan.stale_kept) == {("correlation", "grid changed"): [("poly", "2.5", 0, "correlation")]}
     assert plan.notes() == [
@@ -308,6 +308,10 @@ def test_resume_plan_outside_the_selection():
         "kept 1 task of correlation, which this run does not include, although grid changed since: "
         "rerun them with --methods correlation --resume",
     ]
+    records["poly", "2.5", 0, "ols"]["status"] = "failed"
+    assert resume_plan(tiny(methods=["ols"]), records, ident).keep == {("poly", "2.5", 0, "ols")}
+    retried = resume_plan(tiny(methods=["ols"]), records, ident, retry_failed=True)
+    assert dict(retried.rerun) == {("ols", "failed before"): [("poly", "2.5", 0, "ols")]} and not retried.keep
 
 
 @pytest.mark.slow
