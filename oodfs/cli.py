@@ -1,4 +1,4 @@
-"""Command line: ``oodfs bench | leaderboard | compare | plot | plugins | select``.
+"""Command line: ``oodfs bench | leaderboard | compare | plot | merge | plugins | select | theory``.
 
 Each command is a module of :mod:`oodfs.commands`; this module builds the parser and turns an
 :class:`~oodfs.validation.OodfsError` into one line on stderr and exit status 2.
@@ -13,7 +13,7 @@ import warnings
 from .validation import OodfsError
 
 EXIT_USAGE = 2
-COMMANDS = ("bench", "leaderboard", "compare", "plot", "plugins", "select", "theory")
+COMMANDS = ("bench", "leaderboard", "compare", "plot", "merge", "plugins", "select", "theory")
 
 
 class _Parser(argparse.ArgumentParser):
