@@ -40,10 +40,10 @@ RUNS = {"default": ("synthetic", []), "paper": ("synthetic", ["--profile", "pape
 ALPHA = 0.05
 
 
-def run(root: Path, name: str, jobs: int) -> Path:
+def run(root: Path, name: str, jobs: int, narrow: list[str]) -> Path:
     suite, extra = RUNS[name]
     out = root / name
-    cmd = ["oodfs", "bench", "--suite", suite, "--jobs", str(jobs), "--out", str(out), "--quiet", *extra]
+    cmd = ["oodfs", "bench", "--suite", suite, "--jobs", str(jobs), "--out", str(out), "--quiet", *extra, *narrow]
     if (out / "results.sqlite").exists():
         cmd.append("--resume")
     start = time.perf_counter()
@@ -264,12 +264,16 @@ def main() -> None:
     parser.add_argument("--root", default="results/reproduction", help="folder of the three runs")
     parser.add_argument("--only", choices=list(RUNS), action="append", help="run only these (repeatable)")
     parser.add_argument("--report-only", action="store_true", help="write the report from the existing runs")
+    parser.add_argument("--runs", help="runs per (setting, r_train) instead of the suite's (a smaller grid; "
+                        "a later call without it resumes and adds the missing runs)")
+    parser.add_argument("--r-train", help="comma-separated r_train values instead of the suite's")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message="An input array is constant")
     root = Path(args.root)
     if not args.report_only:
+        narrow = (["--runs", args.runs] if args.runs else []) + (["--r-train", args.r_train] if args.r_train else [])
         for name in args.only or RUNS:
-            run(root, name, args.jobs)
+            run(root, name, args.jobs, narrow)
     fig_dir = HERE / "figures"
     fig_dir.mkdir(exist_ok=True)
 

@@ -337,7 +337,7 @@ def test_bad_hyperparameters_raise_oodfs_error(cls, params):
 
 def test_fit_grid_rejects_unknown_parameters():
     X, y, _ = nonlinear_problem(n=50)
-    with pytest.raises(oodfs.OodfsError, match="no grid parameter"):
+    with pytest.raises(oodfs.OodfsError, match="has no parameter"):
         LassoSelector.fit_grid(X, y, [{"lam": 1.0}])
 
 

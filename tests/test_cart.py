@@ -197,7 +197,7 @@ def test_engine_option(cls):
     np.testing.assert_allclose(oodfs_scores, sklearn_scores, rtol=0, atol=1e-12)  # no ties here
     with pytest.raises(oodfs.OodfsError, match=r"engine must be one of 'oodfs', 'sklearn', got 'xgb'"):
         cls(**params, engine="xgb").fit(X, y)
-    with pytest.raises(oodfs.OodfsError, match="no grid parameter"):
+    with pytest.raises(oodfs.OodfsError, match="has no parameter"):
         cls.fit_grid(X, y, [{"engine": "sklearn"}])
 
 

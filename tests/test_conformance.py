@@ -67,7 +67,7 @@ def builtin_plugins() -> list:
     plugins = []
     names = set()
     for info in registry().all():
-        if info.package != "oodfs" or info.name in ORACLES:
+        if info.package != "oodfs" or info.name in ORACLES or info.kind == "metric":
             continue
         names.add((info.kind, info.name))
         spec = ENVIRONMENT_SPECS.get(info.name) if info.kind == "environment" else None
