@@ -132,8 +132,16 @@ class Leaderboard:
                     out.append((f"Setting `{setting}`: {m.title} {m.arrow} by r_train", header, rows))
         return out
 
+    def _reference_note(self) -> list[str]:
+        """Which methods' rows were taken from shipped reference results (not run here)."""
+        res = self.report.results
+        if "origin" not in res or not (res["origin"] == "reference").any():
+            return []
+        methods = list(dict.fromkeys(res.loc[res["origin"] == "reference", "method"]))
+        return [f"Rows of {', '.join(methods)} come from the reference results shipped with oodfs (not run here)."]
+
     def _preamble(self) -> list[str]:
-        return [
+        return self._reference_note() + [
             f"Profile: **{self.report.profile}** — {PROFILES.get(self.report.profile, '')}.",
             f"Model selection: **{self.rule.label}** — {self.rule.description}.",
             f"Cells: mean over runs and its {stats.describe_interval(INTERVAL)}; an r_train = all cell averages "
