@@ -172,7 +172,9 @@ def task_identities(suite: Suite, methods=None) -> dict[tuple[str, str], TaskIde
     it: r_train and run are coordinates). ``methods`` defaults to the suite's."""
     reg = registry()
     env_info = reg.info("environment", suite.environment)
-    suite_part = digest(suite_identity(suite))
+    # the suite's shared fields; a setting's own parameters are in its data part, so a task's
+    # identity does not change when a run narrows the suite to some of its settings
+    suite_part = digest({k: v for k, v in suite_identity(suite).items() if k != "settings"})
     data = {s.name: data_identity(suite, s, env_info) for s in suite.settings}
     out = {}
     for method in suite.methods if methods is None else methods:

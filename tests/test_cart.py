@@ -198,7 +198,7 @@ def test_engine_option(cls):
     with pytest.raises(oodfs.OodfsError, match=r"engine must be one of 'oodfs', 'sklearn', got 'xgb'"):
         cls(**params, engine="xgb").fit(X, y)
     with pytest.raises(oodfs.OodfsError, match="has no parameter"):
-        cls.fit_grid(X, y, [{"engine": "sklearn"}])
+        cls.fit_grid(X, y, [{"bogus": 1}])
 
 
 def test_bad_input_is_refused():

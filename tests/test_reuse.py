@@ -131,7 +131,7 @@ def test_identity_parts_and_explanations():
     assert ols.parts["class"].endswith(".OLS") and ols.parts["package"] == "oodfs"
     changed = task_identities(tiny(settings={"poly": {"params": {"setting": "mlp"}}}))["poly", "ols"]
     assert changed.parts["data"] != ols.parts["data"] and changed.parts["code"] == ols.parts["code"]
-    assert explain(ols.parts, changed.parts) == "data and suite changed"
+    assert explain(ols.parts, changed.parts) == "data changed"  # a setting is data; narrowing a suite changes no task
     assert explain(ols.parts, {**ols.parts, "code": "x"}) == "code changed"
     assert explain(ols.parts, {**ols.parts, "version": "9"}) == f"version ({ols.parts['version']} -> 9) changed"
     assert explain(None, ols.parts) == "no identity recorded (stored by an older oodfs)"
@@ -476,7 +476,7 @@ def test_reference_methods_whose_identity_differs_are_run(base, reference, tmp_p
     # more runs than the reference holds
     notes = run(tiny(methods=["ols"], runs=2), tmp_path / "runs2", plugin, reference=ref,
                 reference_methods=["correlation"])
-    assert notes[0].startswith("correlation: not taken from the reference (it lacks 1 of the 2 tasks")
+    assert notes[0].startswith("correlation: not taken from the reference (the reference holds 1 of the 2 tasks")
 
 
 def test_reference_bad_input(reference, tmp_path, capsys):

@@ -125,9 +125,13 @@ def take(ref: Reference, suite, methods, identities: dict) -> tuple[pd.DataFrame
     another identity than ``identities`` (``{(setting, method): TaskIdentity}``, the current)."""
     empty = ref.tasks.iloc[:0], ref.results.iloc[:0]
     current_suite = suite_identity(suite)
-    if ref.meta.get("suite_identity") != current_suite:
-        old = ref.meta.get("suite_identity") or {}
-        diff = sorted(k for k in set(old) | set(current_suite) if old.get(k) != current_suite.get(k))
+    old = ref.meta.get("suite_identity") or {}
+    # a run may use some of the reference's settings (--settings): each must be the reference's own
+    old_settings = {json.dumps(s, sort_keys=True) for s in old.get("settings", [])}
+    other_settings = [s for s in current_suite.get("settings", []) if json.dumps(s, sort_keys=True) not in old_settings]
+    diff = sorted(k for k in set(old) | set(current_suite) if k != "settings" and old.get(k) != current_suite.get(k))
+    diff += ["settings"] if other_settings else []
+    if diff:
         return (*empty, {m: f"the reference was made with a different {', '.join(diff)}" for m in methods})
     tasks = ref.tasks.set_index(KEY)
     parts = ref.meta.get("identities", {})
@@ -137,18 +141,17 @@ def take(ref: Reference, suite, methods, identities: dict) -> tuple[pd.DataFrame
             refused[m] = "the reference does not hold it"
             continue
         needed = [(s.name, env_key(r), run, m) for s, r, run in suite.task_keys()]
-        missing = [k for k in needed if k not in tasks.index]
-        if missing:
-            s, r, run, _ = missing[0]
-            refused[m] = f"it lacks {len(missing)} of the {len(needed)} tasks this run needs, e.g. setting {s}, " \
-                         f"r_train {r}, run {run}"
-            continue
-        stale = [k for k in needed if tasks.at[k, "identity"] != identities[k[0], m].digest]
+        present = [k for k in needed if k in tasks.index]
+        stale = [k for k in present if tasks.at[k, "identity"] != identities[k[0], m].digest]
         if stale:
             k = stale[0]
             refused[m] = explain(parts.get(tasks.at[k, "identity"]), identities[k[0], m].parts)
             continue
-        taken += needed
+        taken += present
+        if len(present) < len(needed):  # the rest is run (the method joins the run; present tasks are kept)
+            s, r, run, _ = next(k for k in needed if k not in tasks.index)
+            refused[m] = (f"the reference holds {len(present)} of the {len(needed)} tasks this run needs (e.g. not "
+                          f"setting {s}, r_train {r}, run {run}); the other {len(needed) - len(present)} are run")
     if not taken:
         return (*empty, refused)
     chosen = tasks.loc[taken].reset_index()[TASK_COLUMNS]
