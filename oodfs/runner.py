@@ -44,12 +44,31 @@ def check_suite_plugins(suite: Suite) -> None:
 def run_suite(suite: Suite, out_dir, *, jobs: int = 1, resume: bool = False,
               plugin_modules: tuple[str, ...] = (), progress: bool = True, argv=None,
               backend_name: str = "local", scheduler: str | None = None,
-              task_timeout: float | None = None) -> ResultStore:
-    """Run every pending task of ``suite`` into ``out_dir`` and return the store."""
+              task_timeout: float | None = None, isolate: bool = True,
+              retry_failed: bool = False) -> ResultStore:
+    """Run every pending task of ``suite`` into ``out_dir`` and return the store.
+
+    ``isolate``: fit each method in a forked child process, so that a plugin that crashes
+    or exits is recorded as a failed task (``task_timeout`` needs it). ``retry_failed``:
+    run the stored failed tasks again (implies ``resume``). One run writes a folder at a
+    time (a second one is refused); a storage error stops the run (StorageError).
+    """
+    if task_timeout is not None and not isolate:
+        raise OodfsError("--task-timeout needs each method fitted in its own process; drop --no-isolation")
+    resume = resume or retry_failed
     registry(plugin_modules)
     check_suite_plugins(suite)
     executor = backend(backend_name)
     store = ResultStore(out_dir)
+    store.check_output_folder()
+    with store.lock():
+        return _run_locked(suite, store, out_dir, executor, jobs=jobs, resume=resume, plugin_modules=plugin_modules,
+                           progress=progress, argv=argv, backend_name=backend_name, scheduler=scheduler,
+                           task_timeout=task_timeout, isolate=isolate, retry_failed=retry_failed)
+
+
+def _run_locked(suite: Suite, store: ResultStore, out_dir, executor, *, jobs, resume, plugin_modules, progress, argv,
+                backend_name, scheduler, task_timeout, isolate, retry_failed) -> ResultStore:
     identity = {k: v for k, v in suite.to_dict().items() if k in _SUITE_IDENTITY}
     identity = json.loads(json.dumps(identity))  # tuples -> lists, as stored
     if store.exists():
@@ -70,10 +89,10 @@ def run_suite(suite: Suite, out_dir, *, jobs: int = 1, resume: bool = False,
         "host": platform.node(),
         "pid": os.getpid(),
     })
-    todo = plan(suite, store.finished_tasks(), workers=jobs)
+    todo = plan(suite, store.finished_tasks(failed=not retry_failed), workers=jobs)
     bar = Progress(sum(len(job.methods) for job in todo), enabled=progress)
     target = str(out_dir) if executor.COMMITS_IN_WORKER else None
-    calls = [(suite, job, target, tuple(plugin_modules), task_timeout) for job in todo]
+    calls = [(suite, job, target, tuple(plugin_modules), task_timeout, isolate) for job in todo]
     for finished in run_calls(run_job, calls, backend_name=backend_name, jobs=jobs, scheduler=scheduler):
         for task in finished:
             if task.rows is not None:
