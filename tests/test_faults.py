@@ -286,15 +286,15 @@ needs_mounts = pytest.mark.skipif(sys.platform != "linux" or not _unshare_ok(),
 
 @needs_mounts
 def test_a_really_full_file_system_stops_the_run_in_one_line_and_resume_completes(tmp_path, clean):
-    """A 300 kB tmpfs: the run fills it, stops with one line and exit status 1; on a larger
-    file system --resume computes exactly the tasks that were not stored."""
+    """A 128 kB tmpfs: the run fills it (here after about 10 of 12 tasks), stops with one line
+    and exit status 1; on a larger file system --resume computes the tasks that were not stored."""
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    suite = tiny_file(tmp_path)
+    suite = tiny_file(tmp_path, runs=6)
     bench = f"{sys.executable} -m oodfs.cli bench --suite {suite} --out {mnt}/out --jobs 1 --quiet"
     script = textwrap.dedent(f"""
         set -u
-        mount -t tmpfs -o size=300k tmpfs {mnt}
+        mount -t tmpfs -o size=128k tmpfs {mnt}
         {bench} > {tmp_path}/first.out 2> {tmp_path}/first.err; echo $? > {tmp_path}/first.rc
         cp -r {mnt}/out {tmp_path}/full
         mount -o remount,size=50m {mnt}
@@ -309,8 +309,9 @@ def test_a_really_full_file_system_stops_the_run_in_one_line_and_resume_complete
     stored = tasks(tmp_path / "full") if (tmp_path / "full" / "results.sqlite").exists() else {}
     assert all(status == "ok" for status, _ in stored.values())
     assert (tmp_path / "second.rc").read_text().strip() == "0", (tmp_path / "second.err").read_text()
-    assert len(tasks(tmp_path / "resumed")) == 4
-    pd.testing.assert_series_equal(values(tmp_path / "resumed"), clean, check_exact=True)
+    assert len(tasks(tmp_path / "resumed")) == 12
+    resumed = values(tmp_path / "resumed")
+    pd.testing.assert_series_equal(resumed[resumed.index.get_level_values("run") < 2], clean, check_exact=True)
 
 
 def test_failed_tasks_stay_on_resume_and_are_run_again_with_retry_failed(tmp_path, faults):
@@ -329,7 +330,8 @@ def test_failed_tasks_stay_on_resume_and_are_run_again_with_retry_failed(tmp_pat
     after = load_results(out)
     assert not (after["status"] == "failed").any()
     assert after.duplicated(["method", "point", "metric", "env", "k"]).sum() == 0
-    ols = lambda df: df[df["method"] == "ols"].drop(columns="versions").reset_index(drop=True)  # noqa: E731
+    kept = ["point", "metric", "env", "k", "value", "seed", "scores"]
+    ols = lambda df: df.loc[df["method"] == "ols", kept].reset_index(drop=True)  # noqa: E731
     pd.testing.assert_frame_equal(ols(after), ols(before), check_dtype=False)  # the finished task is untouched
 
 
@@ -358,14 +360,17 @@ def stored(tmp_path_factory):
 
 
 def _snapshot(folder: Path) -> dict:
-    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in folder.rglob("*") if p.is_file()}
+    # results.sqlite-shm is SQLite's shared-memory index of the journal, which every reader
+    # updates; it holds no data
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) if not p.name.endswith("-shm") else None
+            for p in folder.rglob("*") if p.is_file()}
 
 
 def test_leaderboard_reads_without_writing(stored):
     before = _snapshot(stored)
     proc = cli("leaderboard", str(stored), "--format", "csv")
     assert proc.returncode == 0, proc.stderr
-    assert _snapshot(stored) == before  # no schema, no journal, no file touched
+    assert _snapshot(stored) == before  # no schema, no journal, no file touched or added
 
 
 @needs_mounts

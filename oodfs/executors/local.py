@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from ..validation import OodfsError
+from ..validation import RunAborted
 from .isolation import die_with_parent
 
 COMMITS_IN_WORKER = True
@@ -27,5 +27,5 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
     try:
         yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(delayed(_in_worker)(fn, args) for args in calls)
     except TerminatedWorkerError as exc:  # killed from outside (out of memory, a kill): the run stops
-        codes = str(exc).rpartition("exit codes of the workers are")[2].split("Detailed")[0].strip(" .") or "unknown"
-        raise OodfsError(f"a worker process died (exit codes {codes}); finished tasks are saved, continue with --resume") from None
+        codes = " ".join(str(exc).rpartition("exit codes of the workers are")[2].split("Detailed")[0].split()).strip(" .")
+        raise RunAborted(f"a worker process died (exit codes {codes or 'unknown'}); finished tasks are saved, continue with --resume") from None
