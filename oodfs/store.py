@@ -71,11 +71,11 @@ class ResultStore:
         device, a name the file system rejects, or a non-empty folder of something else (a
         folder holding only results.parquet would be silently replaced)."""
         out = self.out_dir
-        if out.exists() and not out.is_dir():
-            raise OodfsError(f"--out {str(out)!r} is not a folder (it is a file or a device); choose a folder")
         try:
+            if out.exists() and not out.is_dir():
+                raise OodfsError(f"--out {str(out)!r} is not a folder (it is a file or a device); choose a folder")
             out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
+        except OSError as exc:  # a name too long, a parent that is a file, no permission
             raise OodfsError(f"cannot create the output folder {str(out)!r}: {exc.strerror or exc}") from None
         if self.exists():
             if not self.path.is_file():
@@ -283,11 +283,20 @@ def load_results(path: str | Path) -> pd.DataFrame:
         raise OodfsError(f"no results in {path} (expected {DB_NAME}, results.parquet or results.csv)")
     if not path.exists():
         raise OodfsError(f"{path} does not exist")
-    if path.suffix == ".parquet":
-        return pd.read_parquet(path)
-    if path.suffix == ".csv":
-        return pd.read_csv(path)
-    raise OodfsError(f"{path}: expected a results folder, .parquet or .csv file")
+    if path.suffix not in (".parquet", ".csv"):
+        raise OodfsError(f"{path}: expected a results folder, .parquet or .csv file")
+    try:
+        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    except Exception as exc:  # noqa: BLE001 -- pyarrow and pandas raise many kinds for a bad file
+        raise OodfsError(f"cannot read {path}: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}") from None
+    missing = [c for c in _REQUIRED if c not in df.columns]
+    if missing:
+        raise OodfsError(f"{path} is not an oodfs results table (no column {', '.join(missing)})")
+    return df
+
+
+#: the columns every results table has (what a report cannot do without)
+_REQUIRED = ("suite", "setting", "r_train", "run", "method", "point", "metric", "env", "k", "value", "status", "error")
 
 
 def export(df: pd.DataFrame, out_dir: Path) -> Path:

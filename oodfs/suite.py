@@ -117,7 +117,8 @@ def load_suite(name_or_path: str) -> Suite:
 
 
 def _resolve_paths(raw: dict, folder: Path) -> None:
-    for setting in (raw.get("settings") or {}).values():
+    settings = raw.get("settings")
+    for setting in settings.values() if isinstance(settings, dict) else ():
         params = setting.get("params") if isinstance(setting, dict) else None
         if isinstance(params, dict) and isinstance(params.get("path"), str) and not Path(params["path"]).is_absolute():
             params["path"] = str((folder / params["path"]).resolve())
