@@ -23,9 +23,15 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from pathlib import Path
 
 from ..validation import OodfsError
+
+# Python 3.12+ warns on every fork of a process that has threads (a dask worker, torch's pool).
+# The risk it names (a lock another thread held at the fork) is the one every fork-based pool
+# takes; here a child that hangs on one is ended by --task-timeout, so one warning per fit is noise
+warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 try:  # looked up once here: a forked child of a threaded process should not load libraries
