@@ -2,6 +2,8 @@
 damaged and read-only stores; a second run on a folder; killed runs. Each fault ends either as
 a recorded failed task with the run going on, or as one line and a non-zero exit status, and
 never loses, duplicates or changes another task's numbers."""
+import contextlib
+import io
 import os
 import shutil
 import signal
@@ -15,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from oodfs.cli import main
 from oodfs.runner import run_suite
 from oodfs.store import ResultStore, StorageError, load_results
 from oodfs.suite import suite_from_dict
@@ -122,7 +125,19 @@ def tiny_file(tmp_path, runs=2) -> str:
 
 
 def cli(*args, **kw):
+    """The command in a new process (for what must be seen at the file-descriptor level)."""
     return subprocess.run([sys.executable, "-m", "oodfs.cli", *args], capture_output=True, text=True, **kw)
+
+
+def run_main(*args):
+    """The command in this process (``oodfs.cli.main``, what the ``oodfs`` script calls): faster."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 def values(out, methods=("ols", "correlation")) -> pd.Series:
@@ -171,7 +186,7 @@ def test_a_plugin_editing_its_input_changes_no_other_number(tmp_path, faults, cl
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_crashing_plugins_are_failed_tasks_and_the_run_goes_on(tmp_path, faults, clean, jobs):
     out = tmp_path / "out"
-    proc = cli("bench", "--suite", tiny_file(tmp_path), "--plugin", faults, "--out", str(out), "--jobs", str(jobs),
+    proc = run_main("bench", "--suite", tiny_file(tmp_path), "--plugin", faults, "--out", str(out), "--jobs", str(jobs),
                "--methods", "exit0,osexit,segfault,suicide,raises,ols,correlation", "--quiet")
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""  # --quiet: nothing but the leaderboard
@@ -214,9 +229,9 @@ def test_dask_with_task_timeout_records_the_slow_and_keeps_the_healthy(tmp_path,
     pytest.importorskip("distributed")
     out = tmp_path / "out"
     run_suite(tiny(methods=["sleep_long", "segfault", "ols", "correlation"]), out, jobs=2, backend_name="dask",
-              task_timeout=20, plugin_modules=(faults,), progress=False)
+              task_timeout=10, plugin_modules=(faults,), progress=False)
     found = tasks(out)
-    assert found[(0, "sleep_long")][0] == "failed" and "timed out after 20 s" in found[(0, "sleep_long")][1]
+    assert found[(0, "sleep_long")][0] == "failed" and "timed out after 10 s" in found[(0, "sleep_long")][1]
     assert found[(1, "segfault")][0] == "failed" and "SIGSEGV" in found[(1, "segfault")][1]
     pd.testing.assert_series_equal(values(out), clean, check_exact=True)
 
@@ -318,13 +333,13 @@ def test_failed_tasks_stay_on_resume_and_are_run_again_with_retry_failed(tmp_pat
     out = tmp_path / "out"
     args = ["bench", "--suite", tiny_file(tmp_path, runs=1), "--plugin", faults, "--out", str(out), "--jobs", "1",
             "--methods", "fail_once,ols", "--quiet"]
-    assert cli(*args).returncode == 0
+    assert run_main(*args).returncode == 0
     status, error = tasks(out)[(0, "fail_once")]
     assert status == "failed" and error.startswith("RuntimeError: transient failure")
-    assert cli(*args, "--resume").returncode == 0
+    assert run_main(*args, "--resume").returncode == 0
     assert tasks(out)[(0, "fail_once")][0] == "failed"  # --resume keeps what was recorded
     before = load_results(out)
-    proc = cli(*args, "--retry-failed")
+    proc = run_main(*args, "--retry-failed")
     assert proc.returncode == 0, proc.stderr
     assert tasks(out)[(0, "fail_once")] == ("ok", None)
     after = load_results(out)
@@ -340,13 +355,13 @@ def test_bench_never_replaces_results_of_another_kind(tmp_path):
     out.mkdir()
     pd.DataFrame({"method": ["dwr"] * 810, "value": 1.0}).to_parquet(out / "results.parquet")
     before = (out / "results.parquet").read_bytes()
-    proc = cli("bench", "--suite", tiny_file(tmp_path), "--out", str(out), "--quiet")
+    proc = run_main("bench", "--suite", tiny_file(tmp_path), "--out", str(out), "--quiet")
     assert_one_line(proc, 2, "results.parquet", f"no results.sqlite")
     assert (out / "results.parquet").read_bytes() == before and sorted(os.listdir(out)) == ["results.parquet"]
     other = tmp_path / "photos"
     other.mkdir()
     (other / "holiday.jpg").write_bytes(b"\xff\xd8")
-    assert_one_line(cli("bench", "--suite", tiny_file(tmp_path), "--out", str(other), "--quiet"), 2, "holiday.jpg")
+    assert_one_line(run_main("bench", "--suite", tiny_file(tmp_path), "--out", str(other), "--quiet"), 2, "holiday.jpg")
     assert sorted(os.listdir(other)) == ["holiday.jpg"]
 
 
@@ -354,7 +369,7 @@ def test_bench_never_replaces_results_of_another_kind(tmp_path):
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory):
     out = tmp_path_factory.mktemp("stored") / "out"
-    proc = cli("bench", "--suite", tiny_file(out.parent, runs=1), "--out", str(out), "--quiet")
+    proc = run_main("bench", "--suite", tiny_file(out.parent, runs=1), "--out", str(out), "--quiet")
     assert proc.returncode == 0, proc.stderr
     return out
 
@@ -411,11 +426,11 @@ def test_a_damaged_store_is_one_line_naming_the_file(stored, tmp_path, damage):
     else:
         db.write_bytes(b"")
     for command in ("leaderboard", "plot"):
-        proc = cli(command, str(copy))
+        proc = run_main(command, str(copy))
         assert_one_line(proc, 2, str(db))
         if damage == "empty_next_to_parquet":
             assert "results.parquet" in proc.stderr and "0 bytes" in proc.stderr
-    proc = cli("bench", "--suite", tiny_file(tmp_path, runs=1), "--out", str(copy), "--resume", "--quiet")
+    proc = run_main("bench", "--suite", tiny_file(tmp_path, runs=1), "--out", str(copy), "--resume", "--quiet")
     assert proc.returncode in (1, 2) and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert str(db) in proc.stderr and "Traceback" not in proc.stderr
 
@@ -425,7 +440,7 @@ def test_a_second_run_on_a_folder_is_refused_while_the_first_holds_it(tmp_path):
     out = tmp_path / "out"
     run_suite(tiny(methods=["ols"]), out, progress=False)
     with ResultStore(out).lock():
-        proc = cli("bench", "--suite", tiny_file(tmp_path), "--out", str(out), "--resume", "--quiet")
+        proc = run_main("bench", "--suite", tiny_file(tmp_path), "--out", str(out), "--resume", "--quiet")
         assert_one_line(proc, 2, "another oodfs run", f"pid {os.getpid()}", str(out))
     run_suite(tiny(), out, resume=True, progress=False)  # released: the next run goes ahead
     assert len(tasks(out)) == 4

@@ -13,10 +13,11 @@ The LocalCluster oodfs starts serves nothing over HTTP and talks TLS:
 """
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
 
-from ..validation import OodfsError
+from ..validation import OodfsError, RunAborted
 from .isolation import die_with_parent
 
 COMMITS_IN_WORKER = False  # a remote worker returns its rows; this process commits them
@@ -55,6 +56,8 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
         with dask.config.set(_QUIET_CLUSTER):
             cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
                                    dashboard_address=None, worker_dashboard_address=None, security=_security(),
+                                   # not the nannies' warnings at shutdown ("still alive after 4 s, killing")
+                                   silence_logs=logging.ERROR,
                                    scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"})
     try:
         client = Client(cluster if cluster is not None else scheduler, timeout="30s")
@@ -68,8 +71,15 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
         task = fn if cluster is None else _in_local_worker
         first = () if cluster is None else (fn,)
         futures = [client.submit(task, *first, *args, pure=False) for args in calls]
+        from distributed import KilledWorker
+
         for future in as_completed(futures):
-            yield future.result()
+            try:
+                result = future.result()
+            except KilledWorker as exc:  # workers killed from outside, again and again: the run stops
+                raise RunAborted(f"dask workers died running a job ({exc}); finished tasks are saved, continue with "
+                                 "--resume") from None
+            yield result
     finally:
         client.close()
         if cluster is not None:
