@@ -1,7 +1,7 @@
 """Fit time of the eight baseline selectors: default grid point, whole grid (``fit_grid``) and,
 for the methods that share work across their grid, the naive whole grid (one fit per point).
 
-Data: synthetic ``poly``, r_train = 2.5, n = 10000, d = 10 (SPEC §1), one draw. Each repeat
+Data: synthetic ``poly``, r_train = 2.5, n = 10000, d = 10 (docs/PROTOCOL.md, section 1), one draw. Each repeat
 runs every (method, mode) once, in an interleaved order, so that load on a shared machine hits
 all of them alike; the tables show medians over repeats of wall time and of CPU (process) time
 -- on a shared machine CPU time is the steadier figure. All fits are single-threaded (torch 1

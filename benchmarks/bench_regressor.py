@@ -1,7 +1,7 @@
 """Downstream regressor: batched, early-stopped fit_downstream vs a long-trained reference fit.
 
-Data: synthetic ``poly``, r_train = 2.5, n = 10000; the 10 test environments of SPEC §1
-(n = 10000 each). Subsets: top-k of OLS's ranking in SPEC §4 for k = 1..10, the true set
+Data: synthetic ``poly``, r_train = 2.5, n = 10000; the 10 test environments of docs/PROTOCOL.md, section 1
+(n = 10000 each). Subsets: top-k of an OLS ranking measured on this data (seed 0) for k = 1..10, the true set
 {S1..S5} and {S1, S2, S3, V4, V5} (12 subsets, a typical batch of the runner).
 
 (a) reference: one plain torch MLP (5, 5) per subset, ReLU, Adam lr 0.001, shuffled minibatches
@@ -39,7 +39,7 @@ from oodfs.seeds import derive_seed
 
 R_TEST = (-3.0, -2.5, -2.0, -1.5, -1.3, 1.3, 1.5, 2.0, 2.5, 3.0)
 NAMES = [f"S{i}" for i in range(1, 6)] + [f"V{i}" for i in range(1, 6)]
-OLS_RANKING = (2, 4, 1, 9, 8, 0, 3, 7, 6, 5)  # SPEC §4, poly, r_tr = 2.5, seed 0
+OLS_RANKING = (2, 4, 1, 9, 8, 0, 3, 7, 6, 5)  # an OLS ranking on poly, r_tr = 2.5, seed 0 (paper layout)
 
 
 #: design choices of fit_downstream undone one at a time (see oodfs/regressor.py)

@@ -38,12 +38,13 @@ class DataSet:
 
 def make_dataset(suite: Suite, setting, r_train, run: int) -> DataSet:
     env_cls = registry().get("environment", suite.environment)
-    env = env_cls(**setting.environment_params(run))
+    env = env_cls(**setting.environment_params(run, suite.seed))
     s = suite.seed
+    n_train = setting.n_train or suite.n_train  # a setting may override the suite's training size
     # one draw from the training environment, its tail held out for the `val` rule: i.i.d.
     # extra data for a synthetic environment, a random held-out part of a finite table
-    X, y = env.sample(r_train, suite.n_train + suite.n_val, derive_seed(s, setting.name, r_train, run, "train"))
-    n_val = round(len(y) * suite.n_val / (suite.n_train + suite.n_val))
+    X, y = env.sample(r_train, n_train + suite.n_val, derive_seed(s, setting.name, r_train, run, "train"))
+    n_val = round(len(y) * suite.n_val / (n_train + suite.n_val))
     X_val = y_val = None
     if n_val:
         X, X_val, y, y_val = X[:-n_val], X[-n_val:], y[:-n_val], y[-n_val:]

@@ -40,6 +40,7 @@ class TaskResult:
     status: str  # "ok" or "failed"
     error: str | None
     rows: list | None
+    identity: object = None  # the task's oodfs.identity.TaskIdentity (None: not tracked)
 
 
 def plan(suite: Suite, finished: set, workers: int = 1) -> list[Job]:
@@ -60,10 +61,13 @@ def plan(suite: Suite, finished: set, workers: int = 1) -> list[Job]:
 
 
 def run_job(suite: Suite, job: Job, out_dir: str | None, plugin_modules: tuple[str, ...] = (),
-            task_timeout: float | None = None, isolate: bool = True) -> list[TaskResult]:
+            task_timeout: float | None = None, identities: dict | None = None,
+            isolate: bool = True) -> list[TaskResult]:
     """Run one job (the worker's entry point). With ``out_dir`` each task is committed to the
     store there; with ``out_dir=None`` (a remote worker) the rows come back instead.
-    ``isolate``: fit each method in a forked child process (needed for ``task_timeout``)."""
+    ``identities``: ``{(setting, method): TaskIdentity}``, stored with each task (computed once
+    by the runner, where the resume decision is made). ``isolate``: fit each method in a forked
+    child process (needed for ``task_timeout``)."""
     import torch
 
     torch.set_num_threads(1)  # one thread per worker: workers are the parallelism
@@ -80,10 +84,13 @@ def run_job(suite: Suite, job: Job, out_dir: str | None, plugin_modules: tuple[s
 
     def finish(method, status, error, rows):
         key = (setting.name, env_key(job.r_train), job.run, method)
-        rows = [{**common, **r, "method": method, "status": status, "error": error} for r in rows]
+        ident = (identities or {}).get((setting.name, method))
+        digest = ident.digest if ident is not None else None
+        rows = [{**common, **r, "method": method, "status": status, "error": error, "identity": digest,
+                 "origin": "run"} for r in rows]
         if store is not None:
-            store.commit_task(key, status, error, rows)
-        finished.append(TaskResult(key, status, error, None if store is not None else rows))
+            store.commit_task(key, status, error, rows, digest, ident.parts if ident is not None else None)
+        finished.append(TaskResult(key, status, error, None if store is not None else rows, ident))
 
     try:
         t0 = time.perf_counter()

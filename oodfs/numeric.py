@@ -7,6 +7,7 @@ uniform. A column counts as constant when its (weighted) standard deviation is b
 from __future__ import annotations
 
 import contextlib
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -37,31 +38,40 @@ def constant_columns(Xc: np.ndarray, X: np.ndarray, p: np.ndarray) -> np.ndarray
     return sd <= CONSTANT_RTOL * scale
 
 
-def standardize(X: np.ndarray, p: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(Z, mean, sd)``: columns shifted and scaled to ``p``-weighted mean 0 and sd 1.
+class Standardized(NamedTuple):
+    Z: np.ndarray  # the standardised columns
+    mean: np.ndarray
+    sd: np.ndarray  # 1 for a constant column
+    constant: np.ndarray  # mask of the constant columns (only centred)
 
-    Constant columns are only centred (their ``sd`` is reported as 1). A column with values
-    beyond 1e150 is first divided by its largest absolute value, so that its squares do not
-    overflow; other columns are computed directly, without that extra rounding step.
+
+def standardize(X: np.ndarray, p: np.ndarray | None = None) -> Standardized:
+    """Columns shifted and scaled to mean 0 and sd 1 (``p``-weighted when ``p`` is given, else
+    numpy's ``mean`` and ``std``), applied as ``(X - mean) / sd``.
+
+    Constant columns are only centred. A column with values beyond 1e150 is first divided by
+    its largest absolute value, so that its squares do not overflow; other columns are computed
+    directly, without that extra rounding step.
     """
     X = np.asarray(X, dtype=float)
-    p = sample_probabilities(None, X.shape[0]) if p is None else p
     magnitude = np.abs(X).max(axis=0)
     prescale = np.where(magnitude > 1e150, magnitude, 1.0)
     Xs = X / prescale
-    mean = p @ Xs
-    Xc = Xs - mean
-    sd = np.sqrt(p @ (Xc * Xc))
+    if p is None:
+        mean, sd = Xs.mean(axis=0), Xs.std(axis=0)
+    else:
+        mean = p @ Xs
+        sd = np.sqrt(p @ ((Xs - mean) * (Xs - mean)))
     flat = sd <= CONSTANT_RTOL * np.maximum(magnitude / prescale, np.finfo(float).tiny)
     sd = np.where(flat, 1.0, sd)
-    return Xc / sd, mean * prescale, sd * prescale
+    return Standardized((Xs - mean) / sd, mean * prescale, sd * prescale, flat)
 
 
 def weighted_corr(X: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
     """Weighted Pearson correlation matrix of the columns of ``X`` (constant columns: 0)."""
     X = np.asarray(X, dtype=float)
     p = sample_probabilities(w, X.shape[0])
-    Z, _, _ = standardize(X, p)
+    Z = standardize(X, p).Z
     corr = (Z * p[:, None]).T @ Z
     flat = constant_columns(X - p @ X, X, p)
     corr[flat, :] = 0.0

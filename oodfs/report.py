@@ -30,9 +30,16 @@ class Report:
     ``chosen``: the point the rule picks per task; ``tasks``: status and error per task;
     ``curves`` and ``per_env``: the chosen points' values per k and per test environment."""
 
-    def __init__(self, results: pd.DataFrame, rule: str = "val", metrics: list[dict] | None = None):
+    def __init__(self, results: pd.DataFrame, rule: str = "val", metrics: list[dict] | None = None,
+                 method_order: list[str] | None = None):
         if results.empty:
             raise OodfsError("the results table is empty: nothing to report")
+        # methods in the suite's order (then any others, in order of appearance): tables and
+        # figures list them the same way whatever order the tasks finished in
+        seen = list(dict.fromkeys(results["method"]))
+        order = [m for m in (method_order or []) if m in seen] + [m for m in seen if m not in (method_order or [])]
+        rank = {m: i for i, m in enumerate(order)}
+        results = results.iloc[np.argsort(results["method"].map(rank).to_numpy(), kind="stable")]
         self.results = results
         self.rule = get_rule(rule)
         self.metrics = _declarations(metrics)
@@ -53,8 +60,12 @@ class Report:
         from .store import ResultStore, load_results
 
         store = ResultStore(path)
-        stored = store.get_meta("metrics") if Path(path).is_dir() and store.exists() else None
-        return cls(load_results(path), rule or "val", stored)
+        stored = order = None
+        if Path(path).is_dir() and store.exists():
+            stored = store.get_meta("metrics")
+            runs = store.invocations()
+            order = list(runs[-1]["suite"]["methods"]) if runs else None
+        return cls(load_results(path), rule or "val", stored, order)
 
     # -- building ------------------------------------------------------------------------
     def _points(self, ok: pd.DataFrame) -> pd.DataFrame:

@@ -28,7 +28,7 @@ class SelectionRule:
 
     def choose(self, points: pd.DataFrame) -> pd.DataFrame:
         """The chosen point per task (ties: the earlier grid point)."""
-        points = points.sort_values(TASK + ["point"])
+        points = points.sort_values(["setting", "r_train", "run", "point"], kind="stable")
         if self.metric is None:
             return points[points["is_default"] == 1].groupby(TASK, sort=False).head(1).reset_index(drop=True)
         if self.metric not in points or points[self.metric].isna().all():

@@ -4,6 +4,11 @@ A task is (setting, r_train, run, method). Its rows (every grid point x every me
 entry in ``tasks`` are committed together, so a run killed at any moment leaves either the
 whole task or none of it; ``--resume`` skips exactly the committed tasks. SQLite (standard
 library, WAL mode) lets parallel workers on one machine commit independently.
+
+Each task also stores its identity (:mod:`oodfs.identity`: what produced it) and its origin
+(``run``: computed here; ``reference``: copied from oodfs's shipped reference results). A task
+committed again replaces its old rows in the same transaction, so one task never holds rows of
+two computations.
 """
 from __future__ import annotations
 
@@ -27,21 +32,38 @@ _FRESH_FOLDER = {LOCK_NAME}
 RESULT_COLUMNS = [
     "suite", "profile", "setting", "r_train", "run", "method", "method_kind", "point", "params", "is_default",
     "metric", "env", "k", "value", "seed", "scores", "feature_names", "status", "error", "fit_seconds",
-    "downstream_seconds", "data_seconds", "oodfs_version", "versions",
+    "downstream_seconds", "data_seconds", "oodfs_version", "versions", "identity", "origin",
 ]
+#: per task: its status, identity (digest and parts, see oodfs.identity) and origin
+TASK_COLUMNS = ["setting", "r_train", "run", "method", "status", "error", "finished_at", "identity", "parts", "origin"]
+#: columns added since the first schema, added to older stores when they are opened
+_ADDED = {"tasks": {"identity": "TEXT", "parts": "TEXT", "origin": "TEXT"},
+          "results": {"identity": "TEXT", "origin": "TEXT"}}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS tasks (
     setting TEXT, r_train TEXT, run INTEGER, method TEXT, status TEXT, error TEXT,
-    finished_at REAL, PRIMARY KEY (setting, r_train, run, method));
+    finished_at REAL, identity TEXT, parts TEXT, origin TEXT, PRIMARY KEY (setting, r_train, run, method));
 CREATE TABLE IF NOT EXISTS results (
     suite TEXT, profile TEXT, setting TEXT, r_train TEXT, run INTEGER, method TEXT, method_kind TEXT, point INTEGER,
     params TEXT, is_default INTEGER, metric TEXT, env TEXT, k INTEGER, value REAL, seed INTEGER,
     scores TEXT, feature_names TEXT, status TEXT, error TEXT, fit_seconds REAL, downstream_seconds REAL,
-    data_seconds REAL, oodfs_version TEXT, versions TEXT);
+    data_seconds REAL, oodfs_version TEXT, versions TEXT, identity TEXT, origin TEXT);
 CREATE TABLE IF NOT EXISTS invocations (started_at REAL, provenance TEXT);
 """
+
+
+def _migrate(con: sqlite3.Connection) -> None:
+    """Bring a store written by an older oodfs to the current schema (new columns are NULL for
+    its tasks: no identity recorded), and index the results by task."""
+    for table, columns in _ADDED.items():
+        have = {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
+        for name, kind in columns.items():
+            if name not in have:
+                con.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+    con.execute("CREATE INDEX IF NOT EXISTS results_task ON results (setting, r_train, run, method)")
+    con.commit()
 
 
 def env_key(value) -> str:
@@ -131,6 +153,7 @@ class ResultStore:
                 con.execute("PRAGMA journal_mode=WAL")
                 con.execute("PRAGMA synchronous=NORMAL")
                 con.executescript(_SCHEMA)
+                _migrate(con)
             except BaseException:
                 con.close()
                 raise
@@ -212,32 +235,78 @@ class ResultStore:
             where = "" if failed else " WHERE status = 'ok'"
             return {tuple(r) for r in con.execute(f"SELECT setting, r_train, run, method FROM tasks{where}")}
 
-    def commit_task(self, key: tuple, status: str, error: str | None, rows: list[dict]) -> None:
-        """Write one finished task atomically (all its rows and its tasks entry, or nothing)."""
+    def task_records(self) -> dict[tuple, dict]:
+        """Every stored task: ``{(setting, r_train, run, method): {"status", "identity",
+        "parts", "origin"}}`` (identity and parts None for a task stored by an older oodfs)."""
+        if not self.exists():
+            return {}
+        with self.connect() as con:
+            rows = con.execute("SELECT setting, r_train, run, method, status, identity, parts, origin FROM tasks")
+            return {tuple(r[:4]): {"status": r[4], "identity": r[5], "parts": json.loads(r[6]) if r[6] else None,
+                                   "origin": r[7] or "run"} for r in rows}
+
+    def commit_task(self, key: tuple, status: str, error: str | None, rows: list[dict], identity: str | None = None,
+                    parts: dict | None = None, origin: str = "run") -> None:
+        """Write one finished task atomically (all its rows and its tasks entry, or nothing).
+
+        A task stored already is replaced in the same transaction (a rerun: its identity
+        changed, or --force), except that a failure never replaces a result of the same
+        identity (a repeated attempt of a task that once succeeded).
+        """
         setting, r_train, run, method = key
         con = self.connect()
-        where = "setting = ? AND r_train = ? AND run = ? AND method = ?"
         try:
-            with con:  # one transaction, holding the write lock from its start
+            with con:  # one transaction, holding the write lock from its start (the check below stays true)
                 con.execute("BEGIN IMMEDIATE")
-                before = con.execute(f"SELECT status FROM tasks WHERE {where}", key).fetchone()
-                if before is not None and before[0] == "ok":
-                    return  # committed already by an earlier attempt: never duplicate a task
-                if before is not None:  # a failed task run again (--retry-failed): replaced
-                    con.execute(f"DELETE FROM tasks WHERE {where}", key)
-                    con.execute(f"DELETE FROM results WHERE {where}", key)
+                old = con.execute("SELECT status, identity FROM tasks WHERE setting = ? AND r_train = ? AND run = ? "
+                                  "AND method = ?", key).fetchone()
+                if old is not None:
+                    if status != "ok" and old[0] == "ok" and old[1] == identity:
+                        return
+                    _delete_tasks(con, [key])
                 con.execute(
-                    "INSERT INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (setting, r_train, run, method, status, error, time.time()),
+                    f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES ({', '.join('?' * len(TASK_COLUMNS))})",
+                    (setting, r_train, run, method, status, error, time.time(), identity,
+                     None if parts is None else json.dumps(parts, sort_keys=True), origin),
                 )
                 con.executemany(
-                    f"INSERT INTO results VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
+                    f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
                     [tuple(row.get(c) for c in RESULT_COLUMNS) for row in rows],
                 )
         except sqlite3.Error as exc:  # disk full, I/O error: the run stops, the method is not blamed
             raise StorageError(f"cannot write results to {self.path}: {_reason(exc)}") from None
         finally:
             con.close()
+
+    def remove_tasks(self, keys) -> None:
+        """Delete tasks and their rows, all in one transaction."""
+        with self.connect() as con:
+            con.execute("BEGIN IMMEDIATE")
+            _delete_tasks(con, list(keys))
+
+    def insert_tasks(self, tasks: pd.DataFrame, results: pd.DataFrame) -> None:
+        """Write many tasks (``tasks``: :data:`TASK_COLUMNS`; ``results``: their rows, with
+        r_train as stored text) in one transaction, replacing any stored copy of them."""
+        tasks = tasks.reindex(columns=TASK_COLUMNS)
+        results = results.reindex(columns=RESULT_COLUMNS)
+        with self.connect() as con:
+            con.execute("BEGIN IMMEDIATE")
+            _delete_tasks(con, [tuple(k) for k in tasks[["setting", "r_train", "run", "method"]].itertuples(index=False)])
+            con.executemany(f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES ({', '.join('?' * len(TASK_COLUMNS))})",
+                            _records(tasks))
+            con.executemany(
+                f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
+                _records(results))
+
+    def tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The stored ``tasks`` and ``results`` tables as they are (r_train as text), for
+        copying tasks between stores."""
+        if not self.exists():
+            raise OodfsError(f"no results in {self.out_dir} (expected {DB_NAME})")
+        with self.connect() as con:
+            tasks = pd.read_sql_query(f"SELECT {', '.join(TASK_COLUMNS)} FROM tasks", con)
+            results = pd.read_sql_query(f"SELECT {', '.join(RESULT_COLUMNS)} FROM results", con)
+        return tasks, results
 
     def frame(self) -> pd.DataFrame:
         """The long results table (one row per task, grid point and metric)."""
@@ -254,6 +323,19 @@ class ResultStore:
 
 def _reason(exc: BaseException) -> str:
     return (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) or type(exc).__name__
+
+
+def _delete_tasks(con: sqlite3.Connection, keys: list[tuple]) -> None:
+    where = "setting = ? AND r_train = ? AND run = ? AND method = ?"
+    con.executemany(f"DELETE FROM results WHERE {where}", keys)
+    con.executemany(f"DELETE FROM tasks WHERE {where}", keys)
+
+
+def _records(df: pd.DataFrame) -> list[tuple]:
+    """Rows as tuples of Python values (NaN/NA -> None, numpy scalars -> Python numbers)."""
+    return [tuple(None if v is None or (isinstance(v, float) and v != v) or v is pd.NA else
+                  v.item() if hasattr(v, "item") else v for v in row)
+            for row in df.astype(object).itertuples(index=False, name=None)]
 
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
+from .seeds import derive_seed
 from .validation import OodfsError, check_positive_int
 
 if sys.version_info >= (3, 11):
@@ -39,16 +40,33 @@ def check_profile(name: str) -> str:
     return name
 
 
+#: how a per-run environment parameter is set: to the run index, or to a seed derived from
+#: (suite seed, setting name, run, parameter name)
+RUN_PARAM_KINDS = ("run", "seed")
+
+
 @dataclass(frozen=True)
 class Setting:
+    """One environment setting of a suite.
+
+    ``params``: environment parameters, the same for every run. ``run_params``: environment
+    parameters that change with the run, ``{name: "run" | "seed"}`` -- ``"run"`` sets the
+    parameter to the run index (the synthetic ``mlp_seed``: run i uses the paper's i-th MLP),
+    ``"seed"`` to ``derive_seed(suite seed, setting name, run, name)`` (the synthetic
+    ``layout_seed``: a column order per run that also changes with the suite's seed).
+    ``n_train``: this setting's training size, overriding the suite's.
+    """
+
     name: str
     params: dict
-    run_param: str | None = None  # environment parameter set to the run index (e.g. mlp_seed)
+    run_params: dict = field(default_factory=dict)
+    n_train: int | None = None
 
-    def environment_params(self, run: int) -> dict:
+    def environment_params(self, run: int, suite_seed: int = 0) -> dict:
+        """The environment's constructor parameters for one run (``suite_seed``: the suite's ``seed``)."""
         params = dict(self.params)
-        if self.run_param:
-            params[self.run_param] = run
+        for key, kind in self.run_params.items():
+            params[key] = run if kind == "run" else derive_seed(suite_seed, self.name, run, key)
         return params
 
 
@@ -144,6 +162,22 @@ def check_suite_keys(name: str, raw: dict) -> None:
             raise OodfsError(f"setting {sname!r} of suite {name!r}: params must be a table, got {setting['params']!r}")
     _check_keys(raw.get("curve", {}), CURVE_KEYS, f"[curve] of suite {name!r}")
     _check_keys(raw.get("quick", {}), QUICK_KEYS, f"[quick] of suite {name!r}")
+def _setting(name: str, raw: dict) -> Setting:
+    if not isinstance(raw, dict):
+        raise OodfsError(f"setting {name!r} must be a table (params = {{...}}, run_params = {{...}}, n_train = ...)")
+    unknown = sorted(set(raw) - {"params", "run_params", "run_param", "n_train"})
+    if unknown:
+        raise OodfsError(f"setting {name!r} has the unknown key {unknown[0]!r}; valid: params, run_params, run_param, n_train")
+    run_params = dict(raw.get("run_params", {}))
+    if raw.get("run_param"):  # the older spelling: one parameter set to the run index
+        run_params.setdefault(raw["run_param"], "run")
+    for key, kind in run_params.items():
+        if kind not in RUN_PARAM_KINDS:
+            raise OodfsError(f"setting {name!r}: run_params.{key} must be one of {', '.join(map(repr, RUN_PARAM_KINDS))}, got {kind!r}")
+    n_train = raw.get("n_train")
+    if n_train is not None:
+        check_positive_int(n_train, f"n_train of setting {name!r}")
+    return Setting(name, dict(raw.get("params", {})), run_params, n_train)
 
 
 def suite_from_dict(name: str, raw: dict) -> Suite:
@@ -151,10 +185,10 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
     for key in ("r_train", "r_test", "methods"):  # a list: "ols" is not ["o", "l", "s"]
         if key in raw:
             _check_list(raw[key], key)
+    if "methods" in raw and not raw["methods"]:
+        raise OodfsError("methods is empty: give at least one selector")
     try:
-        settings = tuple(
-            Setting(sname, dict(s.get("params", {})), s.get("run_param")) for sname, s in raw["settings"].items()
-        )
+        settings = tuple(_setting(sname, s) for sname, s in raw["settings"].items())
         curve = raw.get("curve", {})
         suite = Suite(
             name=name,
@@ -225,9 +259,7 @@ def validate_suite(suite: Suite) -> None:
         raise OodfsError(f"suite {suite.name!r} has no settings")
     _check_ids(suite.r_train, "r_train")
     _check_ids(suite.r_test, "r_test")
-    _check_list(suite.methods, "methods")
-    if not suite.methods:
-        raise OodfsError("methods is empty: give at least one selector")
+    _check_list(suite.methods, "methods")  # may be empty: every method then comes from reference results
     for m in (*suite.methods, *suite.curve_methods):
         _check_text(m, "a method name")
     _check_text(suite.selection, "selection")

@@ -111,20 +111,27 @@ def separate(cls, X, y, points, seed, sample_weight=None):
     return [cls(**p, random_state=seed).fit(X, y, sample_weight=sample_weight).scores_ for p in points]
 
 
+class SklearnForest(RandomForest):
+    grid_engine = "sklearn"
+
+
 @pytest.mark.parametrize("weighted", [False, True])
-def test_rf_grid_cut_trees_match_separate_fits(weighted):
+@pytest.mark.parametrize("cls", [RandomForest, SklearnForest], ids=["oodfs", "sklearn"])
+def test_rf_grid_cut_trees_match_separate_fits(cls, weighted):
     """RF reads shallower depths off the deepest forest (see RandomForest.fit_grid): the
-    prefix axis is exact, the depth axis agrees to float noise and gives the same ranking."""
+    prefix axis is exact; the depth axis is exact with the oodfs engine and agrees to float
+    noise with the same ranking with scikit-learn's."""
     X, y, w = nonlinear_problem(n=2000)
     w = w if weighted else None
-    points = RandomForest.grid_points()[::-1]
-    grid = RandomForest.fit_grid(X, y, points, random_state=7, sample_weight=w)
+    points = cls.grid_points()[::-1]
+    grid = cls.fit_grid(X, y, points, random_state=7, sample_weight=w)
     assert len(grid) == len(points) == 9
-    for p, got, want in zip(points, grid, separate(RandomForest, X, y, points, 7, w)):
+    want_all = [cls(**p, random_state=7, engine=cls.grid_engine).fit(X, y, sample_weight=w).scores_ for p in points]
+    for p, got, want in zip(points, grid, want_all):
+        if cls.grid_engine == "oodfs" or p["max_depth"] == 10:
+            np.testing.assert_array_equal(got, want)
         np.testing.assert_allclose(got, want, rtol=0, atol=2e-3)
         assert np.argsort(-got).tolist()[:5] == np.argsort(-want).tolist()[:5]
-        if p["max_depth"] == 10:
-            np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("cls", [GradientBoosting, XGBoost], ids=lambda c: c.name)
@@ -145,10 +152,11 @@ def test_tree_grids_equal_separate_fits_exactly(cls, weighted):
 @pytest.mark.parametrize("weighted", [False, True])
 def test_tree_scores_are_the_library_importances(cls, weighted):
     """Scores are the fitted library model's own feature_importances_ (computed by oodfs so that
-    the grid can read them off prefixes and cut trees)."""
+    the grid can read them off prefixes and cut trees); gb and rf with the scikit-learn engine
+    (the oodfs engine is compared with scikit-learn in test_cart.py)."""
     X, y, w = nonlinear_problem()
     w = w if weighted else None
-    sel = cls(n_estimators=20, max_depth=4, random_state=3)
+    sel = cls(n_estimators=20, max_depth=4, random_state=3, **({} if cls is XGBoost else {"engine": "sklearn"}))
     model = sel._model().fit(X, y, sample_weight=w)
     np.testing.assert_allclose(sel.fit(X, y, sample_weight=w).scores_, model.feature_importances_, rtol=1e-6, atol=1e-12)
 
@@ -329,5 +337,48 @@ def test_bad_hyperparameters_raise_oodfs_error(cls, params):
 
 def test_fit_grid_rejects_unknown_parameters():
     X, y, _ = nonlinear_problem(n=50)
-    with pytest.raises(oodfs.OodfsError, match="no grid parameter"):
+    with pytest.raises(oodfs.OodfsError, match="has no parameter"):
         LassoSelector.fit_grid(X, y, [{"lam": 1.0}])
+
+
+# -- STG settings ---------------------------------------------------------------------------------
+def test_stg_sum_penalty_is_the_mean_penalty_times_d():
+    """penalty_reduction "sum" (the STG paper) = "mean" (the reference code) with lambda x d."""
+    X, y, _ = nonlinear_problem(n=300)
+    d = X.shape[1]
+    kw = dict(max_epochs=10, random_state=4)
+    total = STG(lam=2.0, penalty_reduction="sum", **kw).fit(X, y).scores_
+    mean = STG(lam=2.0 * d, penalty_reduction="mean", **kw).fit(X, y).scores_
+    np.testing.assert_allclose(total, mean, rtol=0, atol=1e-5)
+    same_lam = STG(lam=2.0, **kw).fit(X, y).scores_
+    assert (total < same_lam).all()  # a d times stronger penalty closes every gate further
+
+
+def test_stg_fit_grid_honours_every_setting_of_its_points():
+    """Points that differ in more than lambda are trained separately, each with its own settings."""
+    X, y, _ = nonlinear_problem(n=300)
+    points = [{"lam": 0.1, "max_epochs": 2}, {"lam": 1.0, "max_epochs": 2, "penalty_reduction": "sum"},
+              {"lam": 0.1, "max_epochs": 2, "sigma": 0.25, "hidden_layer_sizes": (8,)},
+              {"lam": 1.0, "max_epochs": 2}]
+    grid = STG.fit_grid(X, y, points, random_state=3)
+    for p, got in zip(points, grid):
+        np.testing.assert_allclose(got, STG(**p, random_state=3).fit(X, y).scores_, rtol=0, atol=1e-5)
+    assert not np.allclose(grid[0], grid[2], rtol=0, atol=1e-3)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"penalty_reduction": "median"}, "stg penalty_reduction must be one of 'mean', 'sum'; got 'median'"),
+        ({"sigma": 0.0}, "stg sigma must be a finite number > 0"),
+        ({"learning_rate": float("inf")}, "stg learning_rate must be a finite number > 0"),
+        ({"hidden_layer_sizes": (10, 0)}, "stg hidden_layer_sizes must be positive integers"),
+        ({"max_epochs": 0}, "stg max_epochs must be a positive integer"),
+    ],
+)
+def test_stg_bad_settings_name_the_parameter(params, match):
+    X, y, _ = nonlinear_problem(n=50)
+    with pytest.raises(oodfs.OodfsError, match=match):
+        STG(**params).fit(X, y)
+    with pytest.raises(oodfs.OodfsError, match=match):
+        STG.fit_grid(X, y, [{"lam": 0.1, **params}])

@@ -67,8 +67,8 @@ def test_bench_writes_leaderboard_results_and_figures(bench_dir):
     assert (bench_dir / "leaderboard.md").read_text().startswith("# oodfs leaderboard")
     df = pd.read_parquet(bench_dir / "results.parquet")
     assert {"setting", "r_train", "run", "method", "metric", "value", "seed", "params", "versions"} <= set(df.columns)
-    assert (bench_dir / "figures" / "figure1.png").stat().st_size > 10_000
-    assert (bench_dir / "figures" / "figure1.pdf").exists()
+    assert (bench_dir / "figures" / "figure1-val.png").stat().st_size > 10_000
+    assert (bench_dir / "figures" / "figure1-val.pdf").exists()
 
 
 def test_bench_refuses_to_overwrite_without_resume(bench_dir):
@@ -80,14 +80,17 @@ def test_leaderboard_formats(bench_dir):
     csv = cli("leaderboard", str(bench_dir), "--format", "csv")
     assert csv.returncode == 0, csv.stderr
     table = pd.read_csv(pd.io.common.StringIO(csv.stdout))
-    assert {"setting", "r_train", "method", "rank_avg", "f1", "rmse_mean", "rmse_std"} <= set(table.columns)
+    assert {"setting", "r_train", "method", "metric", "mean", "low", "high", "n", "runs", "failed",
+            "in_best_set"} <= set(table.columns)
+    assert set(table["metric"]) == {"rank_avg", "f1", "rmse_mean", "rmse_std"}
     assert set(table["method"]) == {"ols", "correlation"}
+    assert not table["in_best_set"].any() and table["low"].isna().all()  # one run: no interval, no best
     md = cli("leaderboard", str(bench_dir))
-    assert "Model selection: **val**" in md.stdout and "**" in md.stdout
+    assert "Model selection: **val**" in md.stdout and "No best where no method has 2 runs" in md.stdout
     oracle = cli("leaderboard", str(bench_dir), "--selection", "oracle")
     assert "upper bound" in oracle.stdout.lower()
     latex = cli("leaderboard", str(bench_dir), "--format", "latex")
-    assert "\\begin{tabular}" in latex.stdout and "\\textbf" in latex.stdout
+    assert "\\begin{tabular}" in latex.stdout and "\\textbf" not in latex.stdout
     html = cli("leaderboard", str(bench_dir), "--format", "html")
     assert html.stdout.startswith("<!doctype html>") and "<table>" in html.stdout
     assert cli("leaderboard", str(bench_dir), "--format", "yaml").returncode == 2
@@ -96,4 +99,4 @@ def test_leaderboard_formats(bench_dir):
 def test_plot_command(bench_dir):
     proc = cli("plot", str(bench_dir), "--selection", "default")
     assert proc.returncode == 0, proc.stderr
-    assert (bench_dir / "figures" / "figure1.png").exists()
+    assert (bench_dir / "figures" / "figure1-val.png").exists()

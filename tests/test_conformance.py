@@ -18,7 +18,7 @@ import oodfs
 from oodfs import OodfsError
 from oodfs import testing as kit
 from oodfs.plugins import registry
-from oodfs.testing import parametrize_plugin_checks, with_envs
+from oodfs.testing import parametrize_plugin_checks, with_defaults, with_envs
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -52,12 +52,22 @@ def _table_spec():
 #: environments that cannot be checked from their class alone: how to build a checkable one
 ENVIRONMENT_SPECS = {"table": _table_spec}
 
+#: weighters (and their WLS selectors) that know the synthetic environment's selection mechanism
+ORACLES = ("oracle_ipw", "oracle_cond")
+
+
+def _oracle_spec(cls):
+    """An oracle reads X in its environment's layout: the kit's 6-column data are those of d_v = 1
+    (S1..S5, V1) with V1 spurious, and mild selection (exponent 1, r = 1.5) keeps the weights
+    within a factor of about 10 on the kit's unclipped normal data."""
+    return with_defaults(cls, d_v=1, spurious=("V1",), exponent=1.0, r=1.5)
+
 
 def builtin_plugins() -> list:
     plugins = []
     names = set()
     for info in registry().all():
-        if info.package != "oodfs":
+        if info.package != "oodfs" or info.name in ORACLES or info.kind == "metric":
             continue
         names.add((info.kind, info.name))
         spec = ENVIRONMENT_SPECS.get(info.name) if info.kind == "environment" else None
@@ -76,6 +86,22 @@ def builtin_plugins() -> list:
 @parametrize_plugin_checks(builtin_plugins())
 def test_builtin_plugin_conforms(plugin, check):
     check(plugin)
+
+
+def oracle_plugins() -> list:
+    return [_oracle_spec(info.cls) for info in registry().all() if info.package == "oodfs" and info.name in ORACLES]
+
+
+@parametrize_plugin_checks(oracle_plugins(), skip={
+    "check_weighter_decorrelates": "an oracle undoes a known selection; it is not meant to decorrelate features "
+                                   "whose dependence does not come from that selection (the kit's X0, X1)"})
+def test_oracle_weighters_conform(plugin, check):
+    check(plugin)
+
+
+def test_oracles_are_checked():
+    assert sorted((kit._resolve(p).kind, kit._resolve(p).name) for p in oracle_plugins()) == sorted(
+        (kind, name) for kind in ("selector", "weighter") for name in ORACLES)
 
 
 def test_every_builtin_kind_is_covered():

@@ -147,11 +147,99 @@ def test_dwr_fit_grid_equals_separate_fits():
         np.testing.assert_allclose(w, DWRWeighter(**p).fit(X).weights_, rtol=1e-12)
 
 
-def test_dwr_bad_parameters():
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"solver": "sgd"}, "dwr: solver must be one of 'lbfgs', 'adam'; got 'sgd'"),
+        ({"adam_scale": "sum"}, "dwr: adam_scale must be one of 'mean1', 'sum1'; got 'sum'"),
+        ({"lambda1": -1}, "dwr: lambda1 must be a finite number >= 0"),
+        ({"tol": float("nan")}, "dwr: tol must be a finite number >= 0"),
+        ({"tol": -1e-3}, "dwr: tol must be a finite number >= 0"),
+        ({"adam_lr": 0.0}, "dwr: adam_lr must be a finite number > 0"),
+        ({"max_iter": 0}, "dwr: max_iter must be a positive integer"),
+        ({"adam_steps": 0}, "dwr: adam_steps must be a positive integer"),
+        ({"adam_steps": 1.5}, "dwr: adam_steps must be a positive integer"),
+    ],
+)
+def test_dwr_bad_parameters(params, match):
     X = correlated()
-    for params in ({"solver": "sgd"}, {"lambda1": -1}, {"tol": float("nan")}, {"max_iter": 0}, {"adam_steps": 1.5}):
-        with pytest.raises(OodfsError, match="dwr"):
-            DWRWeighter(**params).fit(X)
+    with pytest.raises(OodfsError, match=match):
+        DWRWeighter(**params).fit(X)
+    with pytest.raises(OodfsError, match=match):
+        DWRWeighter.fit_grid(X, [params])
+
+
+def test_dwr_adam_is_torch_adam_projected():
+    """The numpy Adam is torch.optim.Adam's update, then the projection onto w >= 0; on w
+    (adam_scale "sum1") the learning rate applies to w itself."""
+    import torch
+
+    X = correlated(n=60, seed=11)
+    n = X.shape[0]
+    for scale, factor in (("mean1", 1.0), ("sum1", float(n))):
+        v = torch.tensor(np.ones(n) / factor, requires_grad=True)
+        opt = torch.optim.Adam([v], lr=2e-3)
+        for _ in range(40):
+            _, g = dwr_objective(v.detach().numpy() / (n / factor), X, 0.05, 0.02)
+            v.grad = torch.from_numpy(g)  # dF/dw: for "mean1" scaled by 1/n, which Adam ignores up to eps
+            if scale == "mean1":
+                v.grad = v.grad / n
+            opt.step()
+            with torch.no_grad():
+                v.clamp_(min=0.0)
+        est = DWRWeighter(lambda1=0.05, lambda2=0.02, solver="adam", adam_lr=2e-3, adam_steps=40,
+                          adam_scale=scale).fit(X)
+        want = v.detach().numpy() * factor  # the mean-1 scale
+        np.testing.assert_allclose(est.weights_, want / want.mean(), rtol=1e-9, atol=1e-12)
+        assert est.n_iter_ == 40
+
+
+def test_dwr_adam_scale_and_lr_change_the_solution():
+    """lr 0.001 on w (sum 1) is lr 0.001 * n on the mean-1 weights: a few steps already
+    concentrate the weights, where the same steps on mean-1 weights barely move them."""
+    X, _ = synthetic(n=2000)
+    on_u = DWRWeighter(solver="adam", adam_steps=100).fit(X)
+    on_w = DWRWeighter(solver="adam", adam_steps=100, adam_scale="sum1").fit(X)
+    same_as_w = DWRWeighter(solver="adam", adam_steps=100, adam_lr=1e-3 * 2000).fit(X)
+    assert on_u.diagnostics_["ess_fraction"] > 0.9
+    assert on_w.diagnostics_["ess_fraction"] < 0.5 and on_w.objective_ < 0.5 * on_u.objective_
+    # Adam's step is invariant to the gradient's scale up to its eps (1e-8, which weighs n times
+    # more on the mean-1 scale): the two readings are one lr apart
+    np.testing.assert_allclose(same_as_w.weights_, on_w.weights_, rtol=2e-2, atol=1e-6)
+    assert same_as_w.objective_ == pytest.approx(on_w.objective_, rel=1e-3)
+
+
+def test_dwr_adam_converged_reports_the_lbfgs_rule():
+    """Adam has a fixed budget; converged_ says whether its last point meets L-BFGS-B's rule."""
+    X = correlated(n=300, seed=12)
+    few = DWRWeighter(solver="adam", adam_steps=2).fit(X)
+    assert not few.converged_
+    loose = DWRWeighter(solver="adam", adam_steps=2, tol=1.0).fit(X)  # the starting gradient meets tol 1
+    assert loose.converged_ and loose.diagnostics_["converged"] is True
+
+
+def test_dwr_diagnostics_per_grid_point():
+    X = correlated(seed=13)
+    points = [{"lambda1": 0.02, "lambda2": 0.1}, {"tol": 0.0}, {"solver": "adam", "adam_steps": 30}]
+    fits = DWRWeighter.fit_grid_detailed(X, points)
+    for p, f in zip(points, fits):
+        est = DWRWeighter(**p).fit(X)
+        for key in ("ess", "ess_fraction", "max_weight", "max_abs_corr", "objective", "n_iter", "converged"):
+            assert f.diagnostics[key] == pytest.approx(est.diagnostics_[key], rel=1e-9), key
+    assert fits[1].diagnostics["n_iter"] > fits[0].diagnostics["n_iter"]
+    assert fits[2].diagnostics["n_iter"] == 30
+
+
+def test_dwr_collapse_warns_from_fit_grid_naming_the_point():
+    """Run to convergence on a small poly sample, DWR's weights collapse (ESS ~2 % of n)."""
+    X, _ = synthetic(n=500)
+    with pytest.warns(oodfs.WeightCollapseWarning,
+                      match=r"weighter 'dwr' at \{\"lambda1\": 0.05, \"lambda2\": 0.05\}: weights collapsed \(ess_fraction 0\.0"):
+        fits = DWRWeighter.fit_grid_detailed(X, [{"tol": 0.0}])
+    assert fits[0].diagnostics["ess_fraction"] < DWRWeighter.collapse_ess_fraction
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DWRWeighter.fit_grid(correlated(seed=14), [{}])  # healthy weights: silent
 
 
 # -- SRDO --------------------------------------------------------------------------------------
@@ -257,17 +345,146 @@ def test_srdo_fit_grid_trains_once_and_equals_separate_fits(monkeypatch):
 
 def test_srdo_constant_training_data_gives_uniform_weights():
     X = np.ones((20, 3))
-    logits, _ = density_ratio_logits(X, 0)
+    logits, _, _ = density_ratio_logits(X, 0)
     np.testing.assert_array_equal(logits, 0.0)
     np.testing.assert_array_equal(SRDOWeighter(random_state=0).fit(X).weights_, 1.0)
 
 
-def test_srdo_bad_parameters():
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"gamma": 0.5}, "srdo: gamma must be a finite number >= 1"),
+        ({"epochs": 0}, "srdo: epochs must be a positive integer"),
+        ({"batch_size": True}, "srdo: batch_size must be a positive integer"),
+        ({"stop_patience": 0}, "srdo: stop_patience must be a positive integer"),
+        ({"lr_start": 0}, "srdo: lr_start must be a finite number > 0"),
+        ({"lr": -1e-3}, "srdo: lr must be a finite number > 0"),
+        ({"lr_schedule": "cosine"}, "srdo: lr_schedule must be one of 'warm', 'constant'; got 'cosine'"),
+        ({"warm_fraction": 1.5}, r"srdo: warm_fraction must be a number in \[0, 1\]"),
+        ({"fresh_q": "yes"}, "srdo: fresh_q must be True or False"),
+        ({"stop_tol": -1.0}, "srdo: stop_tol must be None"),
+        ({"hidden_layer_sizes": (30, 0)}, "srdo: hidden_layer_sizes must be positive"),
+        ({"hidden_layer_sizes": 3}, "srdo: hidden_layer_sizes must be a sequence"),
+    ],
+)
+def test_srdo_bad_parameters(params, match):
     X = correlated()
-    for params in ({"gamma": 0.5}, {"epochs": 0}, {"batch_size": True}, {"lr_start": 0}, {"hidden_layer_sizes": (30, 0)},
-                   {"hidden_layer_sizes": 3}):
-        with pytest.raises(OodfsError, match="srdo"):
-            SRDOWeighter(**params).fit(X)
+    with pytest.raises(OodfsError, match=match):
+        SRDOWeighter(**params).fit(X)
+    with pytest.raises(OodfsError, match=match):
+        SRDOWeighter.fit_grid(X, [{"gamma": 5, **params}])
+
+
+def test_srdo_schedules():
+    """"constant" trains at lr throughout: the same run as "warm" with no warm phase, or with
+    lr_start = lr; the default warm schedule is a different run."""
+    X = correlated(seed=15)
+    kw = dict(random_state=2, **FAST_SRDO)
+    constant = SRDOWeighter(lr_schedule="constant", **kw).fit(X).log_ratio_
+    np.testing.assert_array_equal(constant, SRDOWeighter(warm_fraction=0.0, **kw).fit(X).log_ratio_)
+    np.testing.assert_array_equal(constant, SRDOWeighter(lr_start=1e-3, **kw).fit(X).log_ratio_)
+    np.testing.assert_array_equal(constant, SRDOWeighter(lr_schedule="constant", lr_start=0.5, **kw).fit(X).log_ratio_)
+    warm = SRDOWeighter(**kw).fit(X).log_ratio_
+    assert not np.allclose(warm, constant)
+    faster = SRDOWeighter(lr_schedule="constant", lr=1e-2, **kw).fit(X).log_ratio_
+    assert not np.allclose(faster, constant)
+
+
+def test_srdo_one_q_is_memorised():
+    """fresh_q=False draws Q once: a classifier with room to spare learns that one draw (low
+    training loss), which a fresh Q every epoch does not allow."""
+    X = correlated(n=200, seed=16)
+    kw = dict(epochs=150, batch_size=64, hidden_layer_sizes=(64, 64), random_state=0)
+    fresh = SRDOWeighter(**kw).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", oodfs.WeightCollapseWarning)
+        once = SRDOWeighter(fresh_q=False, **kw).fit(X)
+    assert once.train_loss_ < 0.25 * fresh.train_loss_
+    # it tells P's rows from that one Q: nearly every training row gets the lowest weight
+    assert once.diagnostics_["frac_clipped_low"] > 0.9 > fresh.diagnostics_["frac_clipped_low"]
+
+
+def test_srdo_loss_plateau_stop():
+    """stop_tol: stop once the epoch loss has not improved by stop_tol for more than
+    stop_patience epochs (with a huge tol: epoch 1 sets the best, epochs 2.. never improve)."""
+    X = correlated(seed=17)
+    est = SRDOWeighter(stop_tol=10.0, stop_patience=3, epochs=50, random_state=0).fit(X)
+    assert est.n_epochs_ == 3 + 2 and est.diagnostics_["n_iter"] == 5
+    est = SRDOWeighter(stop_tol=None, epochs=7, random_state=0).fit(X)
+    assert est.n_epochs_ == 7
+    est = SRDOWeighter(stop_tol=0.0, epochs=7, random_state=0).fit(X)
+    assert est.n_epochs_ <= 7 and np.isfinite(est.train_loss_)
+
+
+def test_srdo_diagnostics_per_grid_point():
+    X = correlated(seed=18)
+    points = [dict(gamma=g, **FAST_SRDO) for g in (1.5, 5, 20)]
+    fits = SRDOWeighter.fit_grid_detailed(X, points, random_state=4)
+    low = [f.diagnostics["frac_clipped_low"] for f in fits]
+    high = [f.diagnostics["frac_clipped_high"] for f in fits]
+    assert low[0] >= low[1] >= low[2] and high[0] >= high[1] >= high[2]  # a tighter clip clips more
+    assert low[0] + high[0] > low[2] + high[2]
+    for p, f in zip(points, fits):
+        est = SRDOWeighter(**p, random_state=4).fit(X)
+        for key in ("ess_fraction", "max_weight", "max_abs_corr", "frac_clipped_low", "frac_clipped_high", "n_iter"):
+            assert f.diagnostics[key] == pytest.approx(est.diagnostics_[key], rel=1e-12), key
+        lg = np.log(p["gamma"])
+        assert f.diagnostics["frac_clipped_low"] == np.mean(est.log_ratio_ <= -lg)
+
+
+def test_srdo_all_clipped_warns_from_fit_and_fit_grid():
+    """Two copies of one feature: P and Q are trivially told apart, every ratio on the
+    training rows is far below 1/gamma, and the clipped weights are uniform (an unweighted fit)."""
+    from oodfs_plugins.independence import WeightClippingWarning
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(400)
+    X = np.column_stack([x, x + 0.01 * rng.standard_normal(400), rng.standard_normal(400)])
+    kw = dict(gamma=5, epochs=30, batch_size=128)
+    match = r"weighter 'srdo' at \{\"gamma\": 5\}: weights almost all clipped \(frac_clipped_low 0\.9\d+ .*uniform"
+    with pytest.warns(WeightClippingWarning, match=match):
+        est = SRDOWeighter(random_state=0, **kw).fit(X)
+    assert est.diagnostics_["frac_clipped_low"] > 0.9 and est.diagnostics_["ess_fraction"] > 0.99
+    with pytest.warns(WeightClippingWarning, match=match):
+        SRDOWeighter.fit_grid(X, [kw], random_state=0)
+    assert issubclass(WeightClippingWarning, oodfs.WeightCollapseWarning)  # one filter silences both
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SRDOWeighter.fit_grid(correlated(seed=19), [dict(gamma=5, **FAST_SRDO)], random_state=0)
+
+
+# -- profiles ----------------------------------------------------------------------------------
+def test_profiles_declare_real_parameters():
+    """Each method's paper profile names only constructor parameters with valid values, and a
+    grid point under it is a valid point (applied to every point of the grid)."""
+    import inspect
+
+    from oodfs_plugins.baselines.stg import STG
+
+    for cls in (DWRWeighter, SRDOWeighter, STG):
+        assert set(cls.profiles) == {"paper"}
+        params = set(inspect.signature(cls.__init__).parameters) - {"self", "random_state", "k"}
+        overrides = cls.profiles["paper"]
+        assert overrides and set(overrides) <= params, cls.name
+        assert not set(overrides) & set(cls.grid), cls.name  # a profile does not fix a grid parameter
+        est = cls(**overrides)
+        (est._check_params if hasattr(est, "_check_params") else est._training_params)()
+        for point in cls.grid_points():
+            cls(**{**point, **overrides})
+    assert DWRWeighter.profiles["paper"]["solver"] == "adam" and DWRWeighter.profiles["paper"]["adam_scale"] == "sum1"
+    assert SRDOWeighter.profiles["paper"]["lr_schedule"] == "constant" and SRDOWeighter.profiles["paper"]["lr"] == 1e-3
+
+
+@pytest.mark.parametrize("cls", [DWRWeighter, SRDOWeighter], ids=["dwr", "srdo"])
+def test_paper_profile_runs_through_fit_grid(cls):
+    X = correlated(n=300, seed=20)
+    overrides = {**cls.profiles["paper"], **({"adam_steps": 50} if cls is DWRWeighter else {"epochs": 15})}
+    points = [{**p, **overrides} for p in cls.grid_points()[:2]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", oodfs.WeightCollapseWarning)
+        fits = cls.fit_grid_detailed(X, points, random_state=0)
+    assert len(fits) == 2 and all(np.isfinite(f.values).all() for f in fits)
+    assert all(f.diagnostics["n_iter"] == (50 if cls is DWRWeighter else f.diagnostics["n_iter"]) for f in fits)
 
 
 # -- both, through the selector -----------------------------------------------------------------
@@ -340,7 +557,7 @@ def test_single_feature_gives_uniform_weights(cls, params):
         assert w.max() / w.min() < 3
 
 
-# -- quality (SPEC section 4; the paper's feature-ranking table) ----------------------------------
+# -- quality (the paper's feature-ranking table: S1..S5 ranked first by SRDO and DWR) ----------
 _FITS: dict = {}
 
 
@@ -356,7 +573,7 @@ def selector_fit(cls, setting, r, run):
 @pytest.mark.parametrize("cls", [DWR, SRDO], ids=["dwr", "srdo"])
 @pytest.mark.parametrize("run", range(5))
 def test_quality_poly_r2_5_default_point(cls, run):
-    """SPEC section 4: F1 = 1 and rank average = 3 (S1..S5 in the top five), poly, r_tr = 2.5."""
+    """F1 = 1 and rank average = 3 (S1..S5 in the top five), poly, r_tr = 2.5, default settings."""
     sel = selector_fit(cls, "poly", 2.5, run)
     assert set(sel.ranking_[:5].tolist()) == set(S), sel.ranking_
     assert f1_at_k(sel.scores_, S, 5) == 1.0

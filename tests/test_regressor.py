@@ -142,3 +142,57 @@ def test_seed_type_and_thread_setting_do_not_matter(data):
     np.testing.assert_array_equal(a, c)
     with pytest.raises(OodfsError, match="seed"):
         fit_downstream(X, y, [(0, 1)], 1.5)
+
+
+# -- profiles and settings ----------------------------------------------------------------------
+def test_default_profile_is_the_signature_defaults():
+    import inspect
+
+    from oodfs.regressor import PROFILES
+
+    sig = inspect.signature(fit_downstream)
+    defaults = {k: p.default for k, p in sig.parameters.items() if p.kind is p.KEYWORD_ONLY and k != "block_size"}
+    assert PROFILES["default"] == defaults
+    # the paper's constant Adam lr 0.001: lr_start = lr; everything else as the default
+    paper = PROFILES["paper"]
+    assert paper["lr_start"] == paper["lr"] == 1e-3
+    assert {k: v for k, v in paper.items() if k != "lr_start"} == {k: v for k, v in defaults.items() if k != "lr_start"}
+
+
+def test_paper_profile_trains_at_constant_lr_and_differs(data):
+    """lr_start = lr: the schedule never decays, so a plateau at the start rate stops the model;
+    with the default's 10x start rate the first steps move the weights further."""
+    from oodfs.regressor import PROFILES
+
+    X, y = data
+    kw = {**FAST, "max_epochs": 3}
+    paper = fit_downstream(X, y, [(0, 1)], 0, **{**PROFILES["paper"], **kw})
+    default = fit_downstream(X, y, [(0, 1)], 0, **{**PROFILES["default"], **kw})
+    start = fit_downstream(X, y, [(0, 1)], 0, **{**PROFILES["paper"], "max_epochs": 1})
+    moved = lambda m: np.abs(m.predict(X[:200]) - start.predict(X[:200])).mean()  # noqa: E731
+    assert moved(default) > 2 * moved(paper)
+    # patience 1 at lr_start = lr: nothing to decay, the first epoch without a new minimum ends
+    # training (the default schedule would decay there instead)
+    stopped = fit_downstream(X, y, [(0, 1)], 0, **{**PROFILES["paper"], "patience": 1})
+    assert stopped.epochs[0] == stopped.best_epoch[0] + 1
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(lr_start=1e-4), "lr_start must be at least lr"),
+        (dict(lr="fast"), "lr must be a finite number"),
+        (dict(lr_factor=1.0), "lr_factor must be > 1"),
+        (dict(patience=0), "patience must be a positive integer"),
+        (dict(max_epochs=0), "max_epochs must be a positive integer"),
+        (dict(max_epochs=2.5), "max_epochs must be a positive integer"),
+        (dict(val_fraction=0.0), r"val_fraction must be in \(0, 1\)"),
+        (dict(min_delta=-0.1), r"min_delta must be in \[0, 1\)"),
+        (dict(hidden=("a",)), "hidden must be a non-empty tuple"),
+        (dict(hidden=()), "hidden must be a non-empty tuple"),
+    ],
+)
+def test_bad_settings_name_the_argument(data, kwargs, match):
+    X, y = data
+    with pytest.raises(OodfsError, match=match):
+        fit_downstream(X, y, [(0,)], 0, **kwargs)

@@ -36,7 +36,14 @@ def add_parser(sub) -> None:
                    help="settings outside the grids: " + "; ".join(f"{k}: {v}" for k, v in PROFILES.items())
                    + " (default: the suite's, usually default; see docs/PROTOCOL.md)")
     p.add_argument("--resume", action="store_true",
-                   help="continue an interrupted run in OUT, skipping the stored tasks (failed ones included)")
+                   help="continue the run in OUT: skip tasks stored with the current identity (method code, version, "
+                   "grid, profile, data); rerun the others, replacing their rows, and say why")
+    p.add_argument("--force", type=csv_list, default=[], metavar="METHOD[,METHOD]",
+                   help="rerun every task of these methods, replacing their stored rows (implies --resume)")
+    p.add_argument("--reference", nargs="?", const="", default=None, metavar="FILE",
+                   help="run only --methods and take every other method of the suite from the reference results "
+                   "shipped with oodfs (or from FILE, a reference .parquet); a method whose code, version, grid, "
+                   "profile or data differ from the reference's is run instead")
     p.add_argument("--retry-failed", action="store_true",
                    help="as --resume, and run the stored failed tasks again (each replaces its failure once it ends)")
     p.add_argument("--plugin", action="append", default=[], metavar="MODULE",
@@ -62,10 +69,17 @@ def run(args) -> int:
     from ..store import export
     from ..suite import customise, load_suite
 
-    suite = customise(
-        load_suite(args.suite), quick=args.quick, methods=args.methods, settings=args.settings,
-        r_train=args.r_train, runs=args.runs, seed=args.seed, selection=args.selection, profile=args.profile,
-    )
+    options = dict(quick=args.quick, settings=args.settings, r_train=args.r_train, runs=args.runs, seed=args.seed,
+                   selection=args.selection, profile=args.profile)
+    suite = customise(load_suite(args.suite), methods=args.methods, **options)
+    reference = reference_methods = None
+    if args.reference is not None:  # read and checked before anything is written
+        from ..reference import load_reference
+
+        reference = load_reference(suite.name, suite.profile, args.reference or None)
+        reference_methods = customise(load_suite(args.suite), **options).methods  # the suite's, before --methods
+        if args.methods is None:
+            suite = customise(suite, methods=[])
     rule = get_rule(suite.selection).name
     profile = "" if suite.profile == "default" else f"-{suite.profile}"
     out = Path(args.out or f"results/{suite.name}{profile}{'-quick' if args.quick else ''}")
@@ -75,10 +89,12 @@ def run(args) -> int:
     with plugin_output_to_stderr():  # what methods print never mixes into the leaderboard on stdout
         store = run_suite(suite, out, jobs=args.jobs, resume=args.resume, plugin_modules=tuple(args.plugin),
                           progress=not args.quiet, argv=["oodfs"] + sys.argv[1:], backend_name=args.backend,
-                          scheduler=args.scheduler, task_timeout=args.task_timeout, isolate=not args.no_isolation,
-                          retry_failed=args.retry_failed)
+                          scheduler=args.scheduler, task_timeout=args.task_timeout, force=tuple(args.force),
+                          reference=reference, reference_methods=reference_methods,
+                          notes=(lambda line: None) if args.quiet else _note,
+                          isolate=not args.no_isolation, retry_failed=args.retry_failed)
     results = store.frame()
-    report = Report(results, rule, store.get_meta("metrics"))
+    report = Report(results, rule, store.get_meta("metrics"), list(suite.methods))
     text = Leaderboard(report).to_markdown()
     try:
         export(results, out)
@@ -93,6 +109,10 @@ def run(args) -> int:
         print(f"wrote {out / 'leaderboard.md'} and {out / 'results.parquet'} in {time.perf_counter() - start:.1f} s",
               file=sys.stderr)
     return 0
+
+
+def _note(line: str) -> None:
+    print(f"oodfs: {line}", file=sys.stderr)
 
 
 @contextlib.contextmanager

@@ -11,57 +11,70 @@ import oodfs
 
 from oodfs.numeric import int_seed, one_torch_thread, sample_probabilities, standardize
 
+#: how the gate penalty is reduced over features: "mean" (reference code) or "sum" (STG paper)
+REDUCTIONS = ("mean", "sum")
+
 
 class STG(oodfs.Selector):
     """Stochastic-gates feature selection (Yamada et al. 2020); scores = the gate means mu.
 
     Model (as in the authors' reference implementation, github.com/runopti/stg, which the
     paper used): every feature j has a gate ``z_j = clamp(mu_j + sigma * eps_j + 0.5, 0, 1)``
-    with ``sigma = 0.5`` and ``eps ~ N(0, 1)`` during training; an MLP (ReLU) predicts y from
-    ``x * z``; the loss is the (sample-weighted) mean squared error plus
-    ``lam * mean_j Phi((mu_j + 0.5) / sigma)`` -- the expected fraction of open gates, Phi
-    the standard normal CDF. Adam. Scores are the raw ``mu`` (the 0/1 clamp of the gate
-    probabilities makes ties; ``mu`` does not).
+    with ``eps ~ N(0, 1)`` during training; an MLP (ReLU) predicts y from ``x * z``; the loss
+    is the (sample-weighted) mean squared error plus ``lam * reduce_j Phi((mu_j + 0.5) /
+    sigma)``, Phi the standard normal CDF (``reduce`` = mean: the expected fraction of open
+    gates). Adam. Scores are the raw ``mu`` (the 0/1 clamp of the gate probabilities makes
+    ties; ``mu`` does not).
 
-    Choices, with reasons:
+    Parameters (the paper's value where it states one; ours; why). The paper (Xu et al.)
+    states only the lambda grid and that it ran the authors' original implementation:
 
-    * the penalty is the *mean* over features times ``lam``, as in the reference code the
-      paper ran its lambda grid with (the STG paper writes a sum; sum = d x mean, i.e. the
-      grid shifted by a factor d). ``penalty_reduction = "sum"`` (class attribute) switches.
-    * one ``eps`` vector per optimisation step, shared by the mini-batch (reference code);
-      ``mu`` initialised ``0.01 * N(0, 1)`` (reference code); linear layers initialised like
-      ``torch.nn.Linear``.
-    * features and target are standardised (weighted mean 0, standard deviation 1) before
-      training, so a closed gate replaces a feature by its mean and ``lam`` is relative to
-      a unit-variance target (the benchmark's target has about unit variance anyway).
-    * backbone ``hidden_layer_sizes = (60, 20)`` (the reference's regression example),
-      ReLU (the paper's MLPs use ReLU), Adam ``learning_rate = 1e-3`` (the paper's Adam
-      rate), ``batch_size = 256``, ``max_epochs = 30`` full passes (enough for mu to
+    * ``lam`` -- the paper's grid {0.001, 0.01, 0.1, 1, 10}; default 0.1, the reference
+      implementation's default, mid-grid.
+    * ``penalty_reduction`` -- ``"mean"`` (default) over features, as the reference code the
+      paper ran its lambda grid with; ``"sum"`` as the STG paper (Yamada et al.) writes the
+      regulariser. sum = d x mean, i.e. the lambda grid shifted by a factor d.
+    * ``sigma`` -- the gate noise, 0.5 (the reference implementation's default).
+    * ``hidden_layer_sizes`` -- the backbone, (60, 20) (the reference's regression example;
+      the paper states none).
+    * ``learning_rate`` -- Adam, 1e-3 (the paper's Adam rate for its other networks); no
+      weight decay (the reference wrapper's default adds 1e-3; the paper does not say).
+    * ``batch_size`` 256, ``max_epochs`` 30 full passes (the paper states none: enough for mu to
       separate on n ~ 10^4; fixed budget, no early stopping, so results are reproducible).
-    * default ``lam = 0.1``: the reference implementation's default, mid-grid.
-    * one torch thread during the fit (fastest for these small models; restored after).
+
+    ``profiles["paper"]`` keeps ``penalty_reduction="mean"``: the paper's runs used the
+    reference code, whose regression model takes the mean; the sum is the STG paper's formula,
+    which the reference code does not implement for regression.
+
+    Other choices: one ``eps`` vector per optimisation step, shared by the mini-batch
+    (reference code); ``mu`` initialised ``0.01 * N(0, 1)`` (reference code); linear layers
+    initialised like ``torch.nn.Linear``; features and target standardised (weighted mean 0,
+    standard deviation 1) before training, so a closed gate replaces a feature by its mean and
+    ``lam`` is relative to a unit-variance target; one torch thread during the fit (fastest for
+    these small models; restored after).
 
     ``sample_weight`` weights the squared errors (weights rescaled to mean 1).
 
-    ``fit_grid`` trains the models for all lambdas *at once*: every parameter has a leading
-    "model" axis (batched matrix products), the loss is the sum of the per-model losses (so
-    gradients and the element-wise Adam updates do not mix models), and all models share
-    the initialisation, mini-batch order and gate noise that a separate fit with the same
-    ``random_state`` would draw. The result is therefore the same as separate fits up to
-    floating-point rounding in the batched products (tested with a tolerance).
+    ``fit_grid`` trains the models for all lambdas that share the other settings *at once*:
+    every parameter has a leading "model" axis (batched matrix products), the loss is the sum
+    of the per-model losses (so gradients and the element-wise Adam updates do not mix models),
+    and all models share the initialisation, mini-batch order and gate noise that a separate
+    fit with the same ``random_state`` would draw. The result is therefore the same as
+    separate fits up to floating-point rounding in the batched products (tested with a
+    tolerance).
     """
 
     name = "stg"
     #: the network's initial weights are drawn per input column, in column order
     permutation_invariant = False
     grid: ClassVar[dict] = {"lam": [0.001, 0.01, 0.1, 1.0, 10.0]}
-
-    sigma: ClassVar[float] = 0.5
-    penalty_reduction: ClassVar[str] = "mean"
+    profiles: ClassVar[dict] = {"paper": {"penalty_reduction": "mean"}}
 
     def __init__(
         self,
         lam: float = 0.1,
+        penalty_reduction: str = "mean",
+        sigma: float = 0.5,
         hidden_layer_sizes: tuple = (60, 20),
         learning_rate: float = 1e-3,
         batch_size: int = 256,
@@ -70,6 +83,8 @@ class STG(oodfs.Selector):
         random_state=None,
     ):
         self.lam = lam
+        self.penalty_reduction = penalty_reduction
+        self.sigma = sigma
         self.hidden_layer_sizes = hidden_layer_sizes
         self.learning_rate = learning_rate
         self.batch_size = batch_size
@@ -81,36 +96,51 @@ class STG(oodfs.Selector):
         hidden = self.hidden_layer_sizes
         if isinstance(hidden, Integral):
             hidden = (hidden,)
-        hidden = tuple(hidden)
-        if not all(isinstance(h, Integral) and h >= 1 for h in hidden):
+        try:
+            hidden = tuple(hidden)
+        except TypeError:
+            hidden = (None,)
+        if not all(isinstance(h, Integral) and not isinstance(h, bool) and h >= 1 for h in hidden):
             raise oodfs.OodfsError(f"stg hidden_layer_sizes must be positive integers, got {self.hidden_layer_sizes!r}")
         for what, v in (("batch_size", self.batch_size), ("max_epochs", self.max_epochs)):
             if not isinstance(v, Integral) or isinstance(v, bool) or v < 1:
                 raise oodfs.OodfsError(f"stg {what} must be a positive integer, got {v!r}")
-        if not (isinstance(self.learning_rate, Real) and self.learning_rate > 0):
-            raise oodfs.OodfsError(f"stg learning_rate must be positive, got {self.learning_rate!r}")
+        for what, v in (("learning_rate", self.learning_rate), ("sigma", self.sigma)):
+            if not (isinstance(v, Real) and not isinstance(v, bool) and np.isfinite(v) and v > 0):
+                raise oodfs.OodfsError(f"stg {what} must be a finite number > 0, got {v!r}")
+        if self.penalty_reduction not in REDUCTIONS:
+            raise oodfs.OodfsError(f"stg penalty_reduction must be one of {', '.join(map(repr, REDUCTIONS))}; "
+                                   f"got {self.penalty_reduction!r}")
         return dict(
             hidden=hidden,
             learning_rate=float(self.learning_rate),
             batch_size=int(self.batch_size),
             max_epochs=int(self.max_epochs),
+            sigma=float(self.sigma),
+            reduction=str(self.penalty_reduction),
         )
 
     def _fit_scores(self, X, y, sample_weight):
         mu = train_stg(X, y, sample_weight, [_check_lam(self.lam)], seed=int_seed(self.random_state),
-                       sigma=self.sigma, reduction=self.penalty_reduction, **self._training_params())
+                       **self._training_params())
         return mu[0]
 
     @classmethod
     def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
-        """Scores for every lambda in ``points`` from one batched training run.
-
-        Points may differ only in ``lam`` (the training settings are shared)."""
-        template = cls(random_state=random_state)
-        lams = [_check_lam(p["lam"]) for p in points]
-        mu = train_stg(X, y, sample_weight, lams, seed=int_seed(random_state), sigma=cls.sigma,
-                       reduction=cls.penalty_reduction, **template._training_params())
-        return list(mu)
+        """Scores for every point: one batched training run per group of points that differ
+        only in ``lam``."""
+        groups: dict[tuple, list[int]] = {}
+        for i, p in enumerate(points):
+            key = tuple((k, repr(v)) for k, v in sorted(p.items()) if k != "lam")
+            groups.setdefault(key, []).append(i)
+        out = [None] * len(points)
+        for members in groups.values():
+            template = cls(**points[members[0]], random_state=random_state)
+            lams = [_check_lam(points[i]["lam"]) for i in members]
+            mu = train_stg(X, y, sample_weight, lams, seed=int_seed(random_state), **template._training_params())
+            for i, scores in zip(members, mu):
+                out[i] = scores
+        return out
 
 
 def _check_lam(lam) -> float:
@@ -146,8 +176,8 @@ def train_stg(
     p = sample_probabilities(sample_weight, n)
     Xs = standardize(X, p)[0]
     ys = standardize(y[:, None], p)[0][:, 0]
-    if reduction not in ("mean", "sum"):
-        raise oodfs.OodfsError(f"stg penalty_reduction must be 'mean' or 'sum', got {reduction!r}")
+    if reduction not in REDUCTIONS:
+        raise oodfs.OodfsError(f"stg penalty_reduction must be one of {', '.join(map(repr, REDUCTIONS))}; got {reduction!r}")
     pen_scale = 1.0 / d if reduction == "mean" else 1.0
 
     with one_torch_thread():

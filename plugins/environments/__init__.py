@@ -1,7 +1,8 @@
-"""Built-in environments: the paper's synthetic bias-rate environments (SPEC §1) and tables
-split by an environment column (real data)."""
+"""Built-in environments: the paper's synthetic bias-rate environments and tables split by an
+environment column (real data); oracle weighters that know the synthetic selection mechanism."""
 import oodfs
 
+from .oracle import OracleConditional, OracleIPW
 from .synthetic import Synthetic
 from .table import Table
 
@@ -9,3 +10,8 @@ from .table import Table
 @oodfs.hookimpl
 def oodfs_environments():
     return [Synthetic, Table]
+
+
+@oodfs.hookimpl
+def oodfs_weighters():
+    return [OracleIPW, OracleConditional]

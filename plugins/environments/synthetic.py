@@ -1,15 +1,33 @@
-"""The synthetic bias-rate environments of Xu et al. (ICML 2022), SPEC §1.
+"""The synthetic bias-rate environments of Xu et al. (ICML 2022), generalised.
 
-Exact sampler — why it is the selected distribution
+Data process (the paper's, with its dimensions as parameters)
+-------------------------------------------------------------
+Z_1..Z_{d_s+1}, V_1..V_{d_v} i.i.d. N(0, 1); S_i = 0.8 Z_i + 0.2 Z_{i+1}; every feature clipped to
+[-clip, clip]. Y = f(S) + N(0, noise_sd^2) with f = beta.S + S1 S2 S3 / 4 (``poly``) or beta.S + a
+frozen random 3-3-3-1 ReLU MLP of S1..S3 (``mlp``). beta is the paper's (1/3, -2/3, 1, -1/3, 2/3)
+for d_s = 5; for other d_s it repeats that pattern cyclically (beta_i = paper beta_{(i-1) mod 5 + 1},
+so d_s = 3 keeps the first three entries and d_s = 7 appends 1/3, -2/3) -- the paper defines only
+d_s = 5, and the cyclic rule keeps every coefficient's size and sign among the paper's values.
+d_s >= 3 because both outcomes use S1..S3. The environment with bias rate r (|r| > 1) keeps a
+candidate row with probability prod_{j in spurious} |r|^(-exponent |f(S) - sgn(r) V_j|) (the
+paper: spurious = {V4, V5}, exponent 10). ``spurious`` may be any subset of V1..V_{d_v}, named,
+so it means the same features whatever the column layout; empty = no selection.
+
+Column layout: ``layout_seed=None`` gives the paper's fixed order (S1..S_{d_s}, V1..V_{d_v}); an
+integer places the features at columns permuted by that seed, so that a method that breaks ties
+by column order gains nothing from S being first. ``feature_names`` and ``stable_set`` follow.
+
+Exact sampler -- why it is the selected distribution
 ----------------------------------------------------
 Write s = sgn(r), lam = exponent * ln|r|, cl = clip, and a(f, v) = exp(-lam |f - v|). A candidate
-x = (S, V) from p(s) p(v1) ... p(v5) is kept with probability prod_{j in spurious} a(f(S), s V_j), so
-the selected density is proportional to
+x = (S, V) from p(s) p(v_1) ... p(v_{d_v}) is kept with probability prod_{j in spurious} a(f(S), s V_j),
+so the selected density is proportional to
 
     p(S) prod_{j in spurious} [p(v_j) a(f(S), s v_j)]  *  prod_{j not spurious} p(v_j).
 
-V_j is a clipped N(0, 1): density phi on (-cl, cl) plus atoms of mass Phi(-cl) at +-cl. That law is
-symmetric, so with W_j = s V_j the factors are p(w_j) a(f, w_j) whatever the sign of r. Hence:
+Each V_j is a clipped N(0, 1), independent of S and of the other V's (whichever V's are spurious):
+density phi on (-cl, cl) plus atoms of mass Phi(-cl) at +-cl. That law is symmetric, so with
+W_j = s V_j the factors are p(w_j) a(f, w_j) whatever the sign of r. Hence:
 
 1. S has marginal p(S) c(f(S))^k, k = len(spurious), c(f) = E[a(f, V)]. We draw S from p and
    accept with probability (c(f) / C)^k, C >= sup c (rejection sampling of S alone: acceptance
@@ -28,6 +46,9 @@ The bound C: |d log c / df| <= lam (as |da/df| <= lam a), so the maximum of c ov
 [-cl, cl] with spacing h, times e^{lam h / 2}, bounds c on [-cl, cl]; outside it c decreases
 (every v lies on one side of f). tests/test_synthetic.py checks this sampler against plain
 rejection sampling.
+
+The same quantities give the oracle weights (:mod:`oodfs_plugins.environments.oracle`):
+Pr(select | x; r) and E_V[Pr(select | f, V)] = c(f)^k.
 """
 from __future__ import annotations
 
@@ -40,8 +61,14 @@ from scipy.special import log_ndtr, ndtri_exp
 import oodfs
 from oodfs.validation import OodfsError, check_bias_rate, check_positive_int, check_X
 
-BETA = np.array([1 / 3, -2 / 3, 1, -1 / 3, 2 / 3])
-D_S = D_V = 5
+#: the paper's stable coefficients (d_s = 5); other d_s repeat them cyclically (module docstring)
+PAPER_BETA = np.array([1 / 3, -2 / 3, 1, -1 / 3, 2 / 3])
+BETA = PAPER_BETA  # kept for callers of the fixed paper process
+
+
+def stable_beta(d_s: int) -> np.ndarray:
+    """beta for d_s stable features: the paper's five coefficients repeated cyclically."""
+    return PAPER_BETA[np.arange(d_s) % PAPER_BETA.size]
 
 
 def _logsumexp(a):
@@ -108,16 +135,24 @@ def _sample_w(f, lam, cl, k, rng):
     return w
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool)
+
+
 class Synthetic(oodfs.Environment):
     """Xu et al. (ICML 2022) synthetic data: Y from S1..S5, V4 and V5 spuriously tied to Y by a bias rate r.
 
-    ``sample(r, n, seed)`` returns X = (S1..S5, V1..V5) and y for bias rate r (|r| > 1): a
-    candidate is kept with probability prod_{j in spurious} |r|^(-exponent |f(S) - sgn(r) V_j|).
+    ``sample(r, n, seed)`` returns X (features S1..S{d_s}, V1..V{d_v}; columns in the paper's
+    order, or permuted by ``layout_seed``) and y for bias rate r (|r| > 1): a candidate is kept
+    with probability prod_{j in spurious} |r|^(-exponent |f(S) - sgn(r) V_j|).
     ``setting`` picks f: ``poly`` (beta.S + S1 S2 S3 / 4) or ``mlp`` (beta.S + a random frozen
     3-3-3-1 ReLU MLP of S1..S3 drawn from ``mlp_seed``). ``sampler``: ``exact`` (i.i.d. draws from
     the selected distribution, fast; see the module docstring), ``pool`` (the authors' generator:
     100 n candidates, n weighted draws with replacement) or ``rejection`` (plain rejection
-    sampling, exact but slow; for reference).
+    sampling, exact but slow; for reference). ``d_s`` (>= 3), ``d_v`` (>= 1): numbers of stable
+    and other features; ``spurious``: names of the V features the selection acts on (any subset
+    of V1..V{d_v}; the paper's V4, V5 by default); ``exponent``: the paper's 10; ``layout_seed``:
+    None for the paper's fixed column order, an integer for a column order drawn from it.
     """
 
     name = "synthetic"
@@ -129,10 +164,13 @@ class Synthetic(oodfs.Environment):
         setting="poly",
         sampler="exact",
         mlp_seed=0,
-        spurious=(8, 9),
+        spurious=("V4", "V5"),
         exponent=10.0,
         noise_sd=0.3,
         clip=2.0,
+        d_s=5,
+        d_v=5,
+        layout_seed=None,
     ):
         self.setting = setting
         self.sampler = sampler
@@ -141,25 +179,69 @@ class Synthetic(oodfs.Environment):
         self.exponent = exponent
         self.noise_sd = noise_sd
         self.clip = clip
+        self.d_s = d_s
+        self.d_v = d_v
+        self.layout_seed = layout_seed
+
+    # -- layout --------------------------------------------------------------------------
+    def _canonical_names(self) -> list[str]:
+        return [f"S{i}" for i in range(1, self.d_s + 1)] + [f"V{i}" for i in range(1, self.d_v + 1)]
+
+    def _order(self) -> np.ndarray:
+        """order[j] = the canonical index (S1..S{d_s}, V1..V{d_v}) of the feature in column j."""
+        self._check_layout()
+        d = self.d_s + self.d_v
+        if self.layout_seed is None:
+            return np.arange(d)
+        return np.random.default_rng(int(self.layout_seed)).permutation(d)
+
+    def column_of(self, name: str) -> int:
+        """The column that holds feature ``name`` (e.g. "V4") in this environment's layout."""
+        names = self.feature_names
+        if name not in names:
+            raise OodfsError(f"unknown feature {name!r} for environment 'synthetic'; valid: {', '.join(self._canonical_names())}")
+        return names.index(name)
 
     @property
     def stable_set(self) -> tuple[int, ...]:
-        return tuple(range(D_S))
+        return tuple(int(j) for j in np.nonzero(self._order() < self.d_s)[0])
 
     @property
     def feature_names(self) -> list[str]:
-        return [f"S{i}" for i in range(1, D_S + 1)] + [f"V{i}" for i in range(1, D_V + 1)]
+        canonical = self._canonical_names()
+        return [canonical[i] for i in self._order()]
 
     # -- validation ----------------------------------------------------------------------
+    def _check_layout(self) -> None:
+        for what, lowest in (("d_s", 3), ("d_v", 1)):
+            value = getattr(self, what)
+            if not _is_int(value) or value < lowest:
+                why = " (both outcomes use S1..S3)" if what == "d_s" else ""
+                raise OodfsError(f"{what} must be an integer >= {lowest}{why}, got {value!r}")
+        seed = self.layout_seed
+        if seed is not None and (not _is_int(seed) or seed < 0):
+            raise OodfsError(f"layout_seed must be None (the paper's column order) or an integer >= 0, got {seed!r}")
+
+    def _spurious_index(self) -> list[int]:
+        """Indices 0..d_v-1 (V1 = 0) of the spurious features."""
+        self._check_layout()
+        valid = [f"V{i}" for i in range(1, self.d_v + 1)]
+        sp = self.spurious
+        if isinstance(sp, str) or np.ndim(sp) != 1 or not all(isinstance(v, str) for v in sp):
+            raise OodfsError(f"spurious must be a list of V feature names such as ['V4', 'V5'], got {sp!r}")
+        for v in sp:
+            if v not in valid:
+                raise OodfsError(f"spurious names {v!r}, not a non-stable feature of this environment; valid: {', '.join(valid)}")
+        if len(set(sp)) != len(sp):
+            raise OodfsError(f"spurious lists a feature twice: {list(sp)!r}")
+        return [valid.index(v) for v in sp]
+
     def _check_params(self) -> None:
         if self.setting not in self.settings:
             raise OodfsError(f"unknown setting {self.setting!r} for environment 'synthetic'; valid: {', '.join(self.settings)}")
         if self.sampler not in self.samplers:
             raise OodfsError(f"unknown sampler {self.sampler!r} for environment 'synthetic'; valid: {', '.join(self.samplers)}")
-        valid = range(D_S, D_S + D_V)  # the derivation of the exact sampler needs V columns
-        spurious = list(self.spurious) if np.ndim(self.spurious) == 1 else None
-        if spurious is None or len(set(spurious)) != len(spurious) or not all(j in valid for j in spurious):
-            raise OodfsError(f"spurious must be distinct V column indices in {valid[0]}..{valid[-1]}, got {self.spurious!r}")
+        self._spurious_index()  # checks d_s, d_v, layout_seed too
         for what, lowest in (("exponent", "positive"), ("clip", "positive"), ("noise_sd", "non-negative")):
             value = getattr(self, what)
             ok = isinstance(value, numbers.Real) and np.isfinite(value) and (value > 0 or (value == 0 and lowest == "non-negative"))
@@ -173,7 +255,8 @@ class Synthetic(oodfs.Environment):
         return [(rng.uniform(-1, 1, (o, i)), rng.uniform(-1, 1, o)) for i, o in ((3, 3), (3, 3), (3, 1))]
 
     def _f(self, S: np.ndarray) -> np.ndarray:
-        linear = S @ BETA
+        """f from the stable features in canonical order (S1..S{d_s})."""
+        linear = S @ stable_beta(S.shape[1])
         if self.setting == "poly":
             return linear + S[:, 0] * S[:, 1] * S[:, 2] / 4
         h = S[:, :3]
@@ -184,29 +267,53 @@ class Synthetic(oodfs.Environment):
                 h = np.maximum(h, 0.0)
         return linear + h[:, 0]
 
-    def f(self, X) -> np.ndarray:
-        """The noiseless outcome f(S) for rows of X (only the S columns, X[:, :5], are used)."""
+    def _split(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(S, V) in canonical order from rows of X in this environment's layout."""
         self._check_params()
         X = check_X(X)
-        if X.shape[1] < D_S:
-            raise OodfsError(f"X needs at least {D_S} columns (S1..S5), got {X.shape[1]}")
-        return self._f(X[:, :D_S])
+        d = self.d_s + self.d_v
+        if X.shape[1] != d:
+            raise OodfsError(f"X has {X.shape[1]} columns; this synthetic environment has {d} ({self.d_s} stable + {self.d_v} other)")
+        canonical = X[:, np.argsort(self._order())]
+        return canonical[:, : self.d_s], canonical[:, self.d_s :]
+
+    def f(self, X) -> np.ndarray:
+        """The noiseless outcome f(S) for rows of X (in this environment's column layout)."""
+        return self._f(self._split(X)[0])
 
     def check_env(self, env) -> float:
         """A bias rate is a valid environment id when it is a finite number with |r| > 1."""
         return check_bias_rate(env)
 
+    # -- the selection mechanism ---------------------------------------------------------
+    def log_select_prob(self, X, env) -> np.ndarray:
+        """log Pr(select | x; r) for rows of X (this environment's layout) in the environment
+        with bias rate ``env``: -exponent ln|r| sum_{j in spurious} |f(S) - sgn(r) V_j|."""
+        r = self.check_env(env)
+        S, V = self._split(X)
+        return self._log_select(self._f(S), V, r)
+
+    def log_mean_select_prob(self, X, env) -> np.ndarray:
+        """log E_V[Pr(select | f(S), V; r)] for rows of X, V drawn from its unselected law: k log c(f(S))
+        (module docstring). The selected S has density p(S) times this, divided by its mean."""
+        r = self.check_env(env)
+        S, _ = self._split(X)
+        k = len(self._spurious_index())
+        if k == 0:
+            return np.zeros(S.shape[0])
+        return k * _log_c(self._f(S), self.exponent * np.log(abs(r)), float(self.clip))
+
     # -- sampling ------------------------------------------------------------------------
     def _draw_S(self, m: int, rng) -> np.ndarray:
-        Z = rng.standard_normal((m, D_S + 1))
+        Z = rng.standard_normal((m, self.d_s + 1))
         return np.clip(0.8 * Z[:, :-1] + 0.2 * Z[:, 1:], -self.clip, self.clip)
 
     def _draw_V(self, m: int, rng) -> np.ndarray:
-        return np.clip(rng.standard_normal((m, D_V)), -self.clip, self.clip)
+        return np.clip(rng.standard_normal((m, self.d_v)), -self.clip, self.clip)
 
     def _log_select(self, f, V, r) -> np.ndarray:
-        """log Pr(select | x; r) for candidate rows (f = f(S), V the V columns)."""
-        d = np.abs(f[:, None] - np.sign(r) * V[:, [j - D_S for j in self.spurious]])
+        """log Pr(select | x; r) for candidate rows (f = f(S), V the V columns in canonical order)."""
+        d = np.abs(f[:, None] - np.sign(r) * V[:, self._spurious_index()])
         return -self.exponent * np.log(abs(r)) * d.sum(axis=1)
 
     def sample(self, env, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -216,8 +323,19 @@ class Synthetic(oodfs.Environment):
         n = check_positive_int(n, "n")
         rng = np.random.default_rng(seed)
         X = {"exact": self._sample_exact, "pool": self._sample_pool, "rejection": self._sample_rejection}[self.sampler](r, n, rng)
-        y = self._f(X[:, :D_S]) + rng.normal(0.0, self.noise_sd, n)  # noise after selection
-        return X, y
+        y = self._f(X[:, : self.d_s]) + rng.normal(0.0, self.noise_sd, n)  # noise after selection
+        return X[:, self._order()], y
+
+    def sample_unselected(self, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        """(X, y) of n rows before selection (S, V independent), in this environment's layout:
+        the law that the inverse-selection-probability oracle weights restore."""
+        self._check_params()
+        n = check_positive_int(n, "n")
+        rng = np.random.default_rng(seed)
+        S = self._draw_S(n, rng)
+        X = np.hstack([S, self._draw_V(n, rng)])
+        y = self._f(S) + rng.normal(0.0, self.noise_sd, n)
+        return X[:, self._order()], y
 
     @staticmethod
     def _accept_until(n: int, draw, guess: float) -> np.ndarray:
@@ -234,7 +352,9 @@ class Synthetic(oodfs.Environment):
         return np.concatenate(parts)[:n]
 
     def _sample_exact(self, r: float, n: int, rng) -> np.ndarray:
-        k, cl = len(self.spurious), float(self.clip)
+        """Rows in canonical order (S1..S{d_s}, V1..V{d_v})."""
+        spurious = self._spurious_index()
+        k, cl = len(spurious), float(self.clip)
         lam = self.exponent * np.log(abs(r))
         log_C = _log_c_bound(float(lam), cl)
 
@@ -245,9 +365,9 @@ class Synthetic(oodfs.Environment):
 
         S = self._accept_until(n, draw, guess=0.5)
         V = self._draw_V(n, rng)
-        f = self._f(S)
-        # steps 2-3: the spurious V_j given f, independent of each other
-        V[:, [j - D_S for j in self.spurious]] = np.sign(r) * _sample_w(f, lam, cl, k, rng)
+        if k:
+            # steps 2-3: the spurious V_j given f, independent of each other
+            V[:, spurious] = np.sign(r) * _sample_w(self._f(S), lam, cl, k, rng)
         return np.hstack([S, V])
 
     def _sample_rejection(self, r: float, n: int, rng) -> np.ndarray:

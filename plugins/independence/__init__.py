@@ -6,9 +6,10 @@ scores = |coefficients|) through the core's plugin manager.
 import oodfs
 
 from .dwr import DWRWeighter, dwr_objective
+from ._warnings import WeightClippingWarning
 from .srdo import SRDOWeighter
 
-__all__ = ["DWRWeighter", "SRDOWeighter", "dwr_objective"]
+__all__ = ["DWRWeighter", "SRDOWeighter", "WeightClippingWarning", "dwr_objective"]
 
 
 @oodfs.hookimpl
