@@ -278,10 +278,23 @@ class ResultStore:
         finally:
             con.close()
 
+    @contextlib.contextmanager
+    def _transaction(self):
+        """One write transaction (holding the write lock from its start); a storage error is a
+        StorageError, which stops the run."""
+        con = self.connect()
+        try:
+            with con:
+                con.execute("BEGIN IMMEDIATE")
+                yield con
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot write results to {self.path}: {_reason(exc)}") from None
+        finally:
+            con.close()
+
     def remove_tasks(self, keys) -> None:
         """Delete tasks and their rows, all in one transaction."""
-        with self.connect() as con:
-            con.execute("BEGIN IMMEDIATE")
+        with self._transaction() as con:
             _delete_tasks(con, list(keys))
 
     def insert_tasks(self, tasks: pd.DataFrame, results: pd.DataFrame) -> None:
@@ -289,8 +302,7 @@ class ResultStore:
         r_train as stored text) in one transaction, replacing any stored copy of them."""
         tasks = tasks.reindex(columns=TASK_COLUMNS)
         results = results.reindex(columns=RESULT_COLUMNS)
-        with self.connect() as con:
-            con.execute("BEGIN IMMEDIATE")
+        with self._transaction() as con:
             _delete_tasks(con, [tuple(k) for k in tasks[["setting", "r_train", "run", "method"]].itertuples(index=False)])
             con.executemany(f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES ({', '.join('?' * len(TASK_COLUMNS))})",
                             _records(tasks))
