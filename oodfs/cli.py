@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 import warnings
 
-from .validation import OodfsError
+from .validation import OodfsError, RunAborted
 
 EXIT_USAGE = 2
+EXIT_ABORTED = 1  # the run stopped for a reason other than the input (disk full, a killed worker)
 COMMANDS = ("bench", "leaderboard", "compare", "plot", "merge", "plugins", "select", "theory")
 
 
@@ -42,21 +44,52 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C: workers and forked children are stopped on the way out."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
+def _one_line_warning(message, category, filename, lineno, line=None):
+    from .plugins import PluginLoadWarning
+
+    if issubclass(category, PluginLoadWarning):
+        return f"oodfs: warning: {message}\n"
+    return _default_formatwarning(message, category, filename, lineno, line)
+
+
+_default_formatwarning = warnings.formatwarning
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.debug:
         warnings.filterwarnings("ignore", category=FutureWarning)
+        warnings.formatwarning = _one_line_warning
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
     try:
         return _command(args.command).run(args)
     except OodfsError as exc:
         if args.debug:
             raise
         print(f"oodfs: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
+        return EXIT_ABORTED if isinstance(exc, RunAborted) else EXIT_USAGE
+    except KeyboardInterrupt as exc:
         print("oodfs: interrupted; finished tasks are saved (continue with --resume)", file=sys.stderr)
-        return 130
+        return 143 if isinstance(exc, _Terminated) else 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        warnings.formatwarning = _default_formatwarning
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 if __name__ == "__main__":  # pragma: no cover

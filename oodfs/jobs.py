@@ -3,6 +3,10 @@
 A job draws its data once, fits every pending method (each a *task*), trains all the feature
 subsets those methods need in one downstream call, and commits each task's rows. A task that
 fails is recorded with its message and the job goes on: a failing plugin never stops a run.
+By default each method is fitted in a forked child process (:func:`call_isolated`), so a
+plugin that crashes its process, calls ``sys.exit`` or edits its input is a failed task too.
+A storage error (disk full, I/O error) is not a method's failure: it stops the run
+(:class:`~oodfs.store.StorageError`).
 """
 from __future__ import annotations
 
@@ -57,11 +61,13 @@ def plan(suite: Suite, finished: set, workers: int = 1) -> list[Job]:
 
 
 def run_job(suite: Suite, job: Job, out_dir: str | None, plugin_modules: tuple[str, ...] = (),
-            task_timeout: float | None = None, identities: dict | None = None) -> list[TaskResult]:
+            task_timeout: float | None = None, identities: dict | None = None,
+            isolate: bool = True) -> list[TaskResult]:
     """Run one job (the worker's entry point). With ``out_dir`` each task is committed to the
     store there; with ``out_dir=None`` (a remote worker) the rows come back instead.
     ``identities``: ``{(setting, method): TaskIdentity}``, stored with each task (computed once
-    by the runner, where the resume decision is made)."""
+    by the runner, where the resume decision is made). ``isolate``: fit each method in a forked
+    child process (needed for ``task_timeout``)."""
     import torch
 
     torch.set_num_threads(1)  # one thread per worker: workers are the parallelism
@@ -90,7 +96,7 @@ def run_job(suite: Suite, job: Job, out_dir: str | None, plugin_modules: tuple[s
         t0 = time.perf_counter()
         data = make_dataset(suite, setting, job.r_train, job.run)
         common["data_seconds"] = time.perf_counter() - t0  # once per data set, shared by its tasks
-    except Exception as exc:  # the data set itself failed: every task on it fails, recorded
+    except (Exception, SystemExit) as exc:  # the data set itself failed: every task on it fails, recorded
         for method in job.methods:
             finish(method, "failed", error_message(exc), [{}])
         return finished
@@ -101,8 +107,8 @@ def run_job(suite: Suite, job: Job, out_dir: str | None, plugin_modules: tuple[s
             def fit(method=method):
                 return fit_method(suite, setting, job.r_train, job.run, method, data)
 
-            fits[method] = call_isolated(fit, task_timeout) if task_timeout else fit()
-        except Exception as exc:  # a failing plugin is recorded; the benchmark goes on
+            fits[method] = call_isolated(fit, task_timeout) if isolate or task_timeout else fit()
+        except (Exception, SystemExit) as exc:  # a failing plugin is recorded; the benchmark goes on
             finish(method, "failed", error_message(exc), [{}])
 
     # every subset of every method in one downstream call (batching changes no result)
@@ -126,7 +132,9 @@ def run_job(suite: Suite, job: Job, out_dir: str | None, plugin_modules: tuple[s
         try:
             # a method's share of the batch, by the number of subsets it asked for
             share = seconds * len(wanted[method]) / total
-            finish(method, "ok", None, method_rows(f, data, results, ks[method], metrics, share))
+            rows = method_rows(f, data, results, ks[method], metrics, share)
         except Exception as exc:
             finish(method, "failed", error_message(exc), [{}])
+            continue
+        finish(method, "ok", None, rows)  # outside the try: a storage error stops the run
     return finished

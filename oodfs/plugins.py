@@ -75,16 +75,34 @@ def _import_module(spec: str):
             raise OodfsError(f"plugin file {spec!r} does not exist")
         mod_name = f"oodfs_extra_{path.stem}"
         module_spec = importlib.util.spec_from_file_location(mod_name, path)
+        if module_spec is None or module_spec.loader is None:
+            raise OodfsError(f"plugin file {spec!r} is not a Python module (give a .py file)")
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[mod_name] = module
-        module_spec.loader.exec_module(module)
+        try:
+            module_spec.loader.exec_module(module)
+        except BaseException as exc:  # noqa: BLE001 -- SyntaxError, SystemExit, anything at import
+            sys.modules.pop(mod_name, None)
+            raise OodfsError(f"plugin file {spec!r} failed to import: {_import_error(exc)}") from None
         return module
     try:
         return importlib.import_module(spec)
     except ModuleNotFoundError as exc:
         if exc.name and spec.startswith(exc.name):
             raise OodfsError(f"plugin module {spec!r} not found (give an importable module name or a .py file)") from None
-        raise
+        raise OodfsError(f"plugin module {spec!r} failed to import: {_import_error(exc)}") from None
+    except BaseException as exc:  # noqa: BLE001
+        raise OodfsError(f"plugin module {spec!r} failed to import: {_import_error(exc)}") from None
+
+
+def _import_error(exc: BaseException) -> str:
+    if isinstance(exc, SyntaxError):
+        return f"it is not valid Python (line {exc.lineno}: {exc.msg})"
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r})"
+    from .executors.isolation import error_message
+
+    return error_message(exc)
 
 
 class Registry:
@@ -159,17 +177,19 @@ class Registry:
                     )
                     continue
                 for cls in classes:
+                    problem = _not_a_plugin(kind, cls, base)
+                    if problem:
+                        message = f"plugin {package!r}: {hook_name} returned {cls!r}, {problem}"
+                        if impl.plugin_name.startswith("--plugin "):  # named for this run: an error
+                            raise OodfsError(message)
+                        # an installed plugin is skipped, as one that fails to load: the others work
+                        warnings.warn(f"oodfs: {message}; skipped", PluginLoadWarning, stacklevel=2)
+                        continue
                     if kind == "metric":
-                        if not isinstance(cls, Metric):
-                            raise OodfsError(f"plugin {package!r}: {hook_name} returned {cls!r}, not an oodfs.metrics.Metric")
                         info = PluginInfo(kind, cls.name, cls, package, version, cls.description, impl.plugin.__name__
                                           if hasattr(impl.plugin, "__name__") else "")
                         self._add(found[kind], info)
                         continue
-                    if not (isinstance(cls, type) and issubclass(cls, base)):
-                        raise OodfsError(f"plugin {package!r}: {hook_name} returned {cls!r}, not a {base.__name__} subclass")
-                    if not getattr(cls, "name", ""):
-                        raise OodfsError(f"plugin {package!r}: {cls.__qualname__} has no `name`")
                     info = PluginInfo(kind, cls.name, cls, package, version, describe(cls), cls.__module__)
                     self._add(found[kind], info)
         # every weighter is also a selector: WLS on its weights (unless a selector takes the name)
@@ -214,6 +234,17 @@ class Registry:
 
     def all(self) -> list[PluginInfo]:
         return [info for kind in KINDS for _, info in sorted(self.entries(kind).items())]
+
+
+def _not_a_plugin(kind: str, obj, base) -> str | None:
+    """Why ``obj`` (returned by a hook) cannot be registered, or None."""
+    if kind == "metric":
+        return None if isinstance(obj, Metric) else "not an oodfs.metrics.Metric"
+    if not (isinstance(obj, type) and issubclass(obj, base)):
+        return f"not a {base.__name__} subclass"
+    if not isinstance(getattr(obj, "name", ""), str) or not getattr(obj, "name", ""):
+        return "which has no `name`"
+    return None
 
 
 _REGISTRY: Registry | None = None

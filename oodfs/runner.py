@@ -125,7 +125,7 @@ def run_suite(suite: Suite, out_dir, *, jobs: int = 1, resume: bool = False,
               plugin_modules: tuple[str, ...] = (), progress: bool = True, argv=None,
               backend_name: str = "local", scheduler: str | None = None,
               task_timeout: float | None = None, force=(), retry_failed: bool = False, reference=None,
-              reference_methods=None, notes=_print_note) -> ResultStore:
+              reference_methods=None, notes=_print_note, isolate: bool = True) -> ResultStore:
     """Run every pending task of ``suite`` into ``out_dir`` and return the store.
 
     ``force``: methods rerun whatever is stored (implies ``resume`` of an existing store);
@@ -133,8 +133,14 @@ def run_suite(suite: Suite, out_dir, *, jobs: int = 1, resume: bool = False,
     ``reference``: an :class:`oodfs.reference.Reference`; the tasks of ``reference_methods``
     (default: the reference's) that are not in ``suite.methods`` are copied from it instead of
     run; a method the reference lacks, or holds under another identity, is run. ``notes``: called with each one-line note (what is rerun and
-    why, what came from the reference).
+    why, what came from the reference). ``isolate``: fit each method in a forked child
+    process, so that a plugin that crashes or exits is recorded as a failed task
+    (``task_timeout`` needs it). One run writes a folder at a time (a second one is refused);
+    a storage error stops the run (:class:`~oodfs.store.StorageError`).
     """
+    if task_timeout is not None and not isolate:
+        raise OodfsError("--task-timeout needs each method fitted in its own process; drop --no-isolation")
+    resume = resume or retry_failed
     registry(plugin_modules)
     force = tuple(dict.fromkeys(force))
     unknown = [m for m in force if m not in suite.methods]
@@ -144,6 +150,17 @@ def run_suite(suite: Suite, out_dir, *, jobs: int = 1, resume: bool = False,
     check_suite_plugins(suite)
     executor = backend(backend_name)
     store = ResultStore(out_dir)
+    store.check_output_folder()
+    with store.lock():
+        return _run_locked(suite, store, out_dir, executor, jobs=jobs, resume=resume, plugin_modules=plugin_modules,
+                           progress=progress, argv=argv, backend_name=backend_name, scheduler=scheduler,
+                           task_timeout=task_timeout, force=force, retry_failed=retry_failed, reference=reference,
+                           reference_methods=reference_methods, notes=notes, isolate=isolate)
+
+
+def _run_locked(suite: Suite, store: ResultStore, out_dir, executor, *, jobs, resume, plugin_modules, progress, argv,
+                backend_name, scheduler, task_timeout, force, retry_failed, reference, reference_methods, notes,
+                isolate) -> ResultStore:
     identity = suite_identity(suite)
     if store.exists():
         if not (resume or force):
@@ -212,7 +229,8 @@ def run_suite(suite: Suite, out_dir, *, jobs: int = 1, resume: bool = False,
     bar = Progress(sum(len(job.methods) for job in todo), enabled=progress)
     target = str(out_dir) if executor.COMMITS_IN_WORKER else None
     run_identities = {k: v for k, v in identities.items() if k[1] in suite.methods}
-    calls = [(suite, job, target, tuple(plugin_modules), task_timeout, run_identities) for job in todo]
+    calls = [(suite, job, target, tuple(plugin_modules), task_timeout, run_identities, isolate)
+             for job in todo]
     for finished in run_calls(run_job, calls, backend_name=backend_name, jobs=jobs, scheduler=scheduler):
         for task in finished:
             if task.rows is not None:

@@ -12,16 +12,22 @@ two computations.
 """
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
 
 import pandas as pd
 
-from .validation import OodfsError
+from .validation import OodfsError, RunAborted
 
 DB_NAME = "results.sqlite"
+LOCK_NAME = "results.lock"  # held (flock) by the one run writing a folder
+#: what a results folder may hold before its first task is stored (a run killed that early)
+_FRESH_FOLDER = {LOCK_NAME}
 
 RESULT_COLUMNS = [
     "suite", "profile", "setting", "r_train", "run", "method", "method_kind", "point", "params", "is_default",
@@ -65,7 +71,15 @@ def env_key(value) -> str:
     return repr(float(value)) if isinstance(value, (int, float)) else str(value)
 
 
+class StorageError(RunAborted):
+    """The results could not be written (disk full, I/O error, read-only or damaged store).
+    It aborts the run: it is never recorded as a method's failure."""
+
+
 class ResultStore:
+    """The results of one output folder. Reading never writes (a read-only folder can be
+    reported on); writing is for the one run that holds the folder's lock."""
+
     def __init__(self, out_dir: str | Path):
         self.out_dir = Path(out_dir)
         self.path = self.out_dir / DB_NAME
@@ -73,39 +87,153 @@ class ResultStore:
     def exists(self) -> bool:
         return self.path.exists()
 
+    # -- opening ---------------------------------------------------------------------------
+    def check_output_folder(self) -> None:
+        """Refuse an ``--out`` that is not a folder oodfs can write its results to: a file, a
+        device, a name the file system rejects, or a non-empty folder of something else (a
+        folder holding only results.parquet would be silently replaced)."""
+        out = self.out_dir
+        try:
+            if out.exists() and not out.is_dir():
+                raise OodfsError(f"--out {str(out)!r} is not a folder (it is a file or a device); choose a folder")
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a name too long, a parent that is a file, no permission
+            raise OodfsError(f"cannot create the output folder {str(out)!r}: {exc.strerror or exc}") from None
+        if self.exists():
+            if not self.path.is_file():
+                raise OodfsError(f"{self.path} is not a file; choose another --out")
+            others = [n for n in ("results.parquet", "results.csv") if (out / n).exists()]
+            if self.path.stat().st_size == 0 and others:  # the store is lost; the export is the only copy
+                raise OodfsError(f"{self.path} is empty (0 bytes) although {out / others[0]} is there; "
+                                 "oodfs will not overwrite it: choose another --out")
+            return
+        other = sorted(p.name for p in out.iterdir() if p.name not in _FRESH_FOLDER)
+        if other:
+            kind = "results of another kind" if {"results.parquet", "results.csv"} & set(other) else "other files"
+            raise OodfsError(
+                f"{out} holds {kind} ({', '.join(other[:3])}{', ...' if len(other) > 3 else ''}) but no {DB_NAME}; "
+                "oodfs writes only into a new, empty or oodfs results folder: choose another --out"
+            )
+
+    @contextlib.contextmanager
+    def lock(self):
+        """Hold the folder for one run: a second run on it (a second ``--resume``) is refused
+        at once. The lock is the kernel's (``flock``): it ends with the process however the
+        process ends, so a killed run leaves nothing stale behind."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover -- not POSIX: no lock
+            yield
+            return
+        try:
+            fd = os.open(self.out_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StorageError(f"cannot create {self.out_dir / LOCK_NAME}: {exc.strerror or exc}") from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise StorageError(f"cannot lock {self.out_dir / LOCK_NAME}: {exc.strerror or exc}") from None
+                holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+                raise OodfsError(f"another oodfs run (pid {holder}) is writing to {self.out_dir}; "
+                                 "wait for it to end or choose another --out") from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
     def connect(self) -> sqlite3.Connection:
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        con = sqlite3.connect(self.path, timeout=120)
-        con.execute("PRAGMA journal_mode=WAL")
-        con.execute("PRAGMA synchronous=NORMAL")
-        con.executescript(_SCHEMA)
-        _migrate(con)
+        """A connection for writing (the schema is created if missing)."""
+        try:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            con = sqlite3.connect(self.path, timeout=120)
+            try:
+                con.execute("PRAGMA journal_mode=WAL")
+                con.execute("PRAGMA synchronous=NORMAL")
+                con.executescript(_SCHEMA)
+                _migrate(con)
+            except BaseException:
+                con.close()
+                raise
+        except (sqlite3.Error, OSError) as exc:
+            raise StorageError(f"cannot write results to {self.path}: {_reason(exc)}") from None
         return con
+
+    @contextlib.contextmanager
+    def _reading(self):
+        """A read-only connection (SQLite's ``mode=ro``: no schema, no journal change), and
+        one line naming the file for a store that is damaged or is not an oodfs store."""
+        uri = self.path.absolute().as_uri()
+        con = None
+        try:
+            try:
+                con = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=120)
+                con.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError:
+                if con is not None:
+                    con.close()
+                # a WAL store in a folder this process cannot write to (no -shm file can be
+                # made): read the file as it is, which is safe since nothing can be writing it
+                con = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True)
+            yield con
+        except (sqlite3.Error, pd.errors.DatabaseError) as exc:
+            reason = _reason(exc).rpartition("': ")[2]  # pandas: "Execution failed on sql '...': reason"
+            raise OodfsError(f"cannot read {self.path}: {reason} (a damaged file, or not an oodfs "
+                             "results store)") from None
+        finally:
+            if con is not None:
+                con.close()
+
+    def _tables(self, con) -> set[str]:
+        return {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
     # -- run-level metadata ----------------------------------------------------------------
     def get_meta(self, key: str):
-        with self.connect() as con:
+        if not self.exists():
+            return None
+        with self._reading() as con:
+            if "meta" not in self._tables(con):
+                return None
             row = con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else json.loads(row[0])
 
     def set_meta(self, key: str, value) -> None:
-        with self.connect() as con:
-            con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
+        self._write("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
 
     def add_invocation(self, provenance: dict) -> None:
-        with self.connect() as con:
-            con.execute("INSERT INTO invocations VALUES (?, ?)", (time.time(), json.dumps(provenance)))
+        self._write("INSERT INTO invocations VALUES (?, ?)", (time.time(), json.dumps(provenance)))
+
+    def _write(self, sql: str, params: tuple) -> None:
+        con = self.connect()
+        try:
+            with con:
+                con.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot write results to {self.path}: {_reason(exc)}") from None
+        finally:
+            con.close()
 
     def invocations(self) -> list[dict]:
-        with self.connect() as con:
+        if not self.exists():
+            return []
+        with self._reading() as con:
+            if "invocations" not in self._tables(con):
+                return []
             return [json.loads(p) for (p,) in con.execute("SELECT provenance FROM invocations ORDER BY started_at")]
 
     # -- tasks -----------------------------------------------------------------------------
-    def finished_tasks(self) -> set[tuple[str, str, int, str]]:
+    def finished_tasks(self, failed: bool = True) -> set[tuple[str, str, int, str]]:
+        """The stored tasks' keys; ``failed=False``: only those that succeeded (the failed
+        ones are then run again, see ``--retry-failed``)."""
         if not self.exists():
             return set()
-        with self.connect() as con:
-            return {tuple(r) for r in con.execute("SELECT setting, r_train, run, method FROM tasks")}
+        with self._reading() as con:
+            if "tasks" not in self._tables(con):
+                return set()
+            where = "" if failed else " WHERE status = 'ok'"
+            return {tuple(r) for r in con.execute(f"SELECT setting, r_train, run, method FROM tasks{where}")}
 
     def task_records(self) -> dict[tuple, dict]:
         """Every stored task: ``{(setting, r_train, run, method): {"status", "identity",
@@ -145,13 +273,28 @@ class ResultStore:
                     f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
                     [tuple(row.get(c) for c in RESULT_COLUMNS) for row in rows],
                 )
+        except sqlite3.Error as exc:  # disk full, I/O error: the run stops, the method is not blamed
+            raise StorageError(f"cannot write results to {self.path}: {_reason(exc)}") from None
+        finally:
+            con.close()
+
+    @contextlib.contextmanager
+    def _transaction(self):
+        """One write transaction (holding the write lock from its start); a storage error is a
+        StorageError, which stops the run."""
+        con = self.connect()
+        try:
+            with con:
+                con.execute("BEGIN IMMEDIATE")
+                yield con
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot write results to {self.path}: {_reason(exc)}") from None
         finally:
             con.close()
 
     def remove_tasks(self, keys) -> None:
         """Delete tasks and their rows, all in one transaction."""
-        with self.connect() as con:
-            con.execute("BEGIN IMMEDIATE")
+        with self._transaction() as con:
             _delete_tasks(con, list(keys))
 
     def insert_tasks(self, tasks: pd.DataFrame, results: pd.DataFrame) -> None:
@@ -159,8 +302,7 @@ class ResultStore:
         r_train as stored text) in one transaction, replacing any stored copy of them."""
         tasks = tasks.reindex(columns=TASK_COLUMNS)
         results = results.reindex(columns=RESULT_COLUMNS)
-        with self.connect() as con:
-            con.execute("BEGIN IMMEDIATE")
+        with self._transaction() as con:
             _delete_tasks(con, [tuple(k) for k in tasks[["setting", "r_train", "run", "method"]].itertuples(index=False)])
             con.executemany(f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES ({', '.join('?' * len(TASK_COLUMNS))})",
                             _records(tasks))
@@ -182,9 +324,17 @@ class ResultStore:
         """The long results table (one row per task, grid point and metric)."""
         if not self.exists():
             raise OodfsError(f"no results in {self.out_dir} (expected {DB_NAME} or results.parquet)")
-        with self.connect() as con:
+        if self.path.stat().st_size == 0:
+            raise OodfsError(f"{self.path} is empty (0 bytes): it holds no results")
+        with self._reading() as con:
+            if "results" not in self._tables(con):
+                raise OodfsError(f"{self.path} holds no oodfs results (no results table)")
             df = pd.read_sql_query("SELECT * FROM results", con)
         return _typed(df)
+
+
+def _reason(exc: BaseException) -> str:
+    return (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) or type(exc).__name__
 
 
 def _delete_tasks(con: sqlite3.Connection, keys: list[tuple]) -> None:
@@ -216,6 +366,10 @@ def load_results(path: str | Path) -> pd.DataFrame:
     if path.is_dir():
         store = ResultStore(path)
         if store.exists():
+            others = [n for n in ("results.parquet", "results.csv") if (path / n).exists()]
+            if store.path.is_file() and store.path.stat().st_size == 0 and others:
+                raise OodfsError(f"{store.path} is empty (0 bytes) although {path / others[0]} is there: "
+                                 f"read that file directly (oodfs leaderboard {path / others[0]}) or remove the empty one")
             return store.frame()
         for name in ("results.parquet", "results.csv"):
             if (path / name).exists():
@@ -223,11 +377,20 @@ def load_results(path: str | Path) -> pd.DataFrame:
         raise OodfsError(f"no results in {path} (expected {DB_NAME}, results.parquet or results.csv)")
     if not path.exists():
         raise OodfsError(f"{path} does not exist")
-    if path.suffix == ".parquet":
-        return pd.read_parquet(path)
-    if path.suffix == ".csv":
-        return pd.read_csv(path)
-    raise OodfsError(f"{path}: expected a results folder, .parquet or .csv file")
+    if path.suffix not in (".parquet", ".csv"):
+        raise OodfsError(f"{path}: expected a results folder, .parquet or .csv file")
+    try:
+        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    except Exception as exc:  # noqa: BLE001 -- pyarrow and pandas raise many kinds for a bad file
+        raise OodfsError(f"cannot read {path}: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}") from None
+    missing = [c for c in _REQUIRED if c not in df.columns]
+    if missing:
+        raise OodfsError(f"{path} is not an oodfs results table (no column {', '.join(missing)})")
+    return df
+
+
+#: the columns every results table has (what a report cannot do without)
+_REQUIRED = ("suite", "setting", "r_train", "run", "method", "point", "metric", "env", "k", "value", "status", "error")
 
 
 def export(df: pd.DataFrame, out_dir: Path) -> Path:

@@ -15,6 +15,16 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
+#: the keys of a suite file, and of each of its settings (``[settings.NAME]``)
+SUITE_KEYS = ("description", "environment", "settings", "r_train", "r_test", "runs", "n_train", "n_val", "n_test",
+              "k", "methods", "selection", "curve", "seed", "profile", "quick")
+CURVE_KEYS = ("methods", "r_train")
+#: what ``[quick]`` (``--quick``) may change
+QUICK_KEYS = ("r_train", "r_test", "runs", "methods", "n_train", "n_val", "n_test", "k", "seed", "selection")
+#: the largest number of rows a suite may draw at once (n_train + n_val, or n_test): a guard
+#: against typos such as n_train = 100000000000; a real data set's n_test may exceed its rows
+MAX_ROWS = 10_000_000
+
 #: the profiles a suite can run with (docs/PROTOCOL.md, "Profiles")
 PROFILES = {
     "default": "oodfs's documented defaults for every setting outside the grids",
@@ -98,12 +108,17 @@ def available_suites() -> list[str]:
 
 
 def load_suite(name_or_path: str) -> Suite:
-    """A shipped suite by name (``synthetic``) or a suite TOML file by path."""
+    """A shipped suite by name (``synthetic``) or a suite TOML file by path. In a suite file,
+    a relative ``path`` in a setting's ``params`` (a table's file) is relative to the suite
+    file's folder, wherever oodfs is run from."""
     path = Path(name_or_path)
     if name_or_path.endswith(".toml"):
         if not path.is_file():
             raise OodfsError(f"suite file {name_or_path!r} does not exist")
-        text, name = path.read_text(), path.stem
+        try:
+            text, name = path.read_text(), path.stem
+        except (OSError, UnicodeDecodeError) as exc:
+            raise OodfsError(f"cannot read suite file {name_or_path!r}: {exc}") from None
     else:
         if name_or_path not in available_suites():
             raise OodfsError(f"unknown suite {name_or_path!r}; valid: {', '.join(available_suites())} (or a .toml path)")
@@ -113,9 +128,38 @@ def load_suite(name_or_path: str) -> Suite:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise OodfsError(f"suite {name!r} is not valid TOML: {exc}") from None
+    if name_or_path.endswith(".toml"):
+        _resolve_paths(raw, path.parent)
     return suite_from_dict(name, raw)
 
 
+def _resolve_paths(raw: dict, folder: Path) -> None:
+    settings = raw.get("settings")
+    for setting in settings.values() if isinstance(settings, dict) else ():
+        params = setting.get("params") if isinstance(setting, dict) else None
+        if isinstance(params, dict) and isinstance(params.get("path"), str) and not Path(params["path"]).is_absolute():
+            params["path"] = str((folder / params["path"]).resolve())
+
+
+def _check_keys(raw, valid, where: str) -> None:
+    if not isinstance(raw, dict):
+        raise OodfsError(f"{where} must be a table ({', '.join(valid)}), got {raw!r}")
+    unknown = [k for k in raw if k not in valid]
+    if unknown:
+        raise OodfsError(f"{where} has the unknown key {unknown[0]!r}; valid: {', '.join(valid)}")
+
+
+def check_suite_keys(name: str, raw: dict) -> None:
+    """Unknown keys (a typo such as ``n_trian``) are refused, naming the valid ones."""
+    _check_keys(raw, SUITE_KEYS, f"suite {name!r}")
+    settings = raw.get("settings")
+    if not isinstance(settings, dict) or not settings:
+        raise OodfsError(f"suite {name!r}: settings must be a table of settings ([settings.NAME] with params = {{...}})")
+    for sname, setting in settings.items():  # their keys: see _setting
+        if isinstance(setting, dict) and not isinstance(setting.get("params", {}), dict):
+            raise OodfsError(f"setting {sname!r} of suite {name!r}: params must be a table, got {setting['params']!r}")
+    _check_keys(raw.get("curve", {}), CURVE_KEYS, f"[curve] of suite {name!r}")
+    _check_keys(raw.get("quick", {}), QUICK_KEYS, f"[quick] of suite {name!r}")
 def _setting(name: str, raw: dict) -> Setting:
     if not isinstance(raw, dict):
         raise OodfsError(f"setting {name!r} must be a table (params = {{...}}, run_params = {{...}}, n_train = ...)")
@@ -135,6 +179,12 @@ def _setting(name: str, raw: dict) -> Setting:
 
 
 def suite_from_dict(name: str, raw: dict) -> Suite:
+    check_suite_keys(name, raw)
+    for key in ("r_train", "r_test", "methods"):  # a list: "ols" is not ["o", "l", "s"]
+        if key in raw:
+            _check_list(raw[key], key)
+    if "methods" in raw and not raw["methods"]:
+        raise OodfsError("methods is empty: give at least one selector")
     try:
         settings = tuple(_setting(sname, s) for sname, s in raw["settings"].items())
         curve = raw.get("curve", {})
@@ -151,9 +201,10 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             n_test=raw["n_test"],
             k=raw.get("k", 5),
             methods=tuple(raw["methods"]),
-            selection=raw.get("selection", "val"),
-            curve_methods=tuple(curve.get("methods", ())),
-            curve_r_train=tuple(curve.get("r_train", ())),
+            # without validation data the `val` rule cannot choose: the default point instead
+            selection=raw.get("selection", "val" if raw.get("n_val", 0) else "default"),
+            curve_methods=tuple(_check_list(curve.get("methods", ()), "curve.methods")),
+            curve_r_train=tuple(_check_list(curve.get("r_train", ()), "curve.r_train")),
             seed=raw.get("seed", 0),
             profile=raw.get("profile", "default"),
             quick=dict(raw.get("quick", {})),
@@ -164,17 +215,56 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
     return suite
 
 
+def _check_list(value, what: str):
+    if not isinstance(value, (list, tuple)):
+        raise OodfsError(f"{what} must be a list, e.g. [...], got {value!r}")
+    return value
+
+
+def _check_text(value, what: str) -> None:
+    if not isinstance(value, str) or not value:
+        raise OodfsError(f"{what} must be a non-empty string, got {value!r}")
+
+
+def _check_ids(values, what: str) -> None:
+    _check_list(values, what)
+    if not values:
+        raise OodfsError(f"{what} is empty: give at least one environment")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            raise OodfsError(f"{what} must hold numbers or names, got {v!r}")
+
+
 def validate_suite(suite: Suite) -> None:
+    """Every field of a suite has the right type and a sensible size: one line naming the key."""
+    from .selection import get_rule
+
+    _check_text(suite.environment, "environment")
+    if not isinstance(suite.description, str):
+        raise OodfsError(f"description must be a string, got {suite.description!r}")
     check_positive_int(suite.runs, "runs")
     check_positive_int(suite.n_train, "n_train")
     check_positive_int(suite.n_test, "n_test")
     check_positive_int(suite.k, "k")
-    if suite.n_val < 0:
-        raise OodfsError(f"n_val must be >= 0, got {suite.n_val}")
+    if isinstance(suite.n_val, bool) or not isinstance(suite.n_val, int) or suite.n_val < 0:
+        raise OodfsError(f"n_val must be an integer >= 0, got {suite.n_val!r}")
+    if isinstance(suite.seed, bool) or not isinstance(suite.seed, int) or not 0 <= suite.seed < 2**32:
+        raise OodfsError(f"seed must be an integer from 0 to 2**32-1, got {suite.seed!r}")
+    for what, rows in (("n_train + n_val", suite.n_train + suite.n_val), ("n_test", suite.n_test)):
+        if rows > MAX_ROWS:
+            raise OodfsError(f"{what} = {rows} is more than {MAX_ROWS} rows per draw; is it a typo?")
     if not suite.settings:
         raise OodfsError(f"suite {suite.name!r} has no settings")
-    if not suite.r_train:
-        raise OodfsError("no r_train values")
+    _check_ids(suite.r_train, "r_train")
+    _check_ids(suite.r_test, "r_test")
+    _check_list(suite.methods, "methods")  # may be empty: every method then comes from reference results
+    for m in (*suite.methods, *suite.curve_methods):
+        _check_text(m, "a method name")
+    _check_text(suite.selection, "selection")
+    rule = get_rule(suite.selection)
+    if rule.metric == "rmse_val" and not suite.n_val:
+        raise OodfsError(f"selection {suite.selection!r} needs validation data: set n_val > 0, or choose selection "
+                         "'default' or 'oracle'")
     check_profile(suite.profile)
     # environment ids (e.g. |r| > 1 for bias rates) are checked by the environment plugin
 

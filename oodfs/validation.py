@@ -108,3 +108,9 @@ def check_positive_int(value, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
         raise OodfsError(f"{what} must be a positive integer, got {value!r}")
     return int(value)
+
+
+class RunAborted(OodfsError):
+    """A run stopped for a reason that is not the user's input nor a method's failure: its
+    results could not be stored (disk full, I/O error, a damaged store), or a worker process
+    was killed from outside. Finished tasks stay stored; the CLI exits with status 1."""

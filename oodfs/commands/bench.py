@@ -1,11 +1,13 @@
 """``oodfs bench``: run a suite, store its results, print the leaderboard, draw the figures."""
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 import time
 from pathlib import Path
 
-from ..validation import OodfsError
+from ..validation import OodfsError, RunAborted
 from .options import add_selection, available_cpus, csv_list, float_list, positive_int, positive_seconds
 
 
@@ -42,6 +44,8 @@ def add_parser(sub) -> None:
                    help="run only --methods and take every other method of the suite from the reference results "
                    "shipped with oodfs (or from FILE, a reference .parquet); a method whose code, version, grid, "
                    "profile or data differ from the reference's is run instead")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="as --resume, and run the stored failed tasks again (each replaces its failure once it ends)")
     p.add_argument("--plugin", action="append", default=[], metavar="MODULE",
                    help="register an unpackaged plugin module (dotted name or .py file) for this run; repeatable")
     p.add_argument("--backend", default="local", choices=list(BACKENDS),
@@ -50,7 +54,10 @@ def add_parser(sub) -> None:
                    help="with --backend dask: address of an existing scheduler (default: start a LocalCluster of --jobs workers)")
     p.add_argument("--task-timeout", type=positive_seconds, metavar="SECONDS",
                    help="record a method whose fit runs longer than this on one data set as failed and go on")
-    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--no-isolation", action="store_true",
+                   help="fit each method in its worker process instead of a forked child of it (a little faster; "
+                   "a plugin that crashes or exits then ends the run; no --task-timeout)")
+    p.add_argument("--quiet", action="store_true", help="print only the leaderboard (no progress, no file list)")
 
 
 def run(args) -> int:
@@ -79,18 +86,24 @@ def run(args) -> int:
     start = time.perf_counter()
     if args.scheduler and args.backend != "dask":
         raise OodfsError("--scheduler needs --backend dask")
-    store = run_suite(suite, out, jobs=args.jobs, resume=args.resume, plugin_modules=tuple(args.plugin),
-                      progress=not args.quiet, argv=["oodfs"] + sys.argv[1:], backend_name=args.backend,
-                      scheduler=args.scheduler, task_timeout=args.task_timeout, force=tuple(args.force),
-                      reference=reference, reference_methods=reference_methods,
-                      notes=(lambda line: None) if args.quiet else _note)
+    with plugin_output_to_stderr():  # what methods print never mixes into the leaderboard on stdout
+        store = run_suite(suite, out, jobs=args.jobs, resume=args.resume, plugin_modules=tuple(args.plugin),
+                          progress=not args.quiet, argv=["oodfs"] + sys.argv[1:], backend_name=args.backend,
+                          scheduler=args.scheduler, task_timeout=args.task_timeout, force=tuple(args.force),
+                          reference=reference, reference_methods=reference_methods,
+                          notes=(lambda line: None) if args.quiet else _note,
+                          isolate=not args.no_isolation, retry_failed=args.retry_failed)
     results = store.frame()
-    export(results, out)
     report = Report(results, rule, store.get_meta("metrics"), list(suite.methods))
     text = Leaderboard(report).to_markdown()
-    (out / "leaderboard.md").write_text(text)
-    print(text)
-    paths = make_figures(report, out)
+    try:
+        export(results, out)
+        (out / "leaderboard.md").write_text(text)
+        print(text)
+        paths = make_figures(report, out)
+    except OSError as exc:
+        raise RunAborted(f"cannot write to {out}: {exc.strerror or exc} (the results are stored in "
+                         f"{store.path}; `oodfs leaderboard {out}` prints them)") from None
     if not args.quiet:
         print(f"figures: {', '.join(str(p) for p in paths)}", file=sys.stderr)
         print(f"wrote {out / 'leaderboard.md'} and {out / 'results.parquet'} in {time.perf_counter() - start:.1f} s",
@@ -100,3 +113,22 @@ def run(args) -> int:
 
 def _note(line: str) -> None:
     print(f"oodfs: {line}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def plugin_output_to_stderr():
+    """Send this process's standard output, and that of the worker processes it starts, to
+    standard error (at the file-descriptor level, so output of C code and of children too)."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except (OSError, ValueError, AttributeError):  # no real descriptors (an embedding host): leave them
+        yield
+        return
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)

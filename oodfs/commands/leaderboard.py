@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..validation import OodfsError
 from .options import add_selection, stored_rule
 
 
@@ -25,7 +26,10 @@ def run(args) -> int:
     report = Report.from_path(args.path, args.selection or stored_rule(args.path) or "val")
     text = Leaderboard(report).render(args.format)
     if args.output:
-        Path(args.output).write_text(text)
+        try:
+            Path(args.output).write_text(text)
+        except OSError as exc:
+            raise OodfsError(f"cannot write --output {args.output!r}: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(text)
     return 0

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 
+from ..validation import OodfsError
 from .options import add_selection, stored_rule
 
 
@@ -19,6 +20,9 @@ def run(args) -> int:
     from ..report import Report
 
     report = Report.from_path(args.path, args.selection or stored_rule(args.path) or "val")
-    paths = make_figures(report, args.path)
+    try:
+        paths = make_figures(report, args.path)
+    except OSError as exc:
+        raise OodfsError(f"cannot write the figures into {args.path}: {exc.strerror or exc}") from None
     print(f"figures: {', '.join(str(p) for p in paths)}", file=sys.stderr)
     return 0
