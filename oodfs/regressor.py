@@ -2,67 +2,41 @@
 
 The paper trains an MLP with hidden layers (5, 5), ReLU and Adam (lr 0.001) on the top-k features
 and reports its RMSE in the test environments. The benchmark needs thousands of these fits, so
-:func:`fit_downstream` trains every subset of one data set in one tensor program. Figures quoted
-below are from benchmarks/bench_regressor.py and scratch measurements on a 2-core machine
-(1 thread; the machine was shared, so CPU times).
+:func:`fit_downstream` trains every subset of one data set in one tensor program. The measurements
+behind each choice below are in benchmarks/bench_regressor.py.
 
 * **One network per subset, packed block-diagonally.** Every model sees the same rows, so the
   first layer is one GEMM ``X (B, d) @ W1 (d, M*h1)`` whose column block for model ``m`` is zero
-  outside model ``m``'s input columns; the next layers are block-diagonal ``(M*h_i, M*h_{i+1})``
-  GEMMs and the output layer is ``(M*h_last, M)``. Masked gradients keep the off-block weights at
-  exactly zero, so each model is exactly a separate MLP on its own columns. At h = 5 a step is
-  dominated by per-operation overhead, not FLOPs, so a few GEMMs beat ``bmm`` over a model
-  dimension (~1.7x per step at 10 models, same hand-written step) and autograd (scratch timings).
-* **Hand-written backward pass and Adam** on one flat parameter vector: ~30 tensor operations per
-  step, no autograd graph. Adam is element-wise, so one Adam over the packed vector with a
-  learning rate per model is the same as one Adam per model (checked against autograd).
-* **Fixed-size blocks, so a subset's result does not depend on its batch.** Models are trained
-  in blocks of exactly ``block_size`` slots (empty slots are inert zeros). BLAS picks its kernel
-  by matrix shape, and a different kernel sums in a different order (measured: ~3e-7 differences
-  in predictions when the block width followed the number of subsets); with a fixed shape the
-  position of a model inside a block does not change a bit. A model's initial weights come from
-  ``(seed, subset)`` only (``nn.Linear``'s default init, U(-1/sqrt(fan_in), 1/sqrt(fan_in)), from
-  a generator seeded by :func:`oodfs.seeds.derive_seed`); the validation split and minibatch
-  order come from ``seed`` and are shared; schedule and stopping are decided per model. So a
-  subset gets bit-for-bit the same network whatever it is batched with, which the runner's cache
-  relies on (tests/test_regressor.py checks equality). A subset is a *set*: its columns are used
-  in sorted order. Block size 4 balances the two costs: blocks wider than the call's subsets
-  waste work on empty slots, and a block runs until its slowest model stops.
+  outside model ``m``'s input columns; the next layers are block-diagonal GEMMs and the output
+  layer is ``(M*h_last, M)``. Masked gradients keep the off-block weights at exactly zero, so each
+  model is exactly a separate MLP on its own columns. At h = 5 a step costs per-operation
+  overhead, not FLOPs, so a few GEMMs beat ``bmm`` over a model dimension and autograd.
+* **Hand-written backward pass and Adam** on one flat parameter vector, no autograd graph. Adam is
+  element-wise, so one Adam over the packed vector with a learning rate per model is the same as
+  one Adam per model (checked against autograd in tests/test_regressor.py).
+* **Fixed-size blocks, so a subset's result does not depend on its batch.** Models are trained in
+  blocks of exactly ``block_size`` slots (empty slots are inert zeros): BLAS picks its kernel by
+  matrix shape, and another kernel sums in another order. A model's initial weights come from
+  ``(seed, subset)`` only (``nn.Linear``'s default init, from a generator seeded by
+  :func:`oodfs.seeds.derive_seed`); the validation split and minibatch order come from ``seed``;
+  schedule and stopping are decided per model. So a subset gets bit-for-bit the same network
+  whatever it is batched with, which the runner's cache relies on (tests/test_regressor.py). A
+  subset is a *set*: its columns are used in sorted order.
 * **Optimiser and schedule.** Adam on standardised inputs and target (training-part mean and
-  standard deviation; predictions are mapped back), minibatches of ``batch_size`` = 256 as in
-  the reference. The learning rate starts at ``lr_start`` = 0.01 and is divided by ``lr_factor``
-  (sqrt(10)) each time a model's validation MSE has not reached a new minimum for ``patience``
-  = 40 epochs, down to the paper's ``lr`` = 0.001; the next such plateau at 0.001 stops that
-  model (or ``max_epochs``). The high start only shortens the way; the end is the paper's
-  Adam 0.001. Patience 20 was 1.5x faster but stopped the 10-feature model early (+5 % against
-  the reference in scratch runs); 80 went past the reference (-5 to -7 % on 9-10 features). The validation part is ``val_fraction`` = 15 % of the training rows
-  (seeded). Measured (12 subsets of the benchmark, 5 seeds): median 163 epochs, 0.46 s CPU
-  (0.50 s wall) per fit, 2.6x less than the same code unbatched (block 1: 1.19 s); a lone
-  subset still pays for one block and its own full schedule (2.6 s for S1..S5, the slowest), so
-  callers should hand over many subsets at once. The reference took 10 s per fit (302 epochs).
-* **Final, not best-validation, parameters** (``restore_best=False``). On this data the
-  i.i.d. validation loss flattens (within ~0.5 %) long before the test RMSE does: for subsets
-  mixing S with V4/V5 the out-of-distribution RMSE keeps falling from 0.59 to 0.49 between 50
-  and 800 epochs at lr 0.001 while the validation RMSE moves from 0.319 to 0.317. Returning the
-  best-validation snapshot picks an earlier, less converged network (up to +6.5 % test RMSE
-  against the long-trained reference in the benchmark); the final network matches it
-  (max 1.9 %, mean +0.35 % over 12 subsets). Early stopping here decides *when training has
-  converged*, not which weights to keep. Plain early stopping at lr 0.001 (patience 20, best
-  snapshot) was +11 to +15 % off on the four subsets holding S1..S5 and some V's.
-* The reference the benchmark compares with is the plain way: one ``nn.Sequential`` per subset,
-  Adam lr 0.001, minibatch 256 on all rows, raw inputs, until the training loss plateaus (at most
-  1000 epochs), last parameters. Its own seed-to-seed spread on the subsets mixing S and V is
-  large (max - min over 5 seeds up to 11 % of the median), so agreement within 2 % on those is
-  within the noise of the comparison, not a tight bound.
-* **Profiles.** :data:`PROFILES` holds the keyword arguments of :func:`fit_downstream` per
-  named profile: ``"default"`` (the defaults above) and ``"paper"``, the paper's constant Adam
-  lr 0.001 (``lr_start = lr = 0.001``). The paper states no epochs or stopping rule; the paper
-  profile keeps the same validation-plateau stop (40 epochs without a new minimum at lr 0.001,
-  at most 1000 epochs, final parameters): a fixed epoch count would be one more guess, and the
-  plateau rule is the one the reference above converges by. Measured (bench_regressor.py,
-  ``--set lr_start=0.001``, 12 subsets, 2 seeds): 1.6x the CPU time of the default (0.90 s
-  against 0.56 s per fit), test RMSE equal on {S1..S5} and on subsets of up to 6 features,
-  +4 to +5 % on the 7-10-feature subsets (less converged when the plateau stop ends it).
+  standard deviation; predictions are mapped back), minibatches of ``batch_size`` = 256. The
+  learning rate starts at ``lr_start`` = 0.01 and is divided by ``lr_factor`` (sqrt(10)) each time
+  a model's validation MSE has not reached a new minimum for ``patience`` = 40 epochs, down to the
+  paper's ``lr`` = 0.001; the next such plateau at 0.001 stops that model (or ``max_epochs``).
+  The high start only shortens the way; the end is the paper's Adam 0.001. The validation part
+  is ``val_fraction`` = 15 % of the training rows (seeded).
+* **Final, not best-validation, parameters** (``restore_best=False``): on this data the i.i.d.
+  validation loss flattens long before the out-of-distribution RMSE does, so early stopping here
+  decides *when training has converged*, not which weights to keep.
+* **Profiles.** :data:`PROFILES` holds the keyword arguments of :func:`fit_downstream` per named
+  profile: ``"default"`` (the defaults above) and ``"paper"``, the paper's constant Adam lr 0.001
+  (``lr_start = lr = 0.001``). The paper states no epochs or stopping rule; the paper profile
+  keeps the same validation-plateau stop: a fixed epoch count would be one more guess.
+  docs/PROTOCOL.md, sections 4 and 5, lists both with their measured effect.
 """
 from __future__ import annotations
 
