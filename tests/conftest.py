@@ -10,6 +10,21 @@ from oodfs.plugins import reset_registry
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "oodfs-variance"
 
+#: the smallest synthetic suite the command-line tests run (``.format(runs=N)``)
+TINY_SUITE_TOML = """
+environment = "synthetic"
+r_train = [2.5]
+r_test = [-2.0, 2.0]
+runs = {runs}
+n_train = 300
+n_val = 100
+n_test = 300
+k = 5
+methods = ["ols", "correlation"]
+[settings.poly]
+params = {{ setting = "poly" }}
+"""
+
 
 @pytest.fixture(autouse=True)
 def fresh_registry():

@@ -11,19 +11,9 @@ import pytest
 
 from oodfs.cli import main
 
-SUITE = """
-environment = "synthetic"
-r_train = [2.5]
-r_test = [-2.0, 2.0]
-runs = 1
-n_train = 300
-n_val = 100
-n_test = 300
-k = 5
-methods = ["ols", "correlation"]
-[settings.poly]
-params = { setting = "poly" }
-"""
+from .conftest import TINY_SUITE_TOML
+
+SUITE = TINY_SUITE_TOML.format(runs=1)
 
 
 def run(capsys, *args) -> tuple[int, str, str]:

@@ -22,24 +22,13 @@ from oodfs.runner import run_suite
 from oodfs.store import ResultStore, StorageError, load_results
 from oodfs.suite import suite_from_dict
 
+from .conftest import TINY_SUITE_TOML
+
 TINY = {
     "environment": "synthetic", "r_train": [2.5], "r_test": [-2.0, 2.0], "runs": 2,
     "n_train": 300, "n_val": 100, "n_test": 300, "k": 5, "methods": ["ols", "correlation"],
     "settings": {"poly": {"params": {"setting": "poly"}}},
 }
-TINY_TOML = """
-environment = "synthetic"
-r_train = [2.5]
-r_test = [-2.0, 2.0]
-runs = {runs}
-n_train = 300
-n_val = 100
-n_test = 300
-k = 5
-methods = ["ols", "correlation"]
-[settings.poly]
-params = {{ setting = "poly" }}
-"""
 
 FAULTS = '''
 import ctypes, os, signal, sys, time
@@ -120,7 +109,7 @@ def tiny(**changes):
 
 def tiny_file(tmp_path, runs=2) -> str:
     path = tmp_path / "tiny.toml"
-    path.write_text(TINY_TOML.format(runs=runs))
+    path.write_text(TINY_SUITE_TOML.format(runs=runs))
     return str(path)
 
 
