@@ -226,6 +226,38 @@ def averaged_side_by_side(reports: dict[str, Report]) -> str:
     return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
 
 
+def profile_effect(default: pd.DataFrame, paper: pd.DataFrame) -> str:
+    """Per (setting, method, metric): paper − default, paired over the (r_train, run) cells both
+    profiles share (the same data), Wilcoxon, Holm over the whole table."""
+    both = pd.concat([default.assign(method=default["method"] + "@default"),
+                      paper.assign(method=paper["method"] + "@paper")])
+    rows = []
+    for metric, lower in (("rank_avg", True), ("f1", False), ("rmse_mean", True)):
+        for setting in dict.fromkeys(default["setting"]):
+            for method in dict.fromkeys(default["method"]):
+                v = both[(both["setting"] == setting) & both["method"].isin([f"{method}@paper", f"{method}@default"])]
+                pw = stats.pairwise_tests(v, metric, lower, within=("setting",), correction="none")
+                if pw.empty:
+                    continue
+                r = pw.iloc[0]
+                sign = 1 if r["method_a"] == f"{method}@paper" else -1
+                lo, hi = sorted([sign * r["diff_low"], sign * r["diff_high"]])
+                rows.append([setting, method, metric, int(r["n_pairs"]), sign * r["mean_diff"], lo, hi, r["p"],
+                             (sign * r["mean_diff"] < 0) == lower])
+    table = pd.DataFrame(rows, columns=["setting", "method", "metric", "pairs", "diff", "low", "high", "p", "paper_better"])
+    table["p_holm"] = stats.adjust_pvalues(table["p"].fillna(1.0), "holm")
+    table["verdict"] = np.where(table["p_holm"] >= ALPHA, "not distinguishable",
+                                np.where(table["paper_better"], "paper better", "default better"))
+    shown = table[(table["p_holm"] < ALPHA) | table["method"].isin(IW)]
+    out = [[r.setting, r.method, r.metric, r.pairs, f"{r.diff:+.3f}", f"[{r.low:+.3f}, {r.high:+.3f}]",
+            fmt_p(r.p_holm), r.verdict] for r in shown.itertuples()]
+    hidden = len(table) - len(shown)
+    note = (f"\n\nThe other {hidden} (setting, method, metric) comparisons of the baselines: not distinguishable."
+            if hidden else "")
+    return tabulate(out, headers=["setting", "method", "metric", "pairs", "paper − default", "95 % t interval",
+                                  "p (Holm)", "verdict"], tablefmt="github", disable_numparse=True) + note
+
+
 def variants_table(values: pd.DataFrame) -> str:
     """Per variant: claim 1 (each IW method vs the best baseline by mean, on F1 and RMSE mean) and
     claim 3a (SRDO vs DWR on F1), each as a paired test over (r_train, run)."""
@@ -248,6 +280,8 @@ def variants_table(values: pd.DataFrame) -> str:
 
 
 DISCUSSION = ("<!-- discussion: written by hand, kept when the report is regenerated -->", "<!-- /discussion -->")
+PROTOCOL_NOTES = ("<!-- protocol: written by hand -->", "<!-- /protocol -->")
+SPEED_NOTES = ("<!-- speed: written by hand -->", "<!-- /speed -->")
 
 
 def _kept(report: Path, markers) -> str:
@@ -350,11 +384,15 @@ def main() -> None:
                   "(setting, r_train, run) cells. Cells: mean [95 % t interval] over runs, each run averaged over "
                   "r_train; model selection `val`.", "",
                   averaged_side_by_side({"default": matched, "paper": paper}), "",
+                  "The profile's effect per method: paper − default on the same (r_train, run) cells, paired "
+                  "Wilcoxon, Holm over all (setting, method, metric); DWR and SRDO always shown, a baseline only "
+                  "where the profile changed it significantly.", "",
+                  profile_effect(mv, pv), "",
                   "Claim 1 on these cells, default profile: " + claim1(mv, matched)[0][0], "",
                   "Claim 1 on these cells, paper profile: " + claim1(pv, paper)[0][0], "",
                   "Claim 3 on these cells, default profile:", "", *claim3(mv), "",
                   "Claim 3 on these cells, paper profile:", "", *claim3(pv), ""]
-        protocol_notes = _kept(HERE / "REPRODUCTION.md", ("<!-- protocol: written by hand -->", "<!-- /protocol -->"))
+        protocol_notes = _kept(HERE / "REPRODUCTION.md", PROTOCOL_NOTES)
         if protocol_notes:
             parts += [protocol_notes, ""]
     variants_dir = root / "variants"
@@ -379,8 +417,11 @@ def main() -> None:
               "![ood-S](figures/ood_s-val.png)", "",
               "## Figure 1", "", "![Figure 1](figures/figure1-val.png)", "",
               "Under the oracle rule: [figures/figure1-oracle.png](figures/figure1-oracle.png).", "",
-              "## Profile by part (default profile)", "", profile_by_part(results), "",
-              "## Leaderboard (default profile, model selection: val)", ""]
+              "## Profile by part (default profile)", "", profile_by_part(results), ""]
+    speed_notes = _kept(HERE / "REPRODUCTION.md", SPEED_NOTES)
+    if speed_notes:
+        parts += [speed_notes, ""]
+    parts += ["## Leaderboard (default profile, model selection: val)", ""]
     parts.append(Leaderboard(report).to_markdown().split("\n", 1)[1].replace("\n## ", "\n### "))
     (HERE / "REPRODUCTION.md").write_text("\n".join(parts) + "\n")
     print(f"wrote {HERE / 'REPRODUCTION.md'}")
