@@ -62,6 +62,24 @@ def suite_identity(suite: Suite) -> dict:
     return json.loads(json.dumps(identity, default=repr))
 
 
+def identity_conflicts(old: dict, new: dict) -> list[str]:
+    """What differs between two suite identities in a way that would mix results: any field but
+    the settings, and a setting of one name defined differently. A setting only one of them has
+    is no conflict (a run narrowed with --settings, a suite that gained a setting)."""
+    conflicts = sorted(k for k in set(old) | set(new) if k != "settings" and old.get(k) != new.get(k))
+    defined = {s["name"]: s for s in old.get("settings", [])}
+    conflicts += [f"setting {s['name']!r}" for s in new.get("settings", [])
+                  if s["name"] in defined and defined[s["name"]] != s]
+    return conflicts
+
+
+def combined_identity(old: dict, new: dict) -> dict:
+    """``new`` with the settings of both (``old``'s first): what a folder holding both holds."""
+    names = {s["name"] for s in old.get("settings", [])}
+    settings = list(old.get("settings", [])) + [s for s in new.get("settings", []) if s["name"] not in names]
+    return {**new, "settings": settings}
+
+
 # -- code ---------------------------------------------------------------------------------
 def module_source(name: str) -> bytes:
     """The source of module ``name``: the bytes of its file (read now, not a cached copy), else

@@ -19,7 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
 from .executors import backend, run_calls
-from .identity import explain, suite_identity, task_identities
+from .identity import combined_identity, explain, identity_conflicts, suite_identity, task_identities
 from .jobs import plan, run_job
 from .plugins import registry
 from .progress import Progress
@@ -166,9 +166,11 @@ def _run_locked(suite: Suite, store: ResultStore, out_dir, executor, *, jobs, re
         if not (resume or force):
             raise OodfsError(f"{out_dir} already holds results; pass --resume to continue them or choose another --out")
         previous = store.get_meta("suite_identity")
-        if previous is not None and previous != identity:
-            diff = sorted(k for k in identity if previous.get(k) != identity.get(k))
-            raise OodfsError(f"cannot resume {out_dir}: it was run with different {', '.join(diff)}")
+        if previous is not None:
+            conflicts = identity_conflicts(previous, identity)
+            if conflicts:
+                raise OodfsError(f"cannot resume {out_dir}: it was run with different {', '.join(conflicts)}")
+            identity = combined_identity(previous, identity)  # settings added or left out are kept
 
     ref_tasks = ref_results = None
     ref_notes: list[str] = []

@@ -545,3 +545,48 @@ def test_the_shipped_reference_matches_the_code_that_ships_with_it():
     _, rows, refused = take(ref, suite, methods, task_identities(suite, methods))
     assert refused == {}, f"the shipped reference is stale: {refused}"
     assert sorted(rows["run"].unique()) == list(range(suite.runs))
+
+
+# -- settings added, narrowed or split -----------------------------------------------------------
+TWO_SETTINGS = {"poly": {"params": {"setting": "poly"}}, "strong": {"params": {"setting": "poly", "exponent": 20.0}}}
+
+
+def test_resume_adds_a_setting_and_keeps_what_was_run(tmp_path):
+    """A run narrowed with --settings (or a suite that later gains a setting) is resumed with
+    the whole suite: only the new setting's tasks run; a setting redefined under its old name is
+    refused, naming it."""
+    from oodfs.suite import customise
+
+    suite = tiny(settings=TWO_SETTINGS)
+    out = tmp_path / "out"
+    run(customise(suite, settings=["poly"]), out)
+    before = values(out)
+    finished = tasks(out)["finished_at"]
+    run(suite, out, resume=True)
+    after = values(out)
+    assert set(after.index.get_level_values("setting")) == {"poly", "strong"}
+    pd.testing.assert_series_equal(after.xs("poly", level="setting", drop_level=False), before)
+    assert (tasks(out).loc[finished.index, "finished_at"] == finished).all()  # poly was not rerun
+    stored = [s["name"] for s in ResultStore(out).get_meta("suite_identity")["settings"]]
+    assert stored == ["poly", "strong"]
+    run(customise(suite, settings=["poly"]), out, resume=True)  # narrowing again forgets nothing
+    assert [s["name"] for s in ResultStore(out).get_meta("suite_identity")["settings"]] == ["poly", "strong"]
+    changed = tiny(settings={**TWO_SETTINGS, "strong": {"params": {"setting": "poly", "exponent": 5.0}}})
+    with pytest.raises(OodfsError, match="different setting 'strong'"):
+        run(changed, out, resume=True)
+
+
+def test_merge_combines_shards_split_by_setting(tmp_path, capsys):
+    from oodfs.suite import customise
+
+    suite = tiny(settings=TWO_SETTINGS)
+    run(customise(suite, settings=["poly"]), tmp_path / "a")
+    run(customise(suite, settings=["strong"]), tmp_path / "b")
+    run(suite, tmp_path / "whole")
+    assert main(["merge", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "m")]) == 0
+    pd.testing.assert_series_equal(values(tmp_path / "m"), values(tmp_path / "whole"))
+    assert ResultStore(tmp_path / "m").get_meta("suite_identity") == ResultStore(tmp_path / "whole").get_meta("suite_identity")
+    capsys.readouterr()
+    run(tiny(settings={"strong": {"params": {"setting": "poly", "exponent": 5.0}}}), tmp_path / "c")
+    err = _cli_error(["merge", str(tmp_path / "b"), str(tmp_path / "c"), "--out", str(tmp_path / "m2")], capsys)
+    assert "setting 'strong'" in err

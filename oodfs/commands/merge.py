@@ -1,8 +1,9 @@
 """``oodfs merge``: combine results folders of one suite (several machines, or shards of a grid)
 into one folder.
 
-The folders must have the same suite identity (environment, settings, test environments, sizes,
-k, seed, profile) and metric declarations. A task present in several folders must be the same
+The folders must have the same suite identity (environment, test environments, sizes, k, seed,
+profile; a setting of one name defined alike, so that shards split by ``--settings`` combine) and
+metric declarations. A task present in several folders must be the same
 task: the same identity (method code, version, grid, profile, data) and the same values; a
 stored failure gives way to a result of the same identity. Anything else is an error naming the
 task, and nothing is written: the merged store is built under a temporary name and renamed.
@@ -101,7 +102,7 @@ def _same(a: pd.DataFrame, b: pd.DataFrame) -> bool:
 def merge_stores(dirs, out, argv=None) -> dict:
     """Merge the results folders ``dirs`` into the new folder ``out``; returns counts
     (``folders``, ``tasks``, ``duplicates``, ``replaced_failures``)."""
-    from ..identity import explain
+    from ..identity import combined_identity, explain, identity_conflicts
     from ..provenance import environment
     from ..store import DB_NAME, TASK_COLUMNS, ResultStore, export
 
@@ -116,10 +117,15 @@ def merge_stores(dirs, out, argv=None) -> dict:
         raise OodfsError("a folder is named twice")
     stores = [_read(p) for p in paths]
     first = stores[0]
+    combined = first["identity"]
     for other in stores[1:]:
-        if other["identity"] != first["identity"]:
+        conflicts = identity_conflicts(combined, other["identity"])
+        if conflicts:
+            fields = _differences(*({k: v for k, v in i.items() if k != "settings"} for i in (combined, other["identity"])))
+            named = [fields] if fields else []
             raise OodfsError(f"cannot merge {first['path']} and {other['path']}: different suite "
-                             f"{_differences(first['identity'], other['identity'])}")
+                             f"{', '.join(named + [c for c in conflicts if c.startswith('setting ')])}")
+        combined = combined_identity(combined, other["identity"])  # shards split by --settings
         if other["metrics"] != first["metrics"]:
             names = lambda s: {m.get("name") for m in s["metrics"] or []}  # noqa: E731
             diff = sorted(names(first) ^ names(other)) or ["(their declarations)"]
@@ -165,7 +171,7 @@ def merge_stores(dirs, out, argv=None) -> dict:
     renamed = False
     try:
         store = ResultStore(tmp)
-        store.set_meta("suite_identity", first["identity"])
+        store.set_meta("suite_identity", combined)
         store.set_meta("metrics", first["metrics"])
         store.insert_tasks(tasks, results)
         con = store.connect()
