@@ -67,6 +67,13 @@ def fmt_p(p: float) -> str:
     return "n/a" if not np.isfinite(p) else f"{p:.2g}"
 
 
+def directed(r, a: str) -> tuple[float, float, float]:
+    """A pairwise_tests row's effect as ``a`` − the other method: (mean difference, low, high)."""
+    sign = 1 if r["method_a"] == a else -1
+    lo, hi = sorted([sign * r["diff_low"], sign * r["diff_high"]])
+    return sign * r["mean_diff"], lo, hi
+
+
 # -- claims --------------------------------------------------------------------------------
 def claim1(values: pd.DataFrame, report: Report) -> tuple[list[str], dict]:
     """Each IW method against each baseline, per setting and headline metric: paired Wilcoxon
@@ -80,10 +87,9 @@ def claim1(values: pd.DataFrame, report: Report) -> tuple[list[str], dict]:
             pw = stats.pairwise_tests(g, metric, info.lower_is_better, within=("setting",), correction="none")
             pw = pw[pw["method_a"].isin(IW) ^ pw["method_b"].isin(IW)]
             pw = pw.assign(p_adjusted=stats.adjust_pvalues(pw["p"], "holm"))
-            for r in pw.itertuples():
+            for _, r in pw.iterrows():
                 iw, base = (r.method_a, r.method_b) if r.method_a in IW else (r.method_b, r.method_a)
-                sign = 1 if r.method_a == iw else -1
-                diff, lo, hi = sign * r.mean_diff, sign * (r.diff_low if sign > 0 else r.diff_high), sign * (r.diff_high if sign > 0 else r.diff_low)
+                diff, lo, hi = directed(r, iw)
                 if r.p_adjusted < ALPHA:
                     better_iw = (diff < 0) == info.lower_is_better
                     verdict = "IW better" if better_iw else "baseline better"
@@ -130,9 +136,7 @@ def paired(values: pd.DataFrame, a: str, b: str, metric: str, lower: bool, mask=
     if pw.empty:
         return "no data", "not tested"
     r = pw.iloc[0]
-    sign = 1 if r["method_a"] == a else -1
-    diff = sign * r["mean_diff"]
-    lo, hi = sorted([sign * r["diff_low"], sign * r["diff_high"]])
+    diff, lo, hi = directed(r, a)
     verdict = r["verdict"].replace(" better", " better") if r["p_adjusted"] < ALPHA else "not distinguishable"
     return (f"{a} − {b} = {diff:+.3f} [{lo:+.3f}, {hi:+.3f}] over {int(r['n_pairs'])} pairs, Wilcoxon p = "
             f"{fmt_p(r['p'])}", verdict)
@@ -240,10 +244,8 @@ def profile_effect(default: pd.DataFrame, paper: pd.DataFrame) -> str:
                 if pw.empty:
                     continue
                 r = pw.iloc[0]
-                sign = 1 if r["method_a"] == f"{method}@paper" else -1
-                lo, hi = sorted([sign * r["diff_low"], sign * r["diff_high"]])
-                rows.append([setting, method, metric, int(r["n_pairs"]), sign * r["mean_diff"], lo, hi, r["p"],
-                             (sign * r["mean_diff"] < 0) == lower])
+                diff, lo, hi = directed(r, f"{method}@paper")
+                rows.append([setting, method, metric, int(r["n_pairs"]), diff, lo, hi, r["p"], (diff < 0) == lower])
     table = pd.DataFrame(rows, columns=["setting", "method", "metric", "pairs", "diff", "low", "high", "p", "paper_better"])
     table["p_holm"] = stats.adjust_pvalues(table["p"].fillna(1.0), "holm")
     table["verdict"] = np.where(table["p_holm"] >= ALPHA, "not distinguishable",

@@ -135,6 +135,15 @@ def _groups(df: pd.DataFrame, within: Sequence[str]):
         yield (key if isinstance(key, tuple) else (key,)), g
 
 
+def _wide_groups(df: pd.DataFrame, metric: str, within: Sequence[str], block: Sequence[str]):
+    """(key tuple, blocks x methods table of ``metric``) per group of ``within``; every table has a
+    column for every method of ``df``, in order of first appearance."""
+    df = _check(df, metric, [*within, *block, "method"])
+    methods = list(dict.fromkeys(df["method"]))
+    for key, g in _groups(df, within):
+        yield key, _wide(g, metric, block, methods=methods)
+
+
 def _wide(g: pd.DataFrame, metric: str, block: Sequence[str], method: str = "method",
           methods: Sequence | None = None) -> pd.DataFrame:
     """Blocks x methods table of ``metric`` (NaN where a method has no value in a block).
@@ -263,11 +272,8 @@ def best_set(df: pd.DataFrame, metric: str, lower_is_better, *, within: Sequence
     _choice(correction, CORRECTIONS, "correction")
     low = _lower(lower_is_better, metric)
     within, pair_on = list(within), list(pair_on)
-    df = _check(df, metric, [*within, *pair_on, "method"])
-    methods = list(dict.fromkeys(df["method"]))
     rows = []
-    for key, g in _groups(df, within):
-        wide = _wide(g, metric, pair_on, methods=methods)
+    for key, wide in _wide_groups(df, metric, within, pair_on):
         n = wide.notna().sum()
         means = wide.mean()
         candidates = means[n >= 2].dropna()
@@ -393,11 +399,8 @@ def pairwise_tests(df: pd.DataFrame, metric: str, lower_is_better, *, within: Se
     _choice(interval, INTERVALS, "interval method")
     low = _lower(lower_is_better, metric)
     within, pair_on = list(within), list(pair_on)
-    df = _check(df, metric, [*within, *pair_on, "method"])
-    methods = list(dict.fromkeys(df["method"]))
     rows = []
-    for key, g in _groups(df, within):
-        wide = _wide(g, metric, pair_on, methods=methods)
+    for key, wide in _wide_groups(df, metric, within, pair_on):
         n = wide.notna().sum()
         group = []
         for a, b in itertools.combinations(wide.columns, 2):
@@ -459,11 +462,8 @@ def friedman(df: pd.DataFrame, metric: str, lower_is_better, *, within: Sequence
     """
     low = _lower(lower_is_better, metric)
     within, block = list(within), list(block)
-    df = _check(df, metric, [*within, *block, "method"])
-    methods = list(dict.fromkeys(df["method"]))
     rows = []
-    for key, g in _groups(df, within):
-        wide = _wide(g, metric, block, methods=methods)
+    for key, wide in _wide_groups(df, metric, within, block):
         complete, absent = _complete(wide)
         k, nb = complete.shape[1], len(complete)
         notes = [f"no value: {', '.join(map(str, absent))}"] if absent else []
