@@ -12,7 +12,7 @@ shared machine (the load average is printed).
 (a) DWR, L-BFGS-B at tol 5e-3 (default), 1e-3, 1e-4 and 0 (scipy's own convergence; the
     iteration cap raised to 20000 so that it is not what stops), default grid point: objective, iterations, converged, ESS, max |weighted corr|, F1, rank average.
 (b) DWR with Adam: the paper profile (lr 0.001 on w, sum(w) = 1) after 250-4000 steps (the
-    paper gives no step count; this is how the profile's 2000 was chosen), and lr 0.001 on the
+    paper gives no step count; this is how the profile's 1000 was chosen), and lr 0.001 on the
     mean-1 weights (``adam_scale="mean1"``) for 5000 steps.
 (c) SRDO: the warm schedule (default) vs the paper's constant lr 0.001, a fresh Q every epoch
     (default) vs one Q, at r_train 2.5 and 3.0 (200 epochs x 512 each), and the whole paper
@@ -23,8 +23,9 @@ shared machine (the load average is printed).
 
 Measured (3 seeds, n = 10000, on a 2-core machine at load average ~10; CPU seconds for costs):
 
-* (a) tol 5e-3: 19 iterations, objective 0.021, ESS ~1400, F1 1/1/1. tol 1e-3: 239 iterations,
-  0.0019, ESS ~110, F1 1/0.8/1. tol 0: ~1800 iterations, 0.0015, ESS ~65, F1 1/0.8/1. The
+* (a) (rerun 2026-11-23, load ~1.5) tol 5e-3: 19 iterations, objective 0.021, ESS ~1400, F1 1/1/1.
+  tol 1e-3: 231 iterations, 0.0020, ESS ~120, F1 1/0.8/1. tol 0: ~1470 iterations, 0.0015, ESS ~64,
+  F1 1/0.8/1. The
   default's selection rests on stopping early: the tolerance keeps 20x the effective sample size.
 * (b) the paper's Adam on w reaches the converged objective (0.0015, ESS 64-73) by 1000 steps
   and selects like converged L-BFGS-B (F1 0.8 on 1-2 of 3 seeds); Adam on mean-1 weights for
