@@ -24,7 +24,7 @@ import time
 import numpy as np
 from tabulate import tabulate
 
-from oodfs.seeds import derive_seed
+from oodfs.contract.seeds import derive_seed
 from oodfs_plugins.baselines import SELECTORS
 
 SHARING = ("mi", "gb", "xgb", "rf", "lasso", "stg")  # methods whose fit_grid shares work

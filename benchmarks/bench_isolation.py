@@ -3,7 +3,7 @@
 Two measurements, side by side and interleaved so that load on the machine hits both alike:
 
 1. Per fit, in one process: ``fit_method`` on one data set of the synthetic suite (n = 10,000)
-   called directly and through :func:`oodfs.executors.isolation.call_isolated`, for fast
+   called directly and through :func:`oodfs.run.executors.isolation.call_isolated`, for fast
    methods whose fit is short enough for the fork to show; medians over repeats. Both give the
    same scores (checked).
 2. A whole run: ``oodfs bench --suite synthetic --quick --jobs 2`` with and without
@@ -26,11 +26,11 @@ from pathlib import Path
 import numpy as np
 from tabulate import tabulate
 
-from oodfs.dataset import make_dataset
-from oodfs.evaluate import fit_method
-from oodfs.executors.isolation import call_isolated
-from oodfs.plugins import registry
-from oodfs.suite import customise, load_suite
+from oodfs.run.dataset import make_dataset
+from oodfs.run.evaluate import fit_method
+from oodfs.run.executors.isolation import call_isolated
+from oodfs.contract.registry import registry
+from oodfs.run.suite import customise, load_suite
 
 
 def per_fit(methods: list[str], repeats: int) -> list[list]:

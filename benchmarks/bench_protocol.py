@@ -5,7 +5,7 @@
 Data: synthetic ``poly``, n = 10000, r_train 2.5 (and 3.0 for SRDO); data seed = run, stable set
 from the environment. Each weighter's weights go through weighted least squares, scores =
 |coefficients| (as the benchmark's ``dwr``/``srdo`` selectors); F1 and rank average of the top 5
-against the stable set (:mod:`oodfs.metrics`). One torch thread; one process. Tables are medians
+against the stable set (:mod:`oodfs.contract.metrics`). One torch thread; one process. Tables are medians
 (or counts) over the seeds unless a column says otherwise; times are wall seconds on a possibly
 shared machine (the load average is printed).
 
@@ -69,7 +69,7 @@ def _range(values, fmt="{:.3g}"):
 
 def _selection(X, y, w, stable):
     from oodfs import weighted_least_squares
-    from oodfs.metrics import f1_at_k, rank_average
+    from oodfs.contract.metrics import f1_at_k, rank_average
 
     scores = np.abs(weighted_least_squares(X, y, w))
     return f1_at_k(scores, stable, K), rank_average(scores, stable)
@@ -165,7 +165,7 @@ def srdo_variants(env, n, seeds, stable):
 
 
 def stg_penalty(data, stable):
-    from oodfs.metrics import f1_at_k, rank_average
+    from oodfs.contract.metrics import f1_at_k, rank_average
     from oodfs_plugins.baselines.stg import STG
 
     lams = STG.grid["lam"]
@@ -195,7 +195,7 @@ def _cpu_timed(fn):
 
 def grid_cost(X, y):
     import oodfs
-    from oodfs.regressor import PROFILES, fit_downstream
+    from oodfs.run.downstream import PROFILES, fit_downstream
 
     rows = []
     for name in ("dwr", "srdo", "stg"):

@@ -2,7 +2,7 @@
 
 Makes reference results from ``oodfs bench --suite synthetic --quick`` (every method of the suite,
 or ``--methods``; timed once: what a comparison costs without a reference), writes them with
-:func:`oodfs.reference.write_reference` (file sizes reported), then times side by side, one fresh
+:func:`oodfs.run.reference.write_reference` (file sizes reported), then times side by side, one fresh
 process per run, interleaved over repeats, medians of wall time:
 
 * ``--methods mine --reference FILE``: a cheap new method (a ``--plugin`` file) next to every
@@ -26,8 +26,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from oodfs.reference import write_reference
-from oodfs.store import load_results
+from oodfs.run.reference import write_reference
+from oodfs.results.store import load_results
 
 MINE = '''
 import numpy as np

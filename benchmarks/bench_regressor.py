@@ -8,7 +8,7 @@ Data: synthetic ``poly``, r_train = 2.5, n = 10000; the 10 test environments of 
     of 256 over all training rows, raw (unstandardised) inputs like the authors' code, trained
     until the epoch training loss has not improved by 0.1 % for ``--ref-plateau`` epochs, at most
     ``--ref-epochs`` epochs; its last parameters are evaluated.
-(b) ``oodfs.regressor.fit_downstream`` on all subsets in one call.
+(b) ``oodfs.run.downstream.fit_downstream`` on all subsets in one call.
 
 For each repeat (a training seed; the data stay fixed) both are fitted; the table shows per
 subset the median over repeats of the test RMSE mean (mean over the 10 environments) and the
@@ -61,8 +61,8 @@ import numpy as np
 import torch
 from tabulate import tabulate
 
-from oodfs.regressor import fit_downstream
-from oodfs.seeds import derive_seed
+from oodfs.run.downstream import fit_downstream
+from oodfs.contract.seeds import derive_seed
 
 R_TEST = (-3.0, -2.5, -2.0, -1.5, -1.3, 1.3, 1.5, 2.0, 2.5, 3.0)
 NAMES = [f"S{i}" for i in range(1, 6)] + [f"V{i}" for i in range(1, 6)]

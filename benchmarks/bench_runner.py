@@ -27,9 +27,9 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from oodfs.runner import run_suite
-from oodfs.store import load_results
-from oodfs.suite import customise, load_suite
+from oodfs.run.runner import run_suite
+from oodfs.results.store import load_results
+from oodfs.run.suite import customise, load_suite
 
 KEY = ["setting", "r_train", "run", "method", "point", "metric"]
 

@@ -35,8 +35,8 @@ import numpy as np
 from tabulate import tabulate
 
 import oodfs
-from oodfs.metrics import rank_average
-from oodfs.seeds import derive_seed
+from oodfs.contract.metrics import rank_average
+from oodfs.contract.seeds import derive_seed
 from oodfs_plugins.baselines import GradientBoosting, RandomForest
 
 TRUE_SET = (0, 1, 2, 3, 4)

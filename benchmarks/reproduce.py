@@ -27,11 +27,11 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from oodfs import stats
-from oodfs.compare import comparison_markdown, selected_values
-from oodfs.leaderboard import Leaderboard
-from oodfs.report import Report
-from oodfs.store import ResultStore, load_results
+from oodfs.report import stats
+from oodfs.report.compare import comparison_markdown, selected_values
+from oodfs.report.leaderboard import Leaderboard
+from oodfs.report.report import Report
+from oodfs.results.store import ResultStore, load_results
 
 HERE = Path(__file__).resolve().parent
 IW = ("dwr", "srdo")

@@ -1,11 +1,11 @@
 """oodfs: a plugin-based benchmark for out-of-distribution (covariate-shift) feature selection."""
 from importlib.metadata import PackageNotFoundError, version
 
-from .api import Environment, GridFit, Selector, WeightCollapseWarning, Weighter, ranking_from_scores, weight_diagnostics
-from .hookspecs import hookimpl
-from .validation import OodfsError
-from .numeric import weighted_least_squares
-from .wls import WLSSelector, selector_for_weighter
+from oodfs.contract.api import Environment, GridFit, Selector, WeightCollapseWarning, Weighter, ranking_from_scores, weight_diagnostics
+from oodfs.contract.hookspecs import hookimpl
+from oodfs.validation import OodfsError
+from oodfs.numeric import weighted_least_squares
+from oodfs.contract.wls import WLSSelector, selector_for_weighter
 
 try:
     __version__ = version("oodfs")
@@ -33,20 +33,20 @@ __all__ = [
 
 def get_selector(name: str):
     """The registered Selector class called ``name`` (built-in or from a plugin)."""
-    from .plugins import registry
+    from oodfs.contract.registry import registry
 
     return registry().get("selector", name)
 
 
 def get_weighter(name: str):
     """The registered Weighter class called ``name``."""
-    from .plugins import registry
+    from oodfs.contract.registry import registry
 
     return registry().get("weighter", name)
 
 
 def get_environment(name: str):
     """The registered Environment class called ``name``."""
-    from .plugins import registry
+    from oodfs.contract.registry import registry
 
     return registry().get("environment", name)

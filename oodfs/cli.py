@@ -11,7 +11,7 @@ import signal
 import sys
 import warnings
 
-from .validation import OodfsError, RunAborted
+from oodfs.validation import OodfsError, RunAborted
 
 EXIT_USAGE = 2
 EXIT_ABORTED = 1  # the run stopped for a reason other than the input (disk full, a killed worker)
@@ -53,7 +53,7 @@ def _on_sigterm(signum, frame):
 
 
 def _one_line_warning(message, category, filename, lineno, line=None):
-    from .plugins import PluginLoadWarning
+    from oodfs.contract.registry import PluginLoadWarning
 
     if issubclass(category, PluginLoadWarning):
         return f"oodfs: warning: {message}\n"

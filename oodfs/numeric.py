@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .validation import OodfsError
+from oodfs.validation import OodfsError
 
 #: relative spread below which a column is treated as constant
 CONSTANT_RTOL = 1e-12

@@ -52,7 +52,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .validation import OodfsError
+from oodfs.validation import OodfsError
 
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".csv.xz", ".tsv", ".tsv.gz")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -497,7 +497,7 @@ def rank_features(data, target, method: str, top_k: int | None = None, env_colum
     Warnings (:class:`TableWarning`): rows dropped for a missing target, constant feature
     columns (ranked last, score 0), a constant target, no more rows than features.
     """
-    from .plugins import registry
+    from oodfs.contract.registry import registry
 
     cls = registry().get("selector", method)
     kwargs = _selector_params(cls, params)

@@ -46,8 +46,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .api import Environment, Selector, WeightCollapseWarning, Weighter, describe, ranking_from_scores
-from .validation import OodfsError
+from oodfs.contract.api import Environment, Selector, WeightCollapseWarning, Weighter, describe, ranking_from_scores
+from oodfs.validation import OodfsError
 
 __all__ = [
     "ENVIRONMENT_CHECKS",
@@ -962,7 +962,7 @@ def parametrize_plugin_checks(plugins, skip: dict[str, str] | None = None):
     params = []
     for plugin in plugins:
         if not isinstance(plugin, _Plugin) and hasattr(plugin, "cls") and isinstance(getattr(plugin, "cls"), type):
-            plugin = plugin.cls  # a PluginInfo from oodfs.plugins.registry().all()
+            plugin = plugin.cls  # a PluginInfo from oodfs.contract.registry.registry().all()
         p = _resolve(plugin)
         for check in _REGISTRY[p.kind]:
             reason = skip.get(check.name) or (check.applies(p) if check.applies is not None else None)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from oodfs.plugins import reset_registry
+from oodfs.contract.registry import reset_registry
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "oodfs-variance"

@@ -65,7 +65,7 @@ def test_all_eight_registered_through_the_plugin_hook():
 
 @pytest.mark.parametrize("cls", SELECTORS, ids=lambda c: c.name)
 def test_class_contract(cls):
-    assert oodfs.api.describe(cls), "docstring first line is the one-line description"
+    assert oodfs.contract.api.describe(cls), "docstring first line is the one-line description"
     sig = inspect.signature(cls.__init__)
     assert sig.parameters["k"].default == 5 and sig.parameters["random_state"].default is None
     for param, values in cls.grid.items():

@@ -17,7 +17,7 @@ import pytest
 import oodfs
 from oodfs import OodfsError
 from oodfs import testing as kit
-from oodfs.plugins import registry
+from oodfs.contract.registry import registry
 from oodfs.testing import parametrize_plugin_checks, with_defaults, with_envs
 
 

@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 
 from oodfs.cli import main
-from oodfs.runner import run_suite
-from oodfs.store import ResultStore, StorageError, load_results
-from oodfs.suite import suite_from_dict
+from oodfs.run.runner import run_suite
+from oodfs.results.store import ResultStore, StorageError, load_results
+from oodfs.run.suite import suite_from_dict
 
 from .conftest import TINY_SUITE_TOML
 
@@ -231,7 +231,7 @@ def test_local_dask_cluster_serves_no_dashboard_and_uses_tls():
     pytest.importorskip("cryptography")
     import psutil
 
-    from oodfs.executors import dask as dask_backend
+    from oodfs.run.executors import dask as dask_backend
 
     results = dask_backend.run(_scheduler_address, [()], jobs=1)
     address = next(results)  # the cluster is up while the generator is open

@@ -14,7 +14,7 @@ from scipy.optimize import approx_fprime
 
 import oodfs
 from oodfs import OodfsError, weighted_least_squares
-from oodfs.metrics import f1_at_k, rank_average
+from oodfs.contract.metrics import f1_at_k, rank_average
 from oodfs_plugins.independence import DWRWeighter, SRDOWeighter, dwr_objective
 from oodfs_plugins.independence.srdo import _MLP, clip_ratio, density_ratio_logits
 
@@ -498,7 +498,7 @@ def test_registered_through_the_hook():
     assert oodfs.get_weighter("dwr") is DWRWeighter and oodfs.get_weighter("srdo") is SRDOWeighter
     assert oodfs.get_selector("dwr").weighter_class is DWRWeighter
     for cls in (DWRWeighter, SRDOWeighter):
-        assert oodfs.api.describe(cls)
+        assert oodfs.contract.api.describe(cls)
         assert cls.default_params() in cls.grid_points()
 
 

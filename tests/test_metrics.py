@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from oodfs import OodfsError
-from oodfs.metrics import f1_at_k, feature_ranks, rank_average, rmse, rmse_summary
+from oodfs.contract.metrics import f1_at_k, feature_ranks, rank_average, rmse, rmse_summary
 
 S = [0, 1, 2, 3, 4]
 

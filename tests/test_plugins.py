@@ -9,7 +9,7 @@ import pytest
 
 import oodfs
 from oodfs import OodfsError
-from oodfs.plugins import PluginLoadWarning, Registry, registry
+from oodfs.contract.registry import PluginLoadWarning, Registry, registry
 
 from .conftest import make_distribution
 

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oodfs import OodfsError
-from oodfs.metrics import f1_at_k, feature_ranks, rank_average, rmse, rmse_summary
-from oodfs.plugins import registry
+from oodfs.contract.metrics import f1_at_k, feature_ranks, rank_average, rmse, rmse_summary
+from oodfs.contract.registry import registry
 
 SCALES = [1e-8, 1e-4, 1.0, 1e4, 1e8]
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],

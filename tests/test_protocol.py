@@ -6,9 +6,9 @@ import numpy as np
 
 import oodfs
 from oodfs import ranking_from_scores
-from oodfs.runner import run_suite
-from oodfs.store import load_results
-from oodfs.suite import suite_from_dict
+from oodfs.run.runner import run_suite
+from oodfs.results.store import load_results
+from oodfs.run.suite import suite_from_dict
 
 TIE_PLUGIN = '''
 import numpy as np

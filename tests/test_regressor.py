@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from oodfs.regressor import DownstreamModels, fit_downstream
+from oodfs.run.downstream import DownstreamModels, fit_downstream
 from oodfs.validation import OodfsError
 
 FAST = dict(max_epochs=15)  # enough to exercise the code paths; the learning test uses defaults
@@ -148,7 +148,7 @@ def test_seed_type_and_thread_setting_do_not_matter(data):
 def test_default_profile_is_the_signature_defaults():
     import inspect
 
-    from oodfs.regressor import PROFILES
+    from oodfs.run.downstream import PROFILES
 
     sig = inspect.signature(fit_downstream)
     defaults = {k: p.default for k, p in sig.parameters.items() if p.kind is p.KEYWORD_ONLY and k != "block_size"}
@@ -162,7 +162,7 @@ def test_default_profile_is_the_signature_defaults():
 def test_paper_profile_trains_at_constant_lr_and_differs(data):
     """lr_start = lr: the schedule never decays, so a plateau at the start rate stops the model;
     with the default's 10x start rate the first steps move the weights further."""
-    from oodfs.regressor import PROFILES
+    from oodfs.run.downstream import PROFILES
 
     X, y = data
     kw = {**FAST, "max_epochs": 3}

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from oodfs.cli import main
-from oodfs.leaderboard import Leaderboard
-from oodfs.plots import make_figures
-from oodfs.report import Report
-from oodfs.store import export
+from oodfs.report.leaderboard import Leaderboard
+from oodfs.report.plots import make_figures
+from oodfs.report.report import Report
+from oodfs.results.store import export
 
 
 def results(values: dict, runs=range(10), r_trains=(1.5, 2.5), setting="poly", stable=True) -> pd.DataFrame:

@@ -12,13 +12,13 @@ import pytest
 
 from oodfs.cli import main
 from oodfs.commands.merge import merge_stores
-from oodfs.identity import code_hash, explain, task_identities
-from oodfs.plugins import registry
-from oodfs.provenance import environment, git_state
-from oodfs.reference import COLUMNS, load_reference, write_reference
-from oodfs.runner import resume_plan, run_suite
-from oodfs.store import ResultStore, load_results
-from oodfs.suite import suite_from_dict
+from oodfs.run.identity import code_hash, explain, task_identities
+from oodfs.contract.registry import registry
+from oodfs.run.provenance import environment, git_state
+from oodfs.run.reference import COLUMNS, load_reference, write_reference
+from oodfs.run.runner import resume_plan, run_suite
+from oodfs.results.store import ResultStore, load_results
+from oodfs.run.suite import suite_from_dict
 from oodfs.validation import OodfsError
 
 TINY = {
@@ -92,7 +92,7 @@ def base(tmp_path_factory):
     """One run of ols, correlation and mine (sign +1), and the plugin file."""
     where = tmp_path_factory.mktemp("base")
     plugin = write_plugin(where / "mine.py")
-    from oodfs.plugins import reset_registry
+    from oodfs.contract.registry import reset_registry
 
     reset_registry()
     run(tiny(methods=["ols", "correlation", "mine"]), where / "out", plugin)
@@ -535,8 +535,8 @@ def test_the_shipped_reference_matches_the_code_that_ships_with_it():
     """A change to a method's code (or grid, profile, data process) makes the shipped reference
     stale: `--reference` would then rerun that method and say why. Catch it here, not at a user's:
     rebuild with write_reference from a fresh full run (benchmarks/reproduce.py --only default)."""
-    from oodfs.reference import take
-    from oodfs.suite import load_suite
+    from oodfs.run.reference import take
+    from oodfs.run.suite import load_suite
 
     suite = load_suite("synthetic")
     ref = load_reference("synthetic", "default")
@@ -555,7 +555,7 @@ def test_resume_adds_a_setting_and_keeps_what_was_run(tmp_path):
     """A run narrowed with --settings (or a suite that later gains a setting) is resumed with
     the whole suite: only the new setting's tasks run; a setting redefined under its old name is
     refused, naming it."""
-    from oodfs.suite import customise
+    from oodfs.run.suite import customise
 
     suite = tiny(settings=TWO_SETTINGS)
     out = tmp_path / "out"
@@ -577,7 +577,7 @@ def test_resume_adds_a_setting_and_keeps_what_was_run(tmp_path):
 
 
 def test_merge_combines_shards_split_by_setting(tmp_path, capsys):
-    from oodfs.suite import customise
+    from oodfs.run.suite import customise
 
     suite = tiny(settings=TWO_SETTINGS)
     run(customise(suite, settings=["poly"]), tmp_path / "a")

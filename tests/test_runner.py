@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from oodfs.leaderboard import Leaderboard
-from oodfs.runner import run_suite
-from oodfs.store import ResultStore, load_results
-from oodfs.suite import suite_from_dict
+from oodfs.report.leaderboard import Leaderboard
+from oodfs.run.runner import run_suite
+from oodfs.results.store import ResultStore, load_results
+from oodfs.run.suite import suite_from_dict
 
 TINY = {
     "description": "tiny test suite",
@@ -90,8 +90,8 @@ def test_numbers_are_real_and_in_range(tmp_path):
 
 def test_ols_known_scores_reproduced(tmp_path):
     """The stored scores are exactly |OLS coefficients| on the task's training data."""
-    from oodfs.plugins import registry
-    from oodfs.dataset import make_dataset
+    from oodfs.contract.registry import registry
+    from oodfs.run.dataset import make_dataset
 
     suite = tiny(runs=1, methods=["ols"])
     run_suite(suite, tmp_path / "out", progress=False)
@@ -109,7 +109,7 @@ def test_same_numbers_with_one_or_two_workers(tmp_path):
 
 
 def test_fewer_data_sets_than_workers_split_by_method_with_the_same_numbers(tmp_path):
-    from oodfs.jobs import Job, plan
+    from oodfs.run.jobs import Job, plan
 
     suite = tiny(runs=1)
     assert plan(suite, set(), workers=1) == [Job("poly", 2.5, 0, ("ols", "correlation"))]

@@ -1,11 +1,11 @@
-"""oodfs.stats against known answers: scipy's own numbers, hand computations, clear-cut data."""
+"""oodfs.report.stats against known answers: scipy's own numbers, hand computations, clear-cut data."""
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as st
 
 from oodfs import OodfsError
-from oodfs import stats as S
+from oodfs.report import stats as S
 
 LOWER = {"rmse_mean": True, "f1": False}
 

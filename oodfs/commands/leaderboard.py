@@ -4,12 +4,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..validation import OodfsError
-from .options import add_selection, stored_rule
+from oodfs.validation import OodfsError
+from oodfs.commands.options import add_selection, stored_rule
 
 
 def add_parser(sub) -> None:
-    from ..leaderboard import FORMATS
+    from oodfs.report.leaderboard import FORMATS
 
     p = sub.add_parser("leaderboard", help="print the leaderboard of a results folder",
                        description="Aggregate a results folder (or results.parquet/.csv file) into a leaderboard.")
@@ -20,8 +20,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..leaderboard import Leaderboard
-    from ..report import Report
+    from oodfs.report.leaderboard import Leaderboard
+    from oodfs.report.report import Report
 
     report = Report.from_path(args.path, args.selection or stored_rule(args.path) or "val")
     text = Leaderboard(report).render(args.format)

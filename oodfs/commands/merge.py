@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..validation import OodfsError
+from oodfs.validation import OodfsError
 
 KEY = ["setting", "r_train", "run", "method"]
 #: result columns that must agree between two copies of a task (timings, package versions and
@@ -54,7 +54,7 @@ def _task_name(key) -> str:
 
 
 def _read(path: Path) -> dict:
-    from ..store import DB_NAME, ResultStore
+    from oodfs.results.store import DB_NAME, ResultStore
 
     store = ResultStore(path)
     if not path.is_dir() or not store.exists():
@@ -102,9 +102,9 @@ def _same(a: pd.DataFrame, b: pd.DataFrame) -> bool:
 def merge_stores(dirs, out, argv=None) -> dict:
     """Merge the results folders ``dirs`` into the new folder ``out``; returns counts
     (``folders``, ``tasks``, ``duplicates``, ``replaced_failures``)."""
-    from ..identity import combined_identity, explain, identity_conflicts
-    from ..provenance import environment
-    from ..store import DB_NAME, TASK_COLUMNS, ResultStore, export
+    from oodfs.run.identity import combined_identity, explain, identity_conflicts
+    from oodfs.run.provenance import environment
+    from oodfs.results.store import DB_NAME, TASK_COLUMNS, ResultStore, export
 
     paths = [Path(d) for d in dirs]
     out = Path(out)

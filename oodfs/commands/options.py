@@ -50,7 +50,7 @@ def available_cpus() -> int:
 
 
 def add_selection(parser, default=None) -> None:
-    from ..selection import RULES
+    from oodfs.contract.selection import RULES
 
     rules = "; ".join(f"{r.name}: {r.description}" for r in RULES.values())
     parser.add_argument("--selection", default=default, choices=list(RULES), help=f"model-selection rule ({rules})")
@@ -60,7 +60,7 @@ def stored_rule(path) -> str | None:
     """The selection rule the results folder was run with (its last invocation), if any."""
     from pathlib import Path
 
-    from ..store import ResultStore
+    from oodfs.results.store import ResultStore
 
     store = ResultStore(path)
     if Path(path).is_dir() and store.exists():

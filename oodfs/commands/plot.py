@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import sys
 
-from ..validation import OodfsError
-from .options import add_selection, stored_rule
+from oodfs.validation import OodfsError
+from oodfs.commands.options import add_selection, stored_rule
 
 
 def add_parser(sub) -> None:
@@ -16,8 +16,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..plots import make_figures
-    from ..report import Report
+    from oodfs.report.plots import make_figures
+    from oodfs.report.report import Report
 
     report = Report.from_path(args.path, args.selection or stored_rule(args.path) or "val")
     try:

@@ -13,7 +13,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from tabulate import tabulate
 
-    from ..plugins import registry
+    from oodfs.contract.registry import registry
 
     infos = registry(tuple(args.plugin)).all()
     if args.json:

@@ -8,9 +8,9 @@ import math
 import sys
 import warnings
 
-from ..tabular import CATEGORICAL_MODES, MAX_LEVELS, TableWarning, rank_features
-from ..validation import OodfsError
-from .options import csv_list, positive_int
+from oodfs.tabular import CATEGORICAL_MODES, MAX_LEVELS, TableWarning, rank_features
+from oodfs.validation import OodfsError
+from oodfs.commands.options import csv_list, positive_int
 
 
 def parse_param(text: str) -> tuple[str, object]:
@@ -86,7 +86,7 @@ def run(args) -> int:
     """Print the ranking as a table (or JSON) on standard output; notes go to standard error."""
     from tabulate import tabulate
 
-    from ..plugins import registry
+    from oodfs.contract.registry import registry
 
     registry(tuple(getattr(args, "plugin", []) or ()))
     params = dict(parse_param(t) for t in (args.param or []))

@@ -1,14 +1,87 @@
-"""``oodfs theory``: the paper's theorems checked numerically (see :mod:`oodfs.theory`)."""
+"""``oodfs theory``: the paper's theorems on weighted least squares checked numerically
+(:mod:`oodfs.theory`)."""
 from __future__ import annotations
 
+import argparse
+from dataclasses import replace
+from pathlib import Path
 
-def add_parser(sub) -> None:
-    from ..theory import add_parser as add
+from oodfs.theory.experiment import CONDITIONS, METHODS, TheoryConfig, quick_config, run_theory
+from oodfs.validation import OodfsError
 
-    add(sub)
+
+def _names(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the ``theory`` subcommand to an argparse subparsers object."""
+    p = subparsers.add_parser(
+        "theory", help="check the paper's WLS theorems numerically (coefficient error against n)",
+        description="For each condition (synthetic environment, bias rate), n on a log grid and many replicates: "
+        "WLS with no weights, the oracle weights, DWR and SRDO; ||beta_hat(V)||, ||beta_hat(S) - beta*(S)||, ESS and "
+        "the independence residual; log-log slopes with 95% intervals. Writes OUT/theory_results.csv, "
+        "theory_slopes.csv, theory_summary.md and theory_*.png.",
+    )
+    p.add_argument("--out", default="results/theory", help="output folder (default results/theory)")
+    p.add_argument("--quick", action="store_true", help="3 sizes, 5 replicates, smaller DWR/SRDO caps (a few minutes)")
+    p.add_argument("--jobs", type=int, default=1, help="parallel worker processes (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    p.add_argument("--replicates", type=int, help=f"replicates of the cheap methods (default {TheoryConfig.replicates})")
+    p.add_argument("--conditions", type=_names, help="comma-separated condition names (default: all: "
+                   + ", ".join(c.name for c in CONDITIONS) + ")")
+    p.add_argument("--methods", type=_names, help="comma-separated method names (default: all: "
+                   + ", ".join(m.name for m in METHODS) + ")")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    return p
+
+
+def config_from_args(args) -> TheoryConfig:
+    config = TheoryConfig(seed=args.seed)
+    if args.quick:
+        config = quick_config(config)
+    if args.replicates is not None:
+        if args.replicates < 1:
+            raise OodfsError(f"--replicates must be a positive integer, got {args.replicates}")
+        config = replace(config, replicates=args.replicates)
+    for what, known in (("conditions", config.conditions), ("methods", config.methods)):
+        wanted = getattr(args, what)
+        if wanted is None:
+            continue
+        by_name = {x.name: x for x in known}
+        unknown = [w for w in wanted if w not in by_name]
+        if unknown or not wanted:
+            raise OodfsError(f"unknown {what[:-1]} {unknown[0] if unknown else ''!r}; valid: {', '.join(by_name)}")
+        config = replace(config, **{what: tuple(by_name[w] for w in wanted)})
+    if args.jobs < 1:
+        raise OodfsError(f"--jobs must be a positive integer, got {args.jobs}")
+    return config
 
 
 def run(args) -> int:
-    from ..theory import run as run_theory
+    """Run ``oodfs theory`` from parsed arguments; 0 on success (OodfsError for bad input)."""
+    config = config_from_args(args)
+    paths = run_theory(config, args.out, jobs=args.jobs, progress=not args.quiet)
+    if not args.quiet:
+        print(Path(paths["summary"]).read_text())
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0
 
-    return run_theory(args)
+
+def main(argv=None) -> int:
+    """``python -m oodfs.commands.theory [options]``: the same as ``oodfs theory`` (errors as one line, exit 2)."""
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m oodfs")
+    sub = parser.add_subparsers(dest="command")
+    add_parser(sub)
+    args = parser.parse_args(["theory", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return run(args)
+    except OodfsError as exc:
+        print(f"oodfs theory: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

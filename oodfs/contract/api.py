@@ -1,0 +1,323 @@
+"""The three plugin kinds: Selector, Weighter, Environment.
+
+A plugin is a subclass of one of these, returned from a hook in :mod:`oodfs.contract.hookspecs`.
+Each class declares
+
+* ``name``  -- the registry name (``oodfs bench --methods NAME``);
+* ``grid``  -- the hyperparameter grid, ``{param: [values]}`` (the paper's search ranges);
+  the default grid point is the ``__init__`` default of each parameter;
+* a docstring whose first line is the one-line description shown by ``oodfs plugins``.
+"""
+from __future__ import annotations
+
+import inspect
+import itertools
+import warnings
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import validate_data
+
+from oodfs.numeric import max_abs_offdiag_corr
+from oodfs.validation import OodfsError, check_X, check_X_y
+
+
+def describe(cls) -> str:
+    """First line of a class docstring: the plugin's one-line description."""
+    doc = inspect.getdoc(cls) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def ranking_from_scores(scores, random_state=0) -> np.ndarray:
+    """Feature indices ordered best first (higher score = better).
+
+    Features with equal scores are put in a pseudo-random order drawn from ``random_state``,
+    never in column order: a column's position must not decide a tie (docs/PROTOCOL.md,
+    "Ties"). The same ``random_state`` gives the same order.
+    """
+    scores = np.asarray(scores, dtype=float)
+    tie_order = check_random_state(random_state).permutation(scores.size)
+    return np.lexsort((tie_order, -scores))
+
+
+def check_scores(scores, n_features: int, who: str) -> np.ndarray:
+    """One finite float score per feature, or an OodfsError naming ``who`` and the problem."""
+    scores = np.asarray(scores, dtype=float).ravel()
+    if scores.shape != (n_features,):
+        raise OodfsError(f"{who} returned {scores.size} scores for {n_features} features")
+    if not np.all(np.isfinite(scores)):
+        raise OodfsError(f"{who} produced a non-finite score (features {np.nonzero(~np.isfinite(scores))[0].tolist()})")
+    return scores
+
+
+@dataclass
+class GridFit:
+    """One grid point's result: ``values`` (a selector's scores or a weighter's weights) and
+    ``diagnostics``, what the method reports about that fit (e.g. ESS, an objective)."""
+
+    values: np.ndarray
+    diagnostics: dict = field(default_factory=dict)
+
+
+def _as_grid_fit(result) -> GridFit:
+    return result if isinstance(result, GridFit) else GridFit(result)
+
+
+class _GridMixin:
+    kind: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    grid: ClassVar[dict[str, list]] = {}
+    #: named sets of non-grid parameters, e.g. {"paper": {...}}: the paper's literal settings
+    #: (see docs/PROTOCOL.md, "Profiles"); a profile a class does not name uses its defaults
+    profiles: ClassVar[dict[str, dict]] = {}
+
+    @classmethod
+    def default_params(cls) -> dict:
+        """The default grid point: the ``__init__`` defaults of the grid's parameters."""
+        sig = inspect.signature(cls.__init__)
+        return {p: sig.parameters[p].default for p in cls.grid}
+
+    @classmethod
+    def full_points(cls, points: list[dict]) -> list[dict]:
+        """Points completed with the ``__init__`` defaults (a point may name any parameter but
+        ``k`` and ``random_state``)."""
+        sig = inspect.signature(cls.__init__)
+        defaults = {k: p.default for k, p in sig.parameters.items()
+                    if k not in ("self", "k", "random_state") and p.default is not inspect.Parameter.empty}
+        unknown = sorted({key for p in points for key in p} - set(defaults))
+        if unknown:
+            raise OodfsError(f"{cls.kind} {cls.name!r} has no parameter(s) {unknown}; valid: {', '.join(sorted(defaults))}")
+        return [{**defaults, **p} for p in points]
+
+    @classmethod
+    def grid_points(cls) -> list[dict]:
+        """Every point of the grid, in a fixed order (the default point if there is no grid)."""
+        if not cls.grid:
+            return [{}]
+        keys = list(cls.grid)
+        return [dict(zip(keys, values)) for values in itertools.product(*(cls.grid[k] for k in keys))]
+
+
+class Selector(_GridMixin, SelectorMixin, BaseEstimator):
+    """Base class of feature selectors: a scikit-learn estimator that scores every feature.
+
+    Subclasses implement ``_fit_scores(X, y, sample_weight) -> scores`` (one finite score per
+    feature, higher = more important) and take ``k`` (features kept by ``transform``) and
+    ``random_state`` in ``__init__``. After ``fit``: ``scores_`` (alias
+    ``feature_importances_``), ``ranking_`` (feature indices, best first; ties in a seeded
+    random order), ``get_support()`` (the top ``k``), ``transform``, and the input's column
+    names in ``feature_names_in_`` / ``get_feature_names_out()`` when X is a DataFrame.
+
+    ``fit_grid`` scores many grid points at once. It validates the input, completes every
+    point with the defaults, calls ``_fit_grid`` and checks each result as ``fit`` does; a
+    plugin overrides ``_fit_grid`` to share work between points (e.g. one 200-tree forest
+    scored at 50/100/200 trees). Both receive validated float arrays and ``sample_weight``
+    (None or non-negative weights).
+    """
+
+    kind: ClassVar[str] = "selector"
+
+    #: whether fit honours ``sample_weight`` (checked by the conformance kit)
+    supports_sample_weight: ClassVar[bool] = True
+
+    def __init__(self, k: int = 5, random_state=None):
+        self.k = k
+        self.random_state = random_state
+
+    # -- what a plugin implements -------------------------------------------------------
+    def _fit_scores(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
+        raise NotImplementedError
+
+    # -- the shared machinery ------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None):
+        Xa, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=self._label())
+        # scikit-learn's own bookkeeping of column names (feature_names_in_, n_features_in_)
+        validate_data(self, X, skip_check_array=True, reset=True)
+        self.scores_ = check_scores(self._fit_scores(Xa, y, sample_weight), Xa.shape[1], self._label())
+        # ties in a seeded order; random_state=None gives the same order every time
+        self.ranking_ = ranking_from_scores(self.scores_, 0 if self.random_state is None else self.random_state)
+        return self
+
+    @classmethod
+    def _label(cls) -> str:
+        return f"selector {cls.name or cls.__name__!r}"
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        return self.scores_
+
+    def _get_support_mask(self) -> np.ndarray:
+        k = int(self.k)
+        if not 1 <= k <= self.n_features_in_:
+            raise OodfsError(f"k must be between 1 and {self.n_features_in_}, got {self.k}")
+        mask = np.zeros(self.n_features_in_, dtype=bool)
+        mask[self.ranking_[:k]] = True
+        return mask
+
+    @classmethod
+    def fit_grid(cls, X, y, points: list[dict], random_state=None, *, sample_weight=None) -> list[np.ndarray]:
+        """Scores for each grid point, aligned with ``points`` (see the class docstring)."""
+        fits = cls.fit_grid_detailed(X, y, points, random_state, sample_weight=sample_weight)
+        return [f.values for f in fits]
+
+    @classmethod
+    def fit_grid_detailed(cls, X, y, points: list[dict], random_state=None, *, sample_weight=None) -> list[GridFit]:
+        """As :meth:`fit_grid`, with each point's diagnostics: a list of :class:`GridFit`."""
+        X, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=cls._label())
+        points = cls.full_points(points)
+        out = cls._fit_grid(X, y, points, sample_weight=sample_weight, random_state=random_state)
+        if len(out) != len(points):
+            raise OodfsError(f"{cls._label()}: fit_grid returned {len(out)} results for {len(points)} grid points")
+        fits = [_as_grid_fit(r) for r in out]
+        return [GridFit(check_scores(f.values, X.shape[1], cls._label()), dict(f.diagnostics)) for f in fits]
+
+    @classmethod
+    def _fit_grid(cls, X, y, points: list[dict], *, sample_weight, random_state) -> list:
+        """One separate fit per point; override to share work between points. Returns one score
+        vector (or :class:`GridFit`) per point."""
+        return [cls(**p, random_state=random_state)._fit_scores(X, y, sample_weight) for p in points]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+
+def weight_diagnostics(X: np.ndarray, w: np.ndarray) -> dict:
+    """Effective sample size (Σw)²/Σw², max weight (weights scaled to mean 1) and the largest
+    remaining |weighted correlation| between two features."""
+    w = np.asarray(w, dtype=float)
+    n = w.size
+    ess = float(w.sum() ** 2 / np.sum(w**2))
+    return {
+        "ess": ess,
+        "ess_fraction": ess / n,
+        "max_weight": float(w.max() / w.mean()),
+        "max_abs_corr": max_abs_offdiag_corr(X, w),
+    }
+
+
+def check_weights(w, n_samples: int, who: str) -> np.ndarray:
+    """Valid sample weights (finite, >= 0, not all zero) scaled to mean 1, or an OodfsError."""
+    w = np.asarray(w, dtype=float).ravel()
+    if w.shape != (n_samples,):
+        raise OodfsError(f"{who} returned {w.size} weights for {n_samples} samples")
+    if not np.all(np.isfinite(w)) or (w < 0).any() or w.sum() <= 0:
+        raise OodfsError(f"{who} produced invalid weights (negative, non-finite or all zero)")
+    return w / w.mean()
+
+
+class WeightCollapseWarning(UserWarning):
+    """The learned weights put almost all mass on a few samples (low effective sample size)."""
+
+
+class Weighter(_GridMixin, BaseEstimator):
+    """Base class of sample weighters: learn w(x) >= 0 (mean 1) that make the features independent.
+
+    Subclasses implement ``_fit_weights(X) -> weights``. After ``fit``: ``weights_`` (mean 1,
+    usable as any scikit-learn estimator's ``sample_weight``) and ``diagnostics_`` (see
+    :func:`weight_diagnostics`; a subclass adds its own entries by overriding
+    ``_diagnostics``). ``fit_grid`` validates X, completes the points with the defaults and
+    calls ``_fit_grid``, which a plugin overrides to share work between points (e.g. one SRDO
+    classifier, several clipping levels); every result is checked as ``fit`` checks it.
+    """
+
+    kind: ClassVar[str] = "weighter"
+
+    #: warn when the effective sample size falls below this fraction of n
+    collapse_ess_fraction: ClassVar[float] = 0.05
+
+    def __init__(self, random_state=None):
+        self.random_state = random_state
+
+    def _fit_weights(self, X: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def fit(self, X, y=None):
+        X = check_X(X, min_samples=2, who=self._label())
+        self.weights_ = check_weights(self._fit_weights(X), X.shape[0], self._label())
+        self.diagnostics_ = {**weight_diagnostics(X, self.weights_), **self._diagnostics()}
+        if self.diagnostics_["ess_fraction"] < self.collapse_ess_fraction:
+            warnings.warn(
+                f"{self._label()}: weights collapsed (effective sample size "
+                f"{self.diagnostics_['ess']:.1f} of {X.shape[0]})",
+                WeightCollapseWarning,
+                stacklevel=2,
+            )
+        return self
+
+    def _diagnostics(self) -> dict:
+        """Extra diagnostics of the last fit (e.g. an optimiser's objective); override."""
+        return {}
+
+    @classmethod
+    def _label(cls) -> str:
+        return f"weighter {cls.name or cls.__name__!r}"
+
+    def fit_weights(self, X) -> np.ndarray:
+        return self.fit(X).weights_
+
+    @classmethod
+    def fit_grid(cls, X, points: list[dict], random_state=None) -> list[np.ndarray]:
+        """Weights (mean 1) for each grid point, aligned with ``points`` (see the class docstring)."""
+        return [f.values for f in cls.fit_grid_detailed(X, points, random_state)]
+
+    @classmethod
+    def fit_grid_detailed(cls, X, points: list[dict], random_state=None) -> list[GridFit]:
+        """As :meth:`fit_grid`, with each point's diagnostics (:func:`weight_diagnostics` plus
+        what the weighter reports)."""
+        X = check_X(X, min_samples=2, who=cls._label())
+        points = cls.full_points(points)
+        out = cls._fit_grid(X, points, random_state=random_state)
+        if len(out) != len(points):
+            raise OodfsError(f"{cls._label()}: fit_grid returned {len(out)} results for {len(points)} grid points")
+        fits = []
+        for f in map(_as_grid_fit, out):
+            w = check_weights(f.values, X.shape[0], cls._label())
+            fits.append(GridFit(w, {**weight_diagnostics(X, w), **f.diagnostics}))
+        return fits
+
+    @classmethod
+    def _fit_grid(cls, X, points: list[dict], *, random_state) -> list:
+        """One separate fit per point; override to share work between points. Returns one weight
+        vector (or :class:`GridFit`) per point."""
+        fits = []
+        for p in points:
+            est = cls(**p, random_state=random_state)
+            fits.append(GridFit(est._fit_weights(X), est._diagnostics()))
+        return fits
+
+
+class Environment(BaseEstimator):
+    """Base class of environments: makes (X, y) for an environment id and a seed.
+
+    ``sample(env, n, seed)`` returns ``X`` of shape (n, n_features) and ``y`` of shape (n,).
+    ``env`` identifies the environment (a bias rate for synthetic data, a group label for a
+    table). A finite source (a table) may return fewer rows than ``n``, in random order; the
+    runner holds out the tail of the training draw as validation data. ``check_env(env)``
+    rejects an invalid id up front. ``stable_set`` is the tuple of true stable feature indices, or None when unknown;
+    ``feature_names`` names the columns. Constructor parameters (e.g. ``setting``) are the
+    environment's options; ``settings`` lists the named settings a suite can ask for.
+    """
+
+    name: ClassVar[str] = ""
+    settings: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def stable_set(self) -> tuple[int, ...] | None:
+        return None
+
+    @property
+    def feature_names(self) -> list[str]:
+        raise NotImplementedError
+
+    def sample(self, env, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def check_env(self, env):
+        """Raise OodfsError if ``env`` is not a valid environment id (checked before a run)."""
+        return env

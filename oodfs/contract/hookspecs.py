@@ -1,0 +1,61 @@
+"""The whole plugin contract of oodfs.
+
+A plugin is a module (or object) with one or more of the hook implementations below, made
+known through the ``oodfs`` entry-point group::
+
+    # pyproject.toml of a third-party package
+    [project.entry-points.oodfs]
+    my_plugin = "my_package.plugin"
+
+    # my_package/plugin.py
+    import oodfs
+
+    class Variance(oodfs.Selector):
+        '''Feature variance (a toy filter).'''
+        name = "variance"
+        ...
+
+    @oodfs.hookimpl
+    def oodfs_selectors():
+        return [Variance]
+
+Each hook returns a list of classes (metrics: a list of declarations). Names must be unique within a kind across all plugins;
+a clash is an error naming both providers. The built-in methods and environments are plugins
+registered in exactly this way (see ``plugins/`` in the source tree).
+"""
+from __future__ import annotations
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("oodfs")
+hookimpl = pluggy.HookimplMarker("oodfs")
+
+
+@hookspec
+def oodfs_selectors() -> list[type]:
+    """Return a list of :class:`oodfs.Selector` subclasses (feature selectors)."""
+
+
+@hookspec
+def oodfs_weighters() -> list[type]:
+    """Return a list of :class:`oodfs.Weighter` subclasses (sample weighters).
+
+    Every weighter also becomes a selector of the same name (weighted least squares on its
+    weights, scores = |coefficients|) unless a selector of that name is registered.
+    """
+
+
+@hookspec
+def oodfs_environments() -> list[type]:
+    """Return a list of :class:`oodfs.Environment` subclasses (data sources for benchmarks)."""
+
+
+@hookspec
+def oodfs_metrics() -> list:
+    """Return a list of :class:`oodfs.contract.metrics.Metric` declarations (objects, not classes).
+
+    The runner computes every registered metric for every grid point and stores its values
+    (with the test environment in column ``env`` and the number of kept features in ``k``);
+    the leaderboard shows those with ``role="headline"``. The built-in metrics are declared
+    the same way, in :mod:`oodfs.contract.metrics`.
+    """

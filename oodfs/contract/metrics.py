@@ -1,0 +1,198 @@
+"""Evaluation metrics: the paper's pure functions, and the declarations every consumer reads.
+
+Ties in the scores are handled without favouring any column: a tied feature gets the average
+of the ranks its group spans (rank average), and F1@k is the expectation over the orders of
+the tied group that straddles the top-k boundary.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy.stats import rankdata
+
+from oodfs.contract.hookspecs import hookimpl
+from oodfs.validation import OodfsError
+
+
+def _finite_vector(values, what: str) -> np.ndarray:
+    values = np.asarray(values, dtype=float).ravel()
+    if values.size == 0 or not np.all(np.isfinite(values)):
+        raise OodfsError(f"{what} must be a non-empty vector of finite numbers")
+    return values
+
+
+def _check_scores(scores, true_set) -> tuple[np.ndarray, np.ndarray]:
+    scores = _finite_vector(scores, "scores")
+    true = np.asarray(sorted(set(int(j) for j in true_set)), dtype=int)
+    if true.size == 0:
+        raise OodfsError("the true set is empty")
+    if true.min() < 0 or true.max() >= scores.size:
+        raise OodfsError(f"true set {true.tolist()} has an index outside 0..{scores.size - 1}")
+    return scores, true
+
+
+def feature_ranks(scores) -> np.ndarray:
+    """1-based rank of each feature (1 = highest score); ties get their average rank."""
+    return rankdata(-_finite_vector(scores, "scores"), method="average")
+
+
+def rank_average(scores, true_set) -> float:
+    """Mean rank of the true features (best = (|S| + 1) / 2 ... paper: 3.0 for |S| = 5 of 10)."""
+    scores, true = _check_scores(scores, true_set)
+    return float(feature_ranks(scores)[true].mean())
+
+
+def f1_at_k(scores, true_set, k: int) -> float:
+    """F1 of the top-k features against the true set; expected value over tied orders."""
+    scores, true = _check_scores(scores, true_set)
+    if not 1 <= k <= scores.size:
+        raise OodfsError(f"k must be between 1 and {scores.size}, got {k}")
+    # probability that each feature is in the top k, with ties filled at random
+    above = np.array([(scores > s).sum() for s in scores])
+    tied = np.array([(scores == s).sum() for s in scores])
+    p_in = np.clip((k - above) / tied, 0.0, 1.0)
+    expected_tp = p_in[true].sum()
+    return float(2 * expected_tp / (k + true.size))  # precision = TP/k, recall = TP/|S|
+
+
+def rmse(y_true, y_pred) -> float:
+    """Root mean squared error (the square root of the MSE)."""
+    y_true = np.asarray(y_true, dtype=float)
+    y_pred = np.asarray(y_pred, dtype=float)
+    if y_true.shape != y_pred.shape:
+        raise OodfsError(f"y_true and y_pred have different shapes {y_true.shape} vs {y_pred.shape}")
+    err = _finite_vector(y_true, "y_true") - _finite_vector(y_pred, "y_pred")
+    return float(np.sqrt(np.mean(err**2)))
+
+
+def rmse_summary(rmses) -> tuple[float, float]:
+    """Mean and standard deviation (population, ddof = 0) of the RMSEs over test environments."""
+    rmses = np.asarray(rmses, dtype=float)
+    if rmses.size == 0:
+        raise OodfsError("no test environments to summarise")
+    rmses = _finite_vector(rmses, "RMSEs")
+    return float(rmses.mean()), float(rmses.std(ddof=0))
+
+
+# -- declarations: every consumer (runner, selection rules, leaderboard, statistics, figures)
+# -- reads these; nothing else names a metric's title or direction -------------------------
+@dataclass(frozen=True)
+class Evaluation:
+    """What one grid point of one method produced on one data set, with ``k`` features kept.
+
+    ``ranking`` is best first with ties already broken by the task's seed; ``val_rmse`` and
+    ``test_rmse`` are the downstream regressor's RMSEs on the ``k`` top features (validation
+    data of the training environment, NaN without it; one value per test environment);
+    ``diagnostics`` are what the method reported about its fit (e.g. a weighter's ESS).
+    """
+
+    scores: np.ndarray
+    ranking: np.ndarray
+    k: int
+    stable_set: tuple[int, ...] | None
+    val_rmse: float
+    test_rmse: dict
+    diagnostics: dict
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A declared metric. ``compute(evaluation)`` returns a number, ``None`` (not applicable:
+    no row is stored) or, when ``per_env``, a dict {test environment: number}.
+
+    ``role``: ``"headline"`` (a leaderboard column, in declaration order), ``"selection"``
+    (used by a model-selection rule, not shown), ``"detail"`` (stored, drawn or tested but not a
+    column) or ``"diagnostic"`` (what a method reports about its own fit). ``curve``: also
+    computed for every k = 1..d on the suite's curve methods (the ood-S figure).
+    """
+
+    name: str
+    title: str
+    lower_is_better: bool | None
+    compute: Callable[[Evaluation], object]
+    needs_stable_set: bool = False
+    role: str = "headline"
+    curve: bool = False
+    per_env: bool = False
+    description: str = ""
+
+    def as_dict(self) -> dict:
+        """The declaration without its code (stored with results, so reports need no plugin)."""
+        return {"name": self.name, "title": self.title, "lower_is_better": self.lower_is_better,
+                "needs_stable_set": self.needs_stable_set, "role": self.role, "curve": self.curve,
+                "per_env": self.per_env, "description": self.description}
+
+    @property
+    def arrow(self) -> str:
+        return "" if self.lower_is_better is None else "↓" if self.lower_is_better else "↑"
+
+
+def _rank_avg(e: Evaluation):
+    return None if e.stable_set is None else rank_average(e.scores, e.stable_set)
+
+
+def _f1(e: Evaluation):
+    return None if e.stable_set is None else f1_at_k(e.scores, e.stable_set, e.k)
+
+
+def _rmse_mean(e: Evaluation):
+    return rmse_summary(list(e.test_rmse.values()))[0]
+
+
+def _rmse_std(e: Evaluation):
+    return rmse_summary(list(e.test_rmse.values()))[1]
+
+
+def _rmse_val(e: Evaluation):
+    return None if not np.isfinite(e.val_rmse) else float(e.val_rmse)
+
+
+def _rmse_env(e: Evaluation):
+    return {env: float(v) for env, v in e.test_rmse.items()}
+
+
+def _diagnostic(key: str):
+    def compute(e: Evaluation):
+        value = e.diagnostics.get(key)
+        return None if value is None else float(value)
+
+    return compute
+
+
+BUILTIN_METRICS = (
+    Metric("rank_avg", "rank avg", True, _rank_avg, needs_stable_set=True,
+           description="mean rank of the true stable features in the score order (ties: average rank)"),
+    Metric("f1", "F1", False, _f1, needs_stable_set=True,
+           description="F1 of the top-k features against the stable set (expected over tied orders)"),
+    Metric("rmse_mean", "RMSE mean", True, _rmse_mean, curve=True,
+           description="mean over test environments of the downstream regressor's RMSE on the top-k features"),
+    Metric("rmse_std", "RMSE sd", True, _rmse_std, curve=True,
+           description="standard deviation (ddof 0) over test environments of that RMSE"),
+    Metric("rmse_val", "validation RMSE", True, _rmse_val, role="selection", curve=True,
+           description="downstream RMSE on held-out data of the training environment"),
+    Metric("rmse", "test RMSE", True, _rmse_env, role="detail", per_env=True,
+           description="downstream RMSE in one test environment (column env)"),
+    Metric("ess_fraction", "ESS / n", False, _diagnostic("ess_fraction"), role="diagnostic",
+           description="effective sample size (Σw)²/Σw² of a weighter's weights, over n"),
+    Metric("max_abs_corr", "max |weighted corr|", True, _diagnostic("max_abs_corr"), role="diagnostic",
+           description="largest |weighted correlation| left between two features"),
+    Metric("max_weight", "max weight", None, _diagnostic("max_weight"), role="diagnostic",
+           description="largest weight (weights scaled to mean 1)"),
+    Metric("objective", "objective", True, _diagnostic("objective"), role="diagnostic",
+           description="the weighter's objective at its solution (DWR)"),
+    Metric("n_iter", "iterations", None, _diagnostic("n_iter"), role="diagnostic",
+           description="optimiser iterations or Adam steps (DWR); training epochs run (SRDO)"),
+    Metric("converged", "converged", None, _diagnostic("converged"), role="diagnostic",
+           description="1 if L-BFGS-B's stopping rule (not its budget) ended it; for Adam, if its last point meets that rule (DWR)"),
+    Metric("frac_clipped_low", "clipped low", None, _diagnostic("frac_clipped_low"), role="diagnostic",
+           description="fraction of weights at the lower clip 1/gamma (SRDO)"),
+    Metric("frac_clipped_high", "clipped high", None, _diagnostic("frac_clipped_high"), role="diagnostic",
+           description="fraction of weights at the upper clip gamma (SRDO)"),
+)
+
+
+@hookimpl
+def oodfs_metrics():
+    return list(BUILTIN_METRICS)

@@ -1,0 +1,99 @@
+"""Weighted least squares, and the generic selector that turns any weighter into a selector.
+
+Independence-driven importance weighting (paper, Algorithm 1) = learn sample weights that make
+the features independent, then fit weighted least squares (with intercept); feature scores are
+the absolute WLS coefficients.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import ClassVar
+
+import numpy as np
+
+from oodfs.contract.api import GridFit, Selector, Weighter
+from oodfs.numeric import weighted_least_squares
+
+
+class WLSSelector(Selector):
+    """Weighted least squares on a weighter's sample weights; scores = |coefficients|.
+
+    ``WLSSelector(weighter=SRDOWeighter(gamma=10))`` wraps a weighter instance;
+    :func:`selector_for_weighter` makes a named selector class whose parameters are the
+    weighter's, so that ``dwr`` and ``srdo`` are grid-searchable selectors.
+    """
+
+    name = "wls"
+    weighter_class: ClassVar[type[Weighter] | None] = None
+
+    def __init__(self, weighter: Weighter | None = None, k: int = 5, random_state=None):
+        self.weighter = weighter
+        self.k = k
+        self.random_state = random_state
+
+    def _make_weighter(self) -> Weighter | None:
+        return self.weighter
+
+    def _fit_scores(self, X, y, sample_weight):
+        weighter = self._make_weighter()
+        w = np.ones(X.shape[0]) if weighter is None else weighter.fit(X).weights_
+        self.weights_ = w
+        self.weight_diagnostics_ = getattr(weighter, "diagnostics_", None)
+        if sample_weight is not None:  # a caller's weights compose with the learned ones
+            w = w * sample_weight
+        return np.abs(weighted_least_squares(X, y, w))
+
+
+def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
+    """A Selector class named like the weighter, with the weighter's parameters and grid."""
+    wsig = inspect.signature(weighter_cls.__init__)
+    wparams = [p for name, p in wsig.parameters.items() if name not in ("self", "random_state")]
+    params = (
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in wparams]
+        + [
+            inspect.Parameter("k", inspect.Parameter.KEYWORD_ONLY, default=5),
+            inspect.Parameter("random_state", inspect.Parameter.KEYWORD_ONLY, default=None),
+        ]
+    )
+    weighter_param_names = [p.name for p in wparams]
+
+    def __init__(self, **kwargs):
+        bound = __init__.__signature__.bind(self, **kwargs)
+        bound.apply_defaults()
+        for key, value in bound.arguments.items():
+            if key != "self":
+                setattr(self, key, value)
+
+    __init__.__signature__ = inspect.Signature(params)
+
+    def _make_weighter(self):
+        return weighter_cls(**{p: getattr(self, p) for p in weighter_param_names}, random_state=self.random_state)
+
+    @classmethod
+    def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
+        # one weighter fit_grid call lets a weighter share work across its grid points
+        fits = weighter_cls.fit_grid_detailed(X, points, random_state=random_state)
+        out = []
+        for f in fits:
+            w = f.values if sample_weight is None else f.values * sample_weight  # the caller's weights compose
+            out.append(GridFit(np.abs(weighted_least_squares(X, y, w)), f.diagnostics))
+        return out
+
+    doc = inspect.getdoc(weighter_cls) or weighter_cls.__name__
+    first, _, rest = doc.partition("\n")
+    namespace = {
+        "__init__": __init__,
+        "_make_weighter": _make_weighter,
+        "_fit_grid": _fit_grid,
+        "name": weighter_cls.name,
+        "grid": dict(weighter_cls.grid),
+        "profiles": dict(getattr(weighter_cls, "profiles", {})),
+        "weighter_class": weighter_cls,
+        # a weighter whose fit depends on column order makes a selector that does too
+        "permutation_invariant": getattr(weighter_cls, "permutation_invariant", True),
+        "__doc__": f"{first.rstrip('.')} + weighted least squares; scores = |coefficients|.\n{rest}",
+        "__module__": weighter_cls.__module__,
+    }
+    return type(f"{weighter_cls.__name__}WLS", (WLSSelector,), namespace)
+

@@ -1,0 +1,252 @@
+"""Leaderboard: a report -> per-setting tables of the headline metrics (rank average, F1, RMSE
+mean and RMSE sd for the built-in ones).
+
+Every cell is a mean over runs with its 95 % interval and the run count is shown; one run gives
+no interval. "Best" (bold) is a tested statement: the best mean and every method not
+significantly worse by a paired test (oodfs.report.stats.best_set), and the rule is printed under the
+tables. Nothing is marked where the test cannot decide (too few runs).
+"""
+from __future__ import annotations
+
+import html
+import re
+
+import pandas as pd
+from tabulate import tabulate
+
+from oodfs.report import stats
+from oodfs.report.report import Report
+from oodfs.run.suite import PROFILES
+from oodfs.validation import OodfsError
+
+FORMATS = ("markdown", "csv", "latex", "html")
+INTERVAL = "t"
+
+
+def summarize(results: pd.DataFrame, rule: str = "val") -> pd.DataFrame:
+    """The leaderboard's numbers (see :meth:`oodfs.report.report.Report.wide_summary`)."""
+    return Report(results, rule).wide_summary()
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3f}"
+
+
+class Leaderboard:
+    """Tables of a :class:`~oodfs.report.report.Report`: per setting, the headline metrics averaged
+    over r_train, and each metric by r_train."""
+
+    def __init__(self, report: Report):
+        self.report = report
+        self.rule = report.rule
+        self.suite = report.suite
+        self.metrics = {m: report.metrics[m] for m in report.headline}
+        self.summary = report.wide_summary()
+        self.per_run = report.per_run()
+        self.cells = self._cells()
+        self.best, self.notes = self._best()
+
+    @classmethod
+    def from_results(cls, results: pd.DataFrame, rule: str = "val") -> "Leaderboard":
+        if results.empty:
+            raise OodfsError("the results table is empty: nothing to rank")
+        return cls(Report(results, rule))
+
+    # -- numbers -------------------------------------------------------------------------
+    def _cells(self) -> pd.DataFrame:
+        """One row per (setting, r_train, method, metric): mean, low, high, n."""
+        rows = []
+        for (setting, r_train, method), g in self.per_run.groupby(["setting", "r_train", "method"], sort=False):
+            for m in self.metrics:
+                c = stats.cell_summary(g[m], method=INTERVAL)
+                rows.append(dict(setting=setting, r_train=r_train, method=method, metric=m, mean=c.mean,
+                                 low=c.low, high=c.high, n=c.n))
+        return pd.DataFrame(rows, columns=["setting", "r_train", "method", "metric", "mean", "low", "high", "n"])
+
+    def _best(self) -> tuple[dict, list[str]]:
+        """Methods in the best set per (setting, r_train or "all", metric), and the sentences
+        describing the rule for the averaged and the per-r_train tables."""
+        best: dict = {}
+        notes = []
+        values = self.per_run[self.per_run["r_train"] != "all"]
+        scopes = [("all", ["setting"], ["r_train", "run"])]
+        if values.groupby("setting")["r_train"].nunique().max() > 1:  # there are tables by r_train
+            scopes.append(("by r_train", ["setting", "r_train"], ["run"]))
+        for scope, within, pair_on in scopes:
+            for m, info in self.metrics.items():
+                data = values.dropna(subset=[m])
+                if data.empty:
+                    continue
+                result = stats.best_set(data, m, info.lower_is_better, within=within, pair_on=pair_on)
+                for _, row in result.iterrows():
+                    r_train = "all" if scope == "all" else row["r_train"]
+                    if row["in_best_set"] and row["decidable"]:
+                        best.setdefault((row["setting"], r_train, m), set()).add(row["method"])
+                if m == next(iter(self.metrics)):  # the rule is the same for every metric
+                    notes.append(f"{'Averaged tables' if scope == 'all' else 'Tables by r_train'}: "
+                                 + stats.describe_best_rule(result))
+        return best, notes
+
+    def _cell(self, setting, r_train, method, metric) -> tuple[str, bool]:
+        c = self.cells[(self.cells["setting"] == setting) & (self.cells["r_train"] == r_train)
+                       & (self.cells["method"] == method) & (self.cells["metric"] == metric)]
+        if c.empty or c["n"].iloc[0] == 0:
+            return "", False
+        c = c.iloc[0]
+        text = _fmt(c["mean"]) if c["n"] < 2 else f"{_fmt(c['mean'])} [{_fmt(c['low'])}, {_fmt(c['high'])}]"
+        return text, method in self.best.get((setting, r_train, metric), set())
+
+    def _runs(self, setting, r_train, method) -> str:
+        """Runs behind the row's cells, and its failed tasks if any."""
+        c = self.cells[(self.cells["setting"] == setting) & (self.cells["r_train"] == r_train)
+                       & (self.cells["method"] == method)]
+        s = self.summary[(self.summary["setting"] == setting) & (self.summary["r_train"] == r_train)
+                         & (self.summary["method"] == method)]
+        runs = int(c["n"].max()) if len(c) else 0
+        failed = int(s["failed"].iloc[0]) if len(s) else 0
+        return f"{runs}" + (f" ({failed} failed tasks)" if failed else "")
+
+    # -- shared layout ------------------------------------------------------------------
+    def _r_values(self, setting: str) -> list:
+        rs = self.summary.loc[(self.summary["setting"] == setting) & (self.summary["r_train"] != "all"), "r_train"]
+        return sorted(set(rs), key=lambda r: (isinstance(r, str), r))
+
+    def tables(self) -> list[tuple[str, list[str], list[list[tuple[str, bool]]]]]:
+        """(title, header, rows of (text, is_best)) for every table, in display order."""
+        out = []
+        for setting in dict.fromkeys(self.summary["setting"]):
+            methods = list(dict.fromkeys(self.summary.loc[self.summary["setting"] == setting, "method"]))
+            rs = self._r_values(setting)
+            label = (f"averaged over r_train ∈ {{{', '.join(str(r) for r in rs)}}}" if len(rs) > 1
+                     else f"r_train = {rs[0]}" if rs else "")
+            header = ["method", "runs"] + [f"{m.title} {m.arrow}" for m in self.metrics.values()]
+            rows = [[(method, False), (self._runs(setting, "all", method), False)]
+                    + [self._cell(setting, "all", method, m) for m in self.metrics] for method in methods]
+            out.append((f"Setting `{setting}`, {label}", header, rows))
+            if len(rs) > 1:
+                for metric, m in self.metrics.items():
+                    header = ["method"] + [f"r_train={r}" for r in rs] + ["all"]
+                    rows = [[(method, False)] + [self._cell(setting, r, method, metric) for r in rs]
+                            + [self._cell(setting, "all", method, metric)] for method in methods]
+                    out.append((f"Setting `{setting}`: {m.title} {m.arrow} by r_train", header, rows))
+        return out
+
+    def _reference_note(self) -> list[str]:
+        """Which methods' rows were taken from shipped reference results (not run here)."""
+        res = self.report.results
+        if "origin" not in res or not (res["origin"] == "reference").any():
+            return []
+        methods = list(dict.fromkeys(res.loc[res["origin"] == "reference", "method"]))
+        return [f"Rows of {', '.join(methods)} come from the reference results shipped with oodfs (not run here)."]
+
+    def _preamble(self) -> list[str]:
+        return self._reference_note() + [
+            f"Profile: **{self.report.profile}** — {PROFILES.get(self.report.profile, '')}.",
+            f"Model selection: **{self.rule.label}** — {self.rule.description}.",
+            f"Cells: mean over runs and its {stats.describe_interval(INTERVAL)}; an r_train = all cell averages "
+            "each run over r_train first. ↓ lower is better, ↑ higher is better. **Bold**: in the best set (below).",
+        ]
+
+    def _failures(self) -> list[str]:
+        failed = self.summary[(self.summary["failed"] > 0) & (self.summary["r_train"] == "all")]
+        return [f"- `{r.method}` ({r.setting}): {int(r.failed)} task(s) failed — {r.error}" for r in failed.itertuples()]
+
+    def _diagnostic_flags(self) -> list[str]:
+        """Chosen weighter grid points whose weights collapsed or were almost all clipped."""
+        chosen = self.report.chosen
+        lines = []
+        for col, test, what in (("ess_fraction", lambda v: v < 0.05, "effective sample size below 5 % of n"),
+                                ("frac_clipped", lambda v: v > 0.9, "over 90 % of the weights at a clip")):
+            if col == "frac_clipped":
+                if not {"frac_clipped_low", "frac_clipped_high"} <= set(chosen):
+                    continue
+                values = chosen["frac_clipped_low"].fillna(0) + chosen["frac_clipped_high"].fillna(0)
+            elif col in chosen:
+                values = chosen[col]
+            else:
+                continue
+            bad = chosen[values.notna() & test(values.fillna(0))]
+            for (setting, method), g in bad.groupby(["setting", "method"], sort=False):
+                lines.append(f"- `{method}` ({setting}): {what} in {len(g)} of "
+                             f"{int(((chosen['setting'] == setting) & (chosen['method'] == method)).sum())} chosen fits")
+        return lines
+
+    # -- formats ------------------------------------------------------------------------
+    def to_markdown(self) -> str:
+        lines = [f"# oodfs leaderboard{f' — suite `{_md(self.suite)}`' if self.suite else ''}", ""] + self._preamble()
+        for title, header, rows in self.tables():
+            body = [[f"**{_md(t)}**" if best and t else _md(t) for t, best in row] for row in rows]
+            lines += ["", f"## {_md(title)}", "", tabulate(body, headers=[_md(h) for h in header], tablefmt="github",
+                                                         disable_numparse=True)]
+        lines += ["", "## Best sets", ""] + [f"- {_md(n)}" for n in self.notes]
+        if self._diagnostic_flags():
+            lines += ["", "## Weight diagnostics", ""] + [_md(f) for f in self._diagnostic_flags()]
+        if self._failures():
+            lines += ["", "## Failed tasks", ""] + [_md(f) for f in self._failures()]
+        return "\n".join(lines) + "\n"
+
+    def to_csv(self) -> str:
+        """The cells as a tidy table: mean, interval, n values, best-set membership, and the runs
+        and failed tasks of each (setting, r_train, method) — a failed method keeps its row."""
+        cells = self.cells.copy()
+        cells["in_best_set"] = [m in self.best.get((s, r, k), set())
+                                for s, r, m, k in zip(cells["setting"], cells["r_train"], cells["method"], cells["metric"])]
+        counts = self.report.counts()[["setting", "r_train", "method", "runs", "failed", "error"]]
+        cells = counts.merge(cells.astype({"r_train": object}), on=["setting", "r_train", "method"], how="left")
+        cells.insert(0, "profile", self.report.profile)
+        cells.insert(1, "selection", self.rule.name)
+        return cells.to_csv(index=False)
+
+    def to_latex(self) -> str:
+        parts = [f"% oodfs leaderboard, profile: {_comment(self.report.profile)}, model selection: "
+                 f"{_comment(self.rule.label)} -- {_comment(self.rule.description)}"]
+        for title, header, rows in self.tables():
+            body = [[_latex_escape(t) if not best else f"\\textbf{{{_latex_escape(t)}}}" for t, best in row] for row in rows]
+            parts += [f"% {_comment(title)}", tabulate(body, headers=[_latex_escape(h) for h in header],
+                                                       tablefmt="latex_raw", disable_numparse=True)]
+        parts += [f"% {_comment(n)}" for n in self.notes]
+        return "\n".join(parts) + "\n"
+
+    def to_html(self) -> str:
+        css = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse;"
+               "margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}"
+               "td:first-child,th:first-child{text-align:left}b{color:#064}")
+        out = [f"<!doctype html><html><head><meta charset='utf-8'><title>oodfs leaderboard</title><style>{css}</style></head><body>",
+               f"<h1>oodfs leaderboard{f' — suite {html.escape(self.suite)}' if self.suite else ''}</h1>"]
+        out += [f"<p>{html.escape(p).replace('**', '')}</p>" for p in self._preamble()]
+        for title, header, rows in self.tables():
+            out.append(f"<h2>{html.escape(title.replace('`', ''))}</h2><table><tr>"
+                       + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>")
+            for row in rows:
+                out.append("<tr>" + "".join(f"<td>{'<b>' + html.escape(t) + '</b>' if best else html.escape(t)}</td>" for t, best in row) + "</tr>")
+            out.append("</table>")
+        out.append("<h2>Best sets</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in self.notes) + "</ul>")
+        if self._failures():
+            out.append("<h2>Failed tasks</h2><ul>" + "".join(f"<li>{html.escape(f[2:])}</li>" for f in self._failures()) + "</ul>")
+        return "\n".join(out) + "</body></html>\n"
+
+    def render(self, fmt: str) -> str:
+        if fmt not in FORMATS:
+            raise OodfsError(f"unknown leaderboard format {fmt!r}; valid: {', '.join(FORMATS)}")
+        return {"markdown": self.to_markdown, "csv": self.to_csv, "latex": self.to_latex, "html": self.to_html}[fmt]()
+
+
+def _md(text) -> str:
+    """Text for a markdown table or line: HTML escaped, no line breaks, no table pipes."""
+    text = " ".join(str(text).split())
+    return html.escape(text, quote=False).replace("|", "\\|")
+
+
+def _comment(text) -> str:
+    """Text for a LaTeX comment: one line (a newline would end the comment and run the rest)."""
+    return _latex_escape(" ".join(str(text).split()))
+
+
+_LATEX = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "{": r"\{",
+          "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "±": r"$\pm$", "↓": r"$\downarrow$",
+          "↑": r"$\uparrow$", "`": "", "∈": r"$\in$"}
+
+
+def _latex_escape(text: str) -> str:
+    text = " ".join(str(text).split())
+    return re.sub("|".join(map(re.escape, _LATEX)), lambda m: _LATEX[m.group()], text)

@@ -1,0 +1,215 @@
+"""The paper's figures and the feature-ranking table, from a report (file names end in the
+model-selection rule, e.g. ``figure1-val.png``, so that the rules' figures sit side by side).
+
+* Figure 1: per setting, each headline metric against r_train, one line per method with its
+  95 % interval over runs; independence-driven IW methods (weighter + WLS) solid, baselines in
+  dashed styles, a distinct marker each; a dot plot when there is one r_train.
+* Figure "ood-S": RMSE mean and sd against the number k of top features of a curve method's
+  ranking (SRDO in the paper's suite), one line per r_train.
+* Feature-ranking table: that method's ranking per r_train and setting.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from tabulate import tabulate
+
+from oodfs.report.report import Report
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only; no display needed
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, out_dir: Path, stem: str) -> list[Path]:
+    paths = [out_dir / f"{stem}.png", out_dir / f"{stem}.pdf"]
+    for p in paths:
+        fig.savefig(p, bbox_inches="tight", dpi=150 if p.suffix == ".png" else None)
+    return paths
+
+
+MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">", "h", "p")
+BASELINE_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1)), (0, (3, 1, 1, 1, 1, 1)))
+
+
+def _styles(report: Report, methods: list[str]) -> dict:
+    """A distinct (colour, marker, line style) per method: IW methods (weighter + WLS) solid and
+    thicker, baselines in dashed styles, so that no line hides another."""
+    plt = _pyplot()
+    out, b = {}, 0
+    for i, method in enumerate(methods):
+        iw = report.kind(method) == "weighter"
+        style = "-" if iw else BASELINE_STYLES[b % len(BASELINE_STYLES)]
+        b += not iw
+        out[method] = dict(color=plt.cm.tab10(i % 10), marker=MARKERS[i % len(MARKERS)], ls=style, lw=2.2 if iw else 1.3)
+    return out
+
+
+def _intervals(report: Report) -> pd.DataFrame:
+    """Mean and 95 % t interval over runs per (setting, r_train, method, metric)."""
+    from oodfs.report.stats import cell_summary
+
+    per_run = report.per_run()
+    per_run = per_run[per_run["r_train"] != "all"]
+    rows = []
+    for (setting, r_train, method), g in per_run.groupby(["setting", "r_train", "method"], sort=False):
+        for m in report.headline:
+            c = cell_summary(g[m])
+            rows.append(dict(setting=setting, r_train=r_train, method=method, metric=m, mean=c.mean,
+                             low=c.low, high=c.high, n=c.n))
+    return pd.DataFrame(rows)
+
+
+def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
+    """Each headline metric against r_train, one line per method with its 95 % interval over runs
+    as a band; methods are dodged sideways a little so that equal values stay visible. With one
+    r_train (or environment labels) the panels are dot plots with error bars instead."""
+    plt = _pyplot()
+    metrics = {m: report.metrics[m] for m in report.headline}
+    cells = _intervals(report)
+    if cells.empty or not metrics:
+        return []
+    settings = list(dict.fromkeys(cells["setting"]))
+    methods = list(dict.fromkeys(cells["method"]))
+    styles = _styles(report, methods)
+    numeric = pd.to_numeric(cells["r_train"], errors="coerce")
+    dot_plot = numeric.isna().any() or numeric.nunique() < 2
+    fig, axes = plt.subplots(len(settings), len(metrics), figsize=(4.4 * len(metrics), 3.5 * len(settings)),
+                             squeeze=False)
+    for i, setting in enumerate(settings):
+        for j, (metric, m) in enumerate(metrics.items()):
+            ax = axes[i, j]
+            c = cells[(cells["setting"] == setting) & (cells["metric"] == metric)]
+            if dot_plot:
+                _dot_panel(ax, c, methods, styles)
+            else:
+                xs = pd.to_numeric(c["r_train"])
+                width = (xs.max() - xs.min()) * 0.012  # sideways dodge per method
+                for k, method in enumerate(methods):
+                    g = c[c["method"] == method].assign(x=lambda d: pd.to_numeric(d["r_train"])).sort_values("x")
+                    if g["mean"].isna().all():
+                        continue
+                    x = g["x"] + (k - (len(methods) - 1) / 2) * width
+                    st = styles[method]
+                    ax.plot(x, g["mean"], ls=st["ls"], lw=st["lw"], marker=st["marker"], ms=4, color=st["color"],
+                            label=method)
+                    if g["low"].notna().any():
+                        ax.fill_between(x, g["low"], g["high"], color=st["color"], alpha=0.12, lw=0)
+                ax.set_xlabel("r_train")
+            ax.set_title(f"{setting}: {m.title} {m.arrow}")
+            ax.grid(alpha=0.3)
+    handles, labels = [], []
+    for ax in axes.flat:  # every method that has a line somewhere
+        for h, l in zip(*ax.get_legend_handles_labels()):
+            if l not in labels:
+                handles.append(h)
+                labels.append(l)
+    if labels:
+        fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 10), bbox_to_anchor=(0.5, 1.03))
+    n_runs = int(cells["n"].max())
+    band = "bands: 95 % t interval over runs" if not dot_plot else "bars: 95 % t interval over runs"
+    fig.suptitle(f"profile: {report.profile}; model selection: {report.rule.label}; mean of up to {n_runs} runs; "
+                 f"{band} (none with one run)", y=-0.01, fontsize=9)
+    fig.tight_layout()
+    paths = _save(fig, out_dir, stem)
+    plt.close(fig)
+    return paths
+
+
+def _dot_panel(ax, c: pd.DataFrame, methods: list[str], styles: dict) -> None:
+    """One point per method (and environment label) with its interval as an error bar."""
+    envs = list(dict.fromkeys(c["r_train"]))
+    for k, method in enumerate(methods):
+        g = c[c["method"] == method].set_index("r_train").reindex(envs)
+        if g["mean"].isna().all():
+            continue
+        x = np.arange(len(envs)) + (k - (len(methods) - 1) / 2) * (0.7 / max(len(methods), 1))
+        st = styles[method]
+        err = np.vstack([g["mean"] - g["low"], g["high"] - g["mean"]])
+        ax.errorbar(x, g["mean"], yerr=np.where(np.isfinite(err), err, 0), fmt=st["marker"], color=st["color"],
+                    ms=5, capsize=2, lw=1, label=method, ls="none")
+    ax.set_xticks(range(len(envs)), [f"r_train = {e}" if not isinstance(e, str) else e for e in envs])
+    ax.set_xlim(-0.6, len(envs) - 0.4)
+
+
+def ood_s_figure(report: Report, out_dir: Path, stem: str = "ood_s") -> list[Path]:
+    curves = report.curves
+    if curves.empty:
+        return []
+    plt = _pyplot()
+    ks = sorted(set(curves["k"]))
+    panels = list(curves.groupby(["setting", "method"], sort=False))
+    fig, axes = plt.subplots(len(panels), 2, figsize=(9, 3.2 * len(panels)), squeeze=False)
+    for i, ((setting, method), g) in enumerate(panels):
+        for r_train, gr in g.groupby("r_train"):
+            for j, stat in enumerate(("rmse_mean", "rmse_std")):
+                values = gr[gr["metric"] == stat].groupby("k")["value"].mean().reindex(ks)
+                axes[i, j].plot(ks, values.to_numpy(), marker="o", ms=3, label=f"r_train={r_train}")
+        for j, stat in enumerate(("rmse_mean", "rmse_std")):
+            ax = axes[i, j]
+            ax.axvline(5, color="grey", lw=0.8, ls=":")
+            ax.set_title(f"{setting}: {report.metrics[stat].title} vs k ({method} ranking)")
+            ax.set_xlabel("number of top features k")
+            ax.set_xticks(ks)
+            ax.grid(alpha=0.3)
+        axes[i, 0].legend(fontsize=8)
+    fig.tight_layout()
+    paths = _save(fig, out_dir, stem)
+    plt.close(fig)
+    return paths
+
+
+def feature_ranking_table(report: Report) -> str:
+    """Per setting and r_train: each curve method's ranking, aggregated over runs by the mean
+    rank of each feature (by name, so runs with different column layouts agree)."""
+    curve_tasks = report.curves[["setting", "r_train", "run", "method"]].drop_duplicates()
+    if curve_tasks.empty:
+        return ""
+    chosen = report.chosen.merge(curve_tasks, on=["setting", "r_train", "run", "method"])
+    lines = ["# Feature rankings", "",
+             f"Ranking of each curve method per setting and r_train (features ordered by their mean rank over "
+             f"runs; model selection: {report.rule.label}). In the paper's synthetic experiment S1..S5 come first.", ""]
+    for method, gm in chosen.groupby("method", sort=False):
+        settings = list(dict.fromkeys(gm["setting"]))
+        rows = []
+        for r_train in sorted(set(gm["r_train"])):
+            row = [r_train]
+            for setting in settings:
+                g = gm[(gm["setting"] == setting) & (gm["r_train"] == r_train)]
+                if g.empty:
+                    row.append("")
+                    continue
+                ranks: dict[str, list[float]] = {}
+                for scores, names in zip(g["scores"], g["feature_names"]):
+                    scores = np.array(json.loads(scores))
+                    names = json.loads(names) if isinstance(names, str) else [f"X{j + 1}" for j in range(scores.size)]
+                    order = np.argsort(np.argsort(-scores, kind="stable"), kind="stable")
+                    for name, rank in zip(names, order):
+                        ranks.setdefault(name, []).append(rank)
+                mean_rank = {name: np.mean(r) for name, r in ranks.items()}
+                row.append(", ".join(sorted(mean_rank, key=lambda nm: (mean_rank[nm], nm))))
+            rows.append(row)
+        lines += [f"## {method}", "", tabulate(rows, headers=["r_train"] + settings, tablefmt="github"), ""]
+    return "\n".join(lines)
+
+
+def make_figures(report: Report, out_dir) -> list[Path]:
+    """Write every figure and the ranking table to ``out_dir/figures``; return the paths."""
+    fig_dir = Path(out_dir) / "figures"
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    rule = report.rule.name  # every rule's figures side by side, never over each other
+    paths = figure1(report, fig_dir, f"figure1-{rule}") + ood_s_figure(report, fig_dir, f"ood_s-{rule}")
+    table = feature_ranking_table(report)
+    if table:
+        (fig_dir / f"feature_ranking-{rule}.md").write_text(table)
+        paths.append(fig_dir / f"feature_ranking-{rule}.md")
+    return paths
+

@@ -1,0 +1,161 @@
+"""A report: the results of a run with one model-selection rule applied, built once.
+
+The leaderboard, the statistics and the figures all read a :class:`Report`, and a report reads
+only the results table (and the metric declarations stored with it): a results folder renders
+the same on any machine, with or without the plugins that produced it.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from oodfs.contract.metrics import BUILTIN_METRICS, Metric
+from oodfs.contract.selection import TASK, get_rule
+from oodfs.validation import OodfsError
+
+POINT_INFO = ["params", "is_default", "scores", "feature_names", "method_kind", "fit_seconds", "downstream_seconds"]
+
+
+def _declarations(stored: list[dict] | None) -> dict[str, Metric]:
+    if not stored:
+        return {m.name: m for m in BUILTIN_METRICS}
+    return {d["name"]: Metric(compute=None, **d) for d in stored}
+
+
+class Report:
+    """``points``: one row per evaluated grid point (metrics at the task's k as columns);
+    ``chosen``: the point the rule picks per task; ``tasks``: status and error per task;
+    ``curves`` and ``per_env``: the chosen points' values per k and per test environment."""
+
+    def __init__(self, results: pd.DataFrame, rule: str = "val", metrics: list[dict] | None = None,
+                 method_order: list[str] | None = None):
+        if results.empty:
+            raise OodfsError("the results table is empty: nothing to report")
+        # methods in the suite's order (then any others, in order of appearance): tables and
+        # figures list them the same way whatever order the tasks finished in
+        seen = list(dict.fromkeys(results["method"]))
+        order = [m for m in (method_order or []) if m in seen] + [m for m in seen if m not in (method_order or [])]
+        rank = {m: i for i, m in enumerate(order)}
+        results = results.iloc[np.argsort(results["method"].map(rank).to_numpy(), kind="stable")]
+        self.results = results
+        self.rule = get_rule(rule)
+        self.metrics = _declarations(metrics)
+        self.suite = str(results["suite"].dropna().iloc[0]) if results["suite"].notna().any() else ""
+        profiles = sorted(set(results["profile"].dropna())) if "profile" in results else []
+        if len(profiles) > 1:
+            raise OodfsError(f"these results mix profiles {', '.join(profiles)}; report each separately")
+        self.profile = profiles[0] if profiles else "default"
+        self.tasks = results.groupby(TASK, sort=False).agg(status=("status", "first"), error=("error", "first")).reset_index()
+        ok = results[results["status"] == "ok"]
+        self._ok = ok
+        self.points = self._points(ok)
+        self.chosen = self.rule.choose(self.points) if len(self.points) else self.points
+
+    @classmethod
+    def from_path(cls, path, rule: str | None = None) -> "Report":
+        """A report of a results folder (or a results .parquet/.csv file)."""
+        from oodfs.results.store import ResultStore, load_results
+
+        store = ResultStore(path)
+        stored = order = None
+        if Path(path).is_dir() and store.exists():
+            stored = store.get_meta("metrics")
+            runs = store.invocations()
+            order = list(runs[-1]["suite"]["methods"]) if runs else None
+        return cls(load_results(path), rule or "val", stored, order)
+
+    # -- building ------------------------------------------------------------------------
+    def _points(self, ok: pd.DataFrame) -> pd.DataFrame:
+        if ok.empty:
+            return pd.DataFrame(columns=TASK + ["point"])
+        keys = TASK + ["point"]
+        flat = ok[ok["env"].isna()]
+        # a task's k: the k of its rows that are not on a curve (stored at that k only)
+        curve = [n for n, m in self.metrics.items() if m.curve]
+        task_k = flat[~flat["metric"].isin(curve)].groupby(TASK, sort=False)["k"].first().rename("_task_k")
+        at_k = flat.join(task_k, on=TASK)
+        at_k = at_k[(at_k["k"] == at_k["_task_k"]) | at_k["_task_k"].isna()]
+        wide = at_k.pivot_table(index=keys, columns="metric", values="value", aggfunc="first")
+        wide.columns.name = None
+        info = ok.groupby(keys, sort=False)[[c for c in POINT_INFO if c in ok]].first()
+        return wide.join(info).join(task_k, on=TASK).rename(columns={"_task_k": "k"}).reset_index()
+
+    def _of_chosen(self, rows: pd.DataFrame) -> pd.DataFrame:
+        keys = TASK + ["point"]
+        return rows.merge(self.chosen[keys], on=keys)[TASK + ["metric", "env", "k", "value"]]
+
+    @cached_property
+    def curves(self) -> pd.DataFrame:
+        """Chosen points' curve metrics at every k (only for tasks evaluated at several k)."""
+        curve = [n for n, m in self.metrics.items() if m.curve]
+        rows = self._ok[self._ok["env"].isna() & self._ok["metric"].isin(curve)]
+        rows = self._of_chosen(rows)
+        many = rows.groupby(TASK)["k"].transform("nunique") > 1
+        return rows[many].reset_index(drop=True)
+
+    @cached_property
+    def per_env(self) -> pd.DataFrame:
+        return self._of_chosen(self._ok[self._ok["env"].notna()])
+
+    # -- what tables and tests read ------------------------------------------------------
+    @property
+    def headline(self) -> list[str]:
+        """Headline metrics present in these results, in declaration order."""
+        return [n for n, m in self.metrics.items() if m.role == "headline" and n in self.points
+                and self.points[n].notna().any()]
+
+    def kind(self, method: str) -> str:
+        """``"weighter"`` (a weighter followed by weighted least squares) or ``"selector"``."""
+        kinds = self.points.loc[self.points["method"] == method, "method_kind"] if "method_kind" in self.points else []
+        return str(kinds.iloc[0]) if len(kinds) and pd.notna(kinds.iloc[0]) else "selector"
+
+    def per_run(self) -> pd.DataFrame:
+        """Chosen values per (setting, r_train, run, method), and r_train = "all": each run
+        averaged over r_train first. Columns: TASK + headline metrics."""
+        cols = TASK + self.headline
+        chosen = self.chosen[cols].astype({"r_train": object})
+        per_run_all = chosen.groupby(["setting", "method", "run"], sort=False)[self.headline].mean().reset_index()
+        per_run_all["r_train"] = "all"
+        return pd.concat([chosen, per_run_all[cols]], ignore_index=True)
+
+    def summary(self) -> pd.DataFrame:
+        """Tidy: one row per (setting, r_train, method, metric): mean, sd (ddof 1), n runs."""
+        long = self.per_run().melt(id_vars=TASK, var_name="metric", value_name="value").dropna(subset=["value"])
+        g = long.groupby(["setting", "r_train", "method", "metric"], sort=False)["value"]
+        out = pd.concat([g.mean().rename("mean"), g.std(ddof=1).rename("sd"), g.count().rename("n")], axis=1)
+        return out.reset_index()
+
+    def counts(self) -> pd.DataFrame:
+        """Successful and failed runs per (setting, r_train, method), and r_train = "all"."""
+        t = self.tasks.assign(failed=self.tasks["status"] == "failed", ok=self.tasks["status"] == "ok")
+        first_error = ("error", lambda e: next((x for x in e if isinstance(x, str) and x), None))
+        by_r = t.groupby(["setting", "r_train", "method"], sort=False).agg(
+            runs=("ok", "sum"), failed=("failed", "sum"), error=first_error).reset_index()
+        overall = t.groupby(["setting", "method"], sort=False).agg(
+            runs=("ok", "sum"), failed=("failed", "sum"), error=first_error).reset_index()
+        overall["r_train"] = "all"
+        return pd.concat([by_r, overall], ignore_index=True).astype({"r_train": object})
+
+    def wide_summary(self) -> pd.DataFrame:
+        """One row per (setting, r_train, method): <metric>, <metric>_sd for each headline
+        metric, runs (successful), failed (failed runs), error (a failure message, if any)."""
+        s = self.summary()
+        cols = ["setting", "r_train", "method"]
+        wide = s.pivot_table(index=cols, columns="metric", values=["mean", "sd"], aggfunc="first", sort=False)
+        out = pd.DataFrame(index=wide.index)
+        for m in self.headline:
+            out[m] = wide[("mean", m)] if ("mean", m) in wide else np.nan
+            sd = wide[("sd", m)] if ("sd", m) in wide else np.nan
+            out[f"{m}_sd"] = sd
+        out = out.reset_index().astype({"r_train": object})
+        counts = self.counts()
+        merged = counts.merge(out, on=cols, how="left")
+        # one run: no spread (0.0, as before); no run: NaN
+        for m in self.headline:
+            merged[f"{m}_sd"] = np.where(merged[m].notna() & merged[f"{m}_sd"].isna(), 0.0, merged[f"{m}_sd"])
+        merged.insert(3, "selection", self.rule.name)
+        metric_cols = [c for m in self.headline for c in (m, f"{m}_sd")]
+        return merged[cols + ["selection"] + metric_cols + ["runs", "failed", "error"]]

@@ -1,0 +1,402 @@
+"""Durable results: one SQLite file per output folder, one transaction per finished task.
+
+A task is (setting, r_train, run, method). Its rows (every grid point x every metric) and its
+entry in ``tasks`` are committed together, so a run killed at any moment leaves either the
+whole task or none of it; ``--resume`` skips exactly the committed tasks. SQLite (standard
+library, WAL mode) lets parallel workers on one machine commit independently.
+
+Each task also stores its identity (:mod:`oodfs.run.identity`: what produced it) and its origin
+(``run``: computed here; ``reference``: copied from oodfs's shipped reference results). A task
+committed again replaces its old rows in the same transaction, so one task never holds rows of
+two computations.
+"""
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from oodfs.validation import OodfsError, RunAborted
+
+DB_NAME = "results.sqlite"
+LOCK_NAME = "results.lock"  # held (flock) by the one run writing a folder
+#: what a results folder may hold before its first task is stored (a run killed that early)
+_FRESH_FOLDER = {LOCK_NAME}
+
+RESULT_COLUMNS = [
+    "suite", "profile", "setting", "r_train", "run", "method", "method_kind", "point", "params", "is_default",
+    "metric", "env", "k", "value", "seed", "scores", "feature_names", "status", "error", "fit_seconds",
+    "downstream_seconds", "data_seconds", "oodfs_version", "versions", "identity", "origin",
+]
+#: per task: its status, identity (digest and parts, see oodfs.run.identity) and origin
+TASK_COLUMNS = ["setting", "r_train", "run", "method", "status", "error", "finished_at", "identity", "parts", "origin"]
+#: columns added since the first schema, added to older stores when they are opened
+_ADDED = {"tasks": {"identity": "TEXT", "parts": "TEXT", "origin": "TEXT"},
+          "results": {"identity": "TEXT", "origin": "TEXT"}}
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS tasks (
+    setting TEXT, r_train TEXT, run INTEGER, method TEXT, status TEXT, error TEXT,
+    finished_at REAL, identity TEXT, parts TEXT, origin TEXT, PRIMARY KEY (setting, r_train, run, method));
+CREATE TABLE IF NOT EXISTS results (
+    suite TEXT, profile TEXT, setting TEXT, r_train TEXT, run INTEGER, method TEXT, method_kind TEXT, point INTEGER,
+    params TEXT, is_default INTEGER, metric TEXT, env TEXT, k INTEGER, value REAL, seed INTEGER,
+    scores TEXT, feature_names TEXT, status TEXT, error TEXT, fit_seconds REAL, downstream_seconds REAL,
+    data_seconds REAL, oodfs_version TEXT, versions TEXT, identity TEXT, origin TEXT);
+CREATE TABLE IF NOT EXISTS invocations (started_at REAL, provenance TEXT);
+"""
+
+
+def _migrate(con: sqlite3.Connection) -> None:
+    """Bring a store written by an older oodfs to the current schema (new columns are NULL for
+    its tasks: no identity recorded), and index the results by task."""
+    for table, columns in _ADDED.items():
+        have = {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
+        for name, kind in columns.items():
+            if name not in have:
+                con.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+    con.execute("CREATE INDEX IF NOT EXISTS results_task ON results (setting, r_train, run, method)")
+    con.commit()
+
+
+def env_key(value) -> str:
+    """A stable text key for an environment id (2.5 -> '2.5'), so floats compare exactly."""
+    return repr(float(value)) if isinstance(value, (int, float)) else str(value)
+
+
+class StorageError(RunAborted):
+    """The results could not be written (disk full, I/O error, read-only or damaged store).
+    It aborts the run: it is never recorded as a method's failure."""
+
+
+class ResultStore:
+    """The results of one output folder. Reading never writes (a read-only folder can be
+    reported on); writing is for the one run that holds the folder's lock."""
+
+    def __init__(self, out_dir: str | Path):
+        self.out_dir = Path(out_dir)
+        self.path = self.out_dir / DB_NAME
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    # -- opening ---------------------------------------------------------------------------
+    def check_output_folder(self) -> None:
+        """Refuse an ``--out`` that is not a folder oodfs can write its results to: a file, a
+        device, a name the file system rejects, or a non-empty folder of something else (a
+        folder holding only results.parquet would be silently replaced)."""
+        out = self.out_dir
+        try:
+            if out.exists() and not out.is_dir():
+                raise OodfsError(f"--out {str(out)!r} is not a folder (it is a file or a device); choose a folder")
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a name too long, a parent that is a file, no permission
+            raise OodfsError(f"cannot create the output folder {str(out)!r}: {exc.strerror or exc}") from None
+        if self.exists():
+            if not self.path.is_file():
+                raise OodfsError(f"{self.path} is not a file; choose another --out")
+            others = [n for n in ("results.parquet", "results.csv") if (out / n).exists()]
+            if self.path.stat().st_size == 0 and others:  # the store is lost; the export is the only copy
+                raise OodfsError(f"{self.path} is empty (0 bytes) although {out / others[0]} is there; "
+                                 "oodfs will not overwrite it: choose another --out")
+            return
+        other = sorted(p.name for p in out.iterdir() if p.name not in _FRESH_FOLDER)
+        if other:
+            kind = "results of another kind" if {"results.parquet", "results.csv"} & set(other) else "other files"
+            raise OodfsError(
+                f"{out} holds {kind} ({', '.join(other[:3])}{', ...' if len(other) > 3 else ''}) but no {DB_NAME}; "
+                "oodfs writes only into a new, empty or oodfs results folder: choose another --out"
+            )
+
+    @contextlib.contextmanager
+    def lock(self):
+        """Hold the folder for one run: a second run on it (a second ``--resume``) is refused
+        at once. The lock is the kernel's (``flock``): it ends with the process however the
+        process ends, so a killed run leaves nothing stale behind."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover -- not POSIX: no lock
+            yield
+            return
+        try:
+            fd = os.open(self.out_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StorageError(f"cannot create {self.out_dir / LOCK_NAME}: {exc.strerror or exc}") from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise StorageError(f"cannot lock {self.out_dir / LOCK_NAME}: {exc.strerror or exc}") from None
+                holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+                raise OodfsError(f"another oodfs run (pid {holder}) is writing to {self.out_dir}; "
+                                 "wait for it to end or choose another --out") from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    def connect(self) -> sqlite3.Connection:
+        """A connection for writing (the schema is created if missing)."""
+        try:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            con = sqlite3.connect(self.path, timeout=120)
+            try:
+                con.execute("PRAGMA journal_mode=WAL")
+                con.execute("PRAGMA synchronous=NORMAL")
+                con.executescript(_SCHEMA)
+                _migrate(con)
+            except BaseException:
+                con.close()
+                raise
+        except (sqlite3.Error, OSError) as exc:
+            raise StorageError(f"cannot write results to {self.path}: {_reason(exc)}") from None
+        return con
+
+    @contextlib.contextmanager
+    def _reading(self):
+        """A read-only connection (SQLite's ``mode=ro``: no schema, no journal change), and
+        one line naming the file for a store that is damaged or is not an oodfs store."""
+        uri = self.path.absolute().as_uri()
+        con = None
+        try:
+            try:
+                con = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=120)
+                con.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError:
+                if con is not None:
+                    con.close()
+                # a WAL store in a folder this process cannot write to (no -shm file can be
+                # made): read the file as it is, which is safe since nothing can be writing it
+                con = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True)
+            yield con
+        except (sqlite3.Error, pd.errors.DatabaseError) as exc:
+            reason = _reason(exc).rpartition("': ")[2]  # pandas: "Execution failed on sql '...': reason"
+            raise OodfsError(f"cannot read {self.path}: {reason} (a damaged file, or not an oodfs "
+                             "results store)") from None
+        finally:
+            if con is not None:
+                con.close()
+
+    def _tables(self, con) -> set[str]:
+        return {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    # -- run-level metadata ----------------------------------------------------------------
+    def get_meta(self, key: str):
+        if not self.exists():
+            return None
+        with self._reading() as con:
+            if "meta" not in self._tables(con):
+                return None
+            row = con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def set_meta(self, key: str, value) -> None:
+        self._write("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
+
+    def add_invocation(self, provenance: dict) -> None:
+        self._write("INSERT INTO invocations VALUES (?, ?)", (time.time(), json.dumps(provenance)))
+
+    def _write(self, sql: str, params: tuple) -> None:
+        con = self.connect()
+        try:
+            with con:
+                con.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot write results to {self.path}: {_reason(exc)}") from None
+        finally:
+            con.close()
+
+    def invocations(self) -> list[dict]:
+        if not self.exists():
+            return []
+        with self._reading() as con:
+            if "invocations" not in self._tables(con):
+                return []
+            return [json.loads(p) for (p,) in con.execute("SELECT provenance FROM invocations ORDER BY started_at")]
+
+    # -- tasks -----------------------------------------------------------------------------
+    def finished_tasks(self, failed: bool = True) -> set[tuple[str, str, int, str]]:
+        """The stored tasks' keys; ``failed=False``: only those that succeeded (the failed
+        ones are then run again, see ``--retry-failed``)."""
+        if not self.exists():
+            return set()
+        with self._reading() as con:
+            if "tasks" not in self._tables(con):
+                return set()
+            where = "" if failed else " WHERE status = 'ok'"
+            return {tuple(r) for r in con.execute(f"SELECT setting, r_train, run, method FROM tasks{where}")}
+
+    def task_records(self) -> dict[tuple, dict]:
+        """Every stored task: ``{(setting, r_train, run, method): {"status", "identity",
+        "parts", "origin"}}`` (identity and parts None for a task stored by an older oodfs)."""
+        if not self.exists():
+            return {}
+        with self.connect() as con:
+            rows = con.execute("SELECT setting, r_train, run, method, status, identity, parts, origin FROM tasks")
+            return {tuple(r[:4]): {"status": r[4], "identity": r[5], "parts": json.loads(r[6]) if r[6] else None,
+                                   "origin": r[7] or "run"} for r in rows}
+
+    def commit_task(self, key: tuple, status: str, error: str | None, rows: list[dict], identity: str | None = None,
+                    parts: dict | None = None, origin: str = "run") -> None:
+        """Write one finished task atomically (all its rows and its tasks entry, or nothing).
+
+        A task stored already is replaced in the same transaction (a rerun: its identity
+        changed, or --force), except that a failure never replaces a result of the same
+        identity (a repeated attempt of a task that once succeeded).
+        """
+        setting, r_train, run, method = key
+        con = self.connect()
+        try:
+            with con:  # one transaction, holding the write lock from its start (the check below stays true)
+                con.execute("BEGIN IMMEDIATE")
+                old = con.execute("SELECT status, identity FROM tasks WHERE setting = ? AND r_train = ? AND run = ? "
+                                  "AND method = ?", key).fetchone()
+                if old is not None:
+                    if status != "ok" and old[0] == "ok" and old[1] == identity:
+                        return
+                    _delete_tasks(con, [key])
+                con.execute(
+                    f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES ({', '.join('?' * len(TASK_COLUMNS))})",
+                    (setting, r_train, run, method, status, error, time.time(), identity,
+                     None if parts is None else json.dumps(parts, sort_keys=True), origin),
+                )
+                con.executemany(
+                    f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
+                    [tuple(row.get(c) for c in RESULT_COLUMNS) for row in rows],
+                )
+        except sqlite3.Error as exc:  # disk full, I/O error: the run stops, the method is not blamed
+            raise StorageError(f"cannot write results to {self.path}: {_reason(exc)}") from None
+        finally:
+            con.close()
+
+    @contextlib.contextmanager
+    def _transaction(self):
+        """One write transaction (holding the write lock from its start); a storage error is a
+        StorageError, which stops the run."""
+        con = self.connect()
+        try:
+            with con:
+                con.execute("BEGIN IMMEDIATE")
+                yield con
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot write results to {self.path}: {_reason(exc)}") from None
+        finally:
+            con.close()
+
+    def remove_tasks(self, keys) -> None:
+        """Delete tasks and their rows, all in one transaction."""
+        with self._transaction() as con:
+            _delete_tasks(con, list(keys))
+
+    def insert_tasks(self, tasks: pd.DataFrame, results: pd.DataFrame) -> None:
+        """Write many tasks (``tasks``: :data:`TASK_COLUMNS`; ``results``: their rows, with
+        r_train as stored text) in one transaction, replacing any stored copy of them."""
+        tasks = tasks.reindex(columns=TASK_COLUMNS)
+        results = results.reindex(columns=RESULT_COLUMNS)
+        with self._transaction() as con:
+            _delete_tasks(con, [tuple(k) for k in tasks[["setting", "r_train", "run", "method"]].itertuples(index=False)])
+            con.executemany(f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES ({', '.join('?' * len(TASK_COLUMNS))})",
+                            _records(tasks))
+            con.executemany(
+                f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
+                _records(results))
+
+    def tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The stored ``tasks`` and ``results`` tables as they are (r_train as text), for
+        copying tasks between stores."""
+        if not self.exists():
+            raise OodfsError(f"no results in {self.out_dir} (expected {DB_NAME})")
+        with self.connect() as con:
+            tasks = pd.read_sql_query(f"SELECT {', '.join(TASK_COLUMNS)} FROM tasks", con)
+            results = pd.read_sql_query(f"SELECT {', '.join(RESULT_COLUMNS)} FROM results", con)
+        return tasks, results
+
+    def frame(self) -> pd.DataFrame:
+        """The long results table (one row per task, grid point and metric)."""
+        if not self.exists():
+            raise OodfsError(f"no results in {self.out_dir} (expected {DB_NAME} or results.parquet)")
+        if self.path.stat().st_size == 0:
+            raise OodfsError(f"{self.path} is empty (0 bytes): it holds no results")
+        with self._reading() as con:
+            if "results" not in self._tables(con):
+                raise OodfsError(f"{self.path} holds no oodfs results (no results table)")
+            df = pd.read_sql_query("SELECT * FROM results", con)
+        return _typed(df)
+
+
+def _reason(exc: BaseException) -> str:
+    return (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) or type(exc).__name__
+
+
+def _delete_tasks(con: sqlite3.Connection, keys: list[tuple]) -> None:
+    where = "setting = ? AND r_train = ? AND run = ? AND method = ?"
+    con.executemany(f"DELETE FROM results WHERE {where}", keys)
+    con.executemany(f"DELETE FROM tasks WHERE {where}", keys)
+
+
+def _records(df: pd.DataFrame) -> list[tuple]:
+    """Rows as tuples of Python values (NaN/NA -> None, numpy scalars -> Python numbers)."""
+    return [tuple(None if v is None or (isinstance(v, float) and v != v) or v is pd.NA else
+                  v.item() if hasattr(v, "item") else v for v in row)
+            for row in df.astype(object).itertuples(index=False, name=None)]
+
+
+def _typed(df: pd.DataFrame) -> pd.DataFrame:
+    df["r_train"] = _numeric_or_text(df["r_train"])
+    return df
+
+
+def _numeric_or_text(col: pd.Series) -> pd.Series:
+    converted = pd.to_numeric(col, errors="coerce")
+    return converted if converted.notna().all() else col
+
+
+def load_results(path: str | Path) -> pd.DataFrame:
+    """Results from an output folder (SQLite, else parquet/CSV) or a results file."""
+    path = Path(path)
+    if path.is_dir():
+        store = ResultStore(path)
+        if store.exists():
+            others = [n for n in ("results.parquet", "results.csv") if (path / n).exists()]
+            if store.path.is_file() and store.path.stat().st_size == 0 and others:
+                raise OodfsError(f"{store.path} is empty (0 bytes) although {path / others[0]} is there: "
+                                 f"read that file directly (oodfs leaderboard {path / others[0]}) or remove the empty one")
+            return store.frame()
+        for name in ("results.parquet", "results.csv"):
+            if (path / name).exists():
+                return load_results(path / name)
+        raise OodfsError(f"no results in {path} (expected {DB_NAME}, results.parquet or results.csv)")
+    if not path.exists():
+        raise OodfsError(f"{path} does not exist")
+    if path.suffix not in (".parquet", ".csv"):
+        raise OodfsError(f"{path}: expected a results folder, .parquet or .csv file")
+    try:
+        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    except Exception as exc:  # noqa: BLE001 -- pyarrow and pandas raise many kinds for a bad file
+        raise OodfsError(f"cannot read {path}: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}") from None
+    missing = [c for c in _REQUIRED if c not in df.columns]
+    if missing:
+        raise OodfsError(f"{path} is not an oodfs results table (no column {', '.join(missing)})")
+    return df
+
+
+#: the columns every results table has (what a report cannot do without)
+_REQUIRED = ("suite", "setting", "r_train", "run", "method", "point", "metric", "env", "k", "value", "status", "error")
+
+
+def export(df: pd.DataFrame, out_dir: Path) -> Path:
+    """Write the long table next to the SQLite file (parquet)."""
+    target = Path(out_dir) / "results.parquet"
+    tmp = target.with_suffix(".parquet.tmp")
+    df.to_parquet(tmp, index=False)
+    tmp.replace(target)  # atomic: a reader never sees half a file
+    return target

@@ -1,0 +1,86 @@
+"""The dask backend: a dask.distributed cluster (a LocalCluster by default, or ``scheduler``).
+
+The LocalCluster oodfs starts serves nothing over HTTP and talks TLS:
+
+* distributed's scheduler and workers always open an HTTP port (there is no switch for it;
+  ``dashboard_address=None`` only drops the dashboard's pages). oodfs gives those servers no
+  routes (no dashboard, no metrics, no JSON of the cluster's state) and lets the scheduler's
+  listen on a free port of 127.0.0.1 instead of 8787.
+* ``security=True``: a self-signed certificate made in memory for this run
+  (``distributed.Security.temporary``, which needs ``cryptography``), so another user of the
+  machine cannot connect to the scheduler and run code in the workers (``client.run``).
+  Without ``cryptography`` the cluster is started without TLS, and a note says so.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable, Iterator, Sequence
+
+from oodfs.validation import OodfsError, RunAborted
+from oodfs.run.executors.isolation import die_with_parent
+
+COMMITS_IN_WORKER = False  # a remote worker returns its rows; this process commits them
+
+_QUIET_CLUSTER = {
+    # the workers' sampling profiler (every 10 ms) costs CPU that the tasks need; no one reads it
+    "distributed.worker.profile.enabled": False,
+    "distributed.scheduler.http.routes": [],
+    "distributed.worker.http.routes": [],
+}
+
+
+def _in_local_worker(fn: Callable, *args):
+    die_with_parent()  # a LocalCluster's worker ends with its nanny, which ends with this run
+    return fn(*args)
+
+
+def _security():
+    try:
+        import cryptography  # noqa: F401 -- what Security.temporary needs
+    except ImportError:
+        print("oodfs: note: the local dask cluster runs without TLS (pip install cryptography to have it)",
+              file=sys.stderr)
+        return None
+    return True
+
+
+def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str | None = None) -> Iterator:
+    try:
+        import dask
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise OodfsError("the dask backend needs dask.distributed: pip install 'oodfs[dask]'") from None
+    cluster = None
+    if scheduler is None:
+        with dask.config.set(_QUIET_CLUSTER):
+            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=None, worker_dashboard_address=None, security=_security(),
+                                   # not the nannies' warnings at shutdown ("still alive after 4 s, killing")
+                                   silence_logs=logging.ERROR,
+                                   scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"})
+    try:
+        client = Client(cluster if cluster is not None else scheduler, timeout="30s")
+    except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address at all
+        if cluster is not None:
+            cluster.close()
+        raise OodfsError(f"cannot reach the dask scheduler {scheduler!r}: {exc}") from None
+    try:
+        if cluster is not None:  # the nannies end with this run, and their workers with them
+            client.run(die_with_parent, nanny=True)
+        task = fn if cluster is None else _in_local_worker
+        first = () if cluster is None else (fn,)
+        futures = [client.submit(task, *first, *args, pure=False) for args in calls]
+        from distributed import KilledWorker
+
+        for future in as_completed(futures):
+            try:
+                result = future.result()
+            except KilledWorker as exc:  # workers killed from outside, again and again: the run stops
+                raise RunAborted(f"dask workers died running a job ({exc}); finished tasks are saved, continue with "
+                                 "--resume") from None
+            yield result
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

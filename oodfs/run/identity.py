@@ -1,0 +1,225 @@
+"""What produced a result: the identity of a task.
+
+A task (setting, r_train, run, method) is identified by everything that decides its numbers
+besides its coordinates:
+
+* ``package`` and ``version`` -- the distribution that registered the method, and its version;
+* ``class`` -- the class the method's name stands for;
+* ``code`` -- a hash of the method's source: the module of its class (and of its plugin base
+  classes); for a selector made from a weighter, the weighter's module. A change anywhere in
+  such a module (even a comment) counts as a change: the hash cannot tell which edits matter;
+* ``grid`` -- the method's hyperparameter grid;
+* ``profile`` -- the suite's profile and the method's settings under it;
+* ``data`` -- the data the setting reads: the environment, its distribution and version, the
+  setting's parameters, and the bytes of every file a parameter names (a table's CSV);
+* ``suite`` -- the suite identity (environment, settings, test environments, sizes, k, seed,
+  profile): what a resume must not change.
+
+The core (downstream regressor, metrics) is not part of a task's identity; its version is in
+every invocation's provenance. ``--resume`` reruns a task whose identity changed and says why
+(:func:`explain`); results of two identities are never kept side by side for one task.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from oodfs.contract.api import _GridMixin
+from oodfs.contract.registry import PluginInfo, registry
+from oodfs.run.suite import Suite
+
+#: the suite fields a resume, a merge and a reference must agree on
+SUITE_IDENTITY = ("environment", "settings", "r_test", "n_train", "n_val", "n_test", "k", "seed", "profile")
+
+#: how many hex digits of a SHA-256 are kept (64 bits: collisions are not a concern here)
+DIGEST_CHARS = 16
+
+#: the parts of a task identity, in the order :func:`explain` names them
+PARTS = ("package", "version", "class", "code", "grid", "profile", "data", "suite")
+
+
+def digest(obj) -> str:
+    """A short SHA-256 of ``obj``'s canonical JSON (sorted keys; non-JSON values as text)."""
+    text = json.dumps(obj, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:DIGEST_CHARS]
+
+
+def file_digest(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:DIGEST_CHARS]
+
+
+def suite_identity(suite: Suite) -> dict:
+    """The suite fields a resume must not change, as stored (tuples become lists)."""
+    identity = {k: v for k, v in suite.to_dict().items() if k in SUITE_IDENTITY}
+    return json.loads(json.dumps(identity, default=repr))
+
+
+def identity_conflicts(old: dict, new: dict) -> list[str]:
+    """What differs between two suite identities in a way that would mix results: any field but
+    the settings, and a setting of one name defined differently. A setting only one of them has
+    is no conflict (a run narrowed with --settings, a suite that gained a setting)."""
+    conflicts = sorted(k for k in set(old) | set(new) if k != "settings" and old.get(k) != new.get(k))
+    defined = {s["name"]: s for s in old.get("settings", [])}
+    conflicts += [f"setting {s['name']!r}" for s in new.get("settings", [])
+                  if s["name"] in defined and defined[s["name"]] != s]
+    return conflicts
+
+
+def combined_identity(old: dict, new: dict) -> dict:
+    """``new`` with the settings of both (``old``'s first): what a folder holding both holds."""
+    names = {s["name"] for s in old.get("settings", [])}
+    settings = list(old.get("settings", [])) + [s for s in new.get("settings", []) if s["name"] not in names]
+    return {**new, "settings": settings}
+
+
+# -- code ---------------------------------------------------------------------------------
+def module_source(name: str) -> bytes:
+    """The source of module ``name``: the bytes of its file (read now, not a cached copy), else
+    what its loader gives, else empty (a module without source cannot be tracked)."""
+    module = sys.modules.get(name)
+    path = getattr(module, "__file__", None)
+    if path and path.endswith(".py") and Path(path).is_file():
+        return Path(path).read_bytes()
+    loader = getattr(module, "__loader__", None)
+    try:
+        source = loader.get_source(name) if loader is not None else None
+    except (ImportError, OSError):
+        source = None
+    return (source or "").encode()
+
+
+def code_modules(cls: type) -> list[str]:
+    """The modules whose source decides what ``cls`` computes: those of its plugin classes (the
+    class and every base that is itself a plugin class, outside oodfs's core, or from the
+    class's own package) and, for a weighter-made selector, those of the weighter."""
+    own_package = cls.__module__.split(".")[0]
+    names = []
+    for c in cls.__mro__:
+        top = c.__module__.split(".")[0]
+        plugin_base = issubclass(c, _GridMixin) and top != "oodfs"
+        if plugin_base or (top == own_package and top != "oodfs"):
+            names.append(c.__module__)
+    weighter = getattr(cls, "weighter_class", None)
+    if weighter is not None:
+        names += code_modules(weighter)
+    return list(dict.fromkeys(names))
+
+
+def code_hash(cls: type) -> str:
+    h = hashlib.sha256()
+    for name in code_modules(cls):
+        h.update(name.encode() + b"\0" + module_source(name) + b"\0")
+    return h.hexdigest()[:DIGEST_CHARS]
+
+
+# -- data ---------------------------------------------------------------------------------
+def _files(value) -> list[str]:
+    """Every string inside ``value`` (a parameter) that names an existing file."""
+    if isinstance(value, str):
+        try:
+            return [value] if Path(value).is_file() else []
+        except (OSError, ValueError):  # a name too long or with a NUL byte is not a file
+            return []
+    if isinstance(value, dict):
+        return [f for v in value.values() for f in _files(v)]
+    if isinstance(value, (list, tuple)):
+        return [f for v in value for f in _files(v)]
+    return []
+
+
+def data_identity(suite: Suite, setting, env_info: PluginInfo) -> str:
+    """A hash of the data a setting reads: the environment (name, distribution, version), the
+    setting's parameters and the bytes of every file they name. A synthetic environment is
+    determined by its parameters; a table by its file. An environment whose data come from
+    elsewhere (a data package) can say what they are: a ``data_identity()`` method of the
+    environment (built with the setting's parameters of run 0) returning any JSON-able value."""
+    described = dataclasses.asdict(setting) if dataclasses.is_dataclass(setting) else dict(vars(setting))
+    files = {f: file_digest(f) for f in dict.fromkeys(_files(described))}
+    own = None
+    if callable(getattr(env_info.cls, "data_identity", None)):
+        own = env_info.cls(**setting.environment_params(0)).data_identity()
+    return digest({"environment": suite.environment, "package": _package(env_info), "version": env_info.version,
+                   "setting": described, "files": files, "own": own})
+
+
+# -- tasks --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TaskIdentity:
+    """``digest`` identifies the task; ``parts`` (one short value per part of :data:`PARTS`)
+    says what differs when two digests do."""
+
+    digest: str
+    parts: dict
+
+    @classmethod
+    def from_parts(cls, parts: dict) -> "TaskIdentity":
+        return cls(digest(parts), dict(parts))
+
+
+def _package(info: PluginInfo) -> str:
+    """The distribution, or for a ``--plugin`` file its file name: the same file elsewhere (another
+    folder, another machine) is the same plugin; its content is in the code hash."""
+    package = info.package
+    if package.endswith(".py") or "/" in package or "\\" in package:
+        return Path(package).name
+    return package
+
+
+def method_parts(info: PluginInfo, profile: str) -> dict:
+    cls = info.cls
+    return {
+        "package": _package(info),
+        "version": info.version,
+        "class": f"{cls.__module__}.{cls.__qualname__}",
+        "code": code_hash(cls),
+        "grid": digest(getattr(cls, "grid", {})),
+        "profile": f"{profile}:{digest(getattr(cls, 'profiles', {}).get(profile, {}))}",
+    }
+
+
+def task_identities(suite: Suite, methods=None) -> dict[tuple[str, str], TaskIdentity]:
+    """The identity of every (setting, method) of ``suite`` (all its tasks on that setting share
+    it: r_train and run are coordinates). ``methods`` defaults to the suite's."""
+    reg = registry()
+    env_info = reg.info("environment", suite.environment)
+    # the suite's shared fields; a setting's own parameters are in its data part, so a task's
+    # identity does not change when a run narrows the suite to some of its settings
+    suite_part = digest({k: v for k, v in suite_identity(suite).items() if k != "settings"})
+    data = {s.name: data_identity(suite, s, env_info) for s in suite.settings}
+    out = {}
+    for method in suite.methods if methods is None else methods:
+        parts = method_parts(reg.info("selector", method), suite.profile)
+        for s in suite.settings:
+            out[s.name, method] = TaskIdentity.from_parts({**parts, "data": data[s.name], "suite": suite_part})
+    return out
+
+
+def method_code_hashes(methods) -> dict[str, str]:
+    """``{method: code hash}`` for provenance (methods not registered are left out)."""
+    reg = registry()
+    table = reg.entries("selector")
+    return {m: code_hash(table[m].cls) for m in methods if m in table}
+
+
+def explain(old: dict | None, new: dict) -> str:
+    """Why a task's identity changed, e.g. ``"code changed"`` or
+    ``"version (0.1.0 -> 0.2.0) and grid changed"``."""
+    if not old:
+        return "no identity recorded (stored by an older oodfs)"
+    changed = []
+    for part in PARTS:
+        if old.get(part) != new.get(part):
+            shown = part in ("package", "version", "class", "profile")
+            changed.append(f"{part} ({old.get(part)} -> {new.get(part)})" if shown else part)
+    if not changed:
+        return "identity changed"
+    names = changed[0] if len(changed) == 1 else f"{', '.join(changed[:-1])} and {changed[-1]}"
+    return f"{names} changed"

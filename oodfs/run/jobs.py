@@ -1,0 +1,140 @@
+"""Jobs: one data set and the methods still to run on it, planned, then executed by a worker.
+
+A job draws its data once, fits every pending method (each a *task*), trains all the feature
+subsets those methods need in one downstream call, and commits each task's rows. A task that
+fails is recorded with its message and the job goes on: a failing plugin never stops a run.
+By default each method is fitted in a forked child process (:func:`call_isolated`), so a
+plugin that crashes its process, calls ``sys.exit`` or edits its input is a failed task too.
+A storage error (disk full, I/O error) is not a method's failure: it stops the run
+(:class:`~oodfs.results.store.StorageError`).
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from oodfs.run.dataset import DownstreamCache, make_dataset
+from oodfs.run.evaluate import curve_ks, fit_method, method_rows, subsets_needed
+from oodfs.run.executors.isolation import call_isolated, error_message
+from oodfs.contract.registry import registry
+from oodfs.run.provenance import package_versions
+from oodfs.contract.seeds import derive_seed
+from oodfs.results.store import ResultStore, env_key
+from oodfs.run.suite import Suite
+
+
+@dataclass(frozen=True)
+class Job:
+    setting: str
+    r_train: object
+    run: int
+    methods: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """A finished task; ``rows`` is None when the worker committed them itself."""
+
+    key: tuple  # (setting, r_train key, run, method)
+    status: str  # "ok" or "failed"
+    error: str | None
+    rows: list | None
+    identity: object = None  # the task's oodfs.run.identity.TaskIdentity (None: not tracked)
+
+
+def plan(suite: Suite, finished: set, workers: int = 1) -> list[Job]:
+    """Pending jobs, one per data set with its unfinished methods.
+
+    With fewer data sets than workers each method becomes a job of its own so that every
+    worker has work; the numbers are the same either way (seeds come from the task's
+    coordinates), only some data draws and downstream fits are repeated.
+    """
+    jobs = []
+    for setting, r, run in suite.task_keys():
+        pending = tuple(m for m in suite.methods if (setting.name, env_key(r), run, m) not in finished)
+        if pending:
+            jobs.append(Job(setting.name, r, run, pending))
+    if len(jobs) < workers:
+        jobs = [Job(j.setting, j.r_train, j.run, (m,)) for j in jobs for m in j.methods]
+    return jobs
+
+
+def run_job(suite: Suite, job: Job, out_dir: str | None, plugin_modules: tuple[str, ...] = (),
+            task_timeout: float | None = None, identities: dict | None = None,
+            isolate: bool = True) -> list[TaskResult]:
+    """Run one job (the worker's entry point). With ``out_dir`` each task is committed to the
+    store there; with ``out_dir=None`` (a remote worker) the rows come back instead.
+    ``identities``: ``{(setting, method): TaskIdentity}``, stored with each task (computed once
+    by the runner, where the resume decision is made). ``isolate``: fit each method in a forked
+    child process (needed for ``task_timeout``)."""
+    import torch
+
+    torch.set_num_threads(1)  # one thread per worker: workers are the parallelism
+    registry(plugin_modules)
+    metrics = [info.cls for info in registry().entries("metric").values()]
+    setting = next(s for s in suite.settings if s.name == job.setting)
+    store = ResultStore(out_dir) if out_dir is not None else None
+    versions = package_versions()
+    common = {
+        "suite": suite.name, "profile": suite.profile, "setting": setting.name, "r_train": env_key(job.r_train), "run": job.run,
+        "oodfs_version": versions.get("oodfs", ""), "versions": json.dumps(versions, sort_keys=True),
+    }
+    finished: list[TaskResult] = []
+
+    def finish(method, status, error, rows):
+        key = (setting.name, env_key(job.r_train), job.run, method)
+        ident = (identities or {}).get((setting.name, method))
+        digest = ident.digest if ident is not None else None
+        rows = [{**common, **r, "method": method, "status": status, "error": error, "identity": digest,
+                 "origin": "run"} for r in rows]
+        if store is not None:
+            store.commit_task(key, status, error, rows, digest, ident.parts if ident is not None else None)
+        finished.append(TaskResult(key, status, error, None if store is not None else rows, ident))
+
+    try:
+        t0 = time.perf_counter()
+        data = make_dataset(suite, setting, job.r_train, job.run)
+        common["data_seconds"] = time.perf_counter() - t0  # once per data set, shared by its tasks
+    except (Exception, SystemExit) as exc:  # the data set itself failed: every task on it fails, recorded
+        for method in job.methods:
+            finish(method, "failed", error_message(exc), [{}])
+        return finished
+
+    fits = {}
+    for method in job.methods:
+        try:
+            def fit(method=method):
+                return fit_method(suite, setting, job.r_train, job.run, method, data)
+
+            fits[method] = call_isolated(fit, task_timeout) if isolate or task_timeout else fit()
+        except (Exception, SystemExit) as exc:  # a failing plugin is recorded; the benchmark goes on
+            finish(method, "failed", error_message(exc), [{}])
+
+    # every subset of every method in one downstream call (batching changes no result)
+    d = data.X_train.shape[1]
+    ks = {m: curve_ks(suite, f, setting, job.r_train, d) for m, f in fits.items()}
+    wanted = {m: subsets_needed(f, ks[m]) for m, f in fits.items()}
+    from oodfs.run import downstream as regressor
+
+    downstream = DownstreamCache(data, derive_seed(suite.seed, setting.name, job.r_train, job.run, "downstream"),
+                                 **getattr(regressor, "PROFILES", {}).get(suite.profile, {}))
+    try:
+        t0 = time.perf_counter()
+        results = downstream.evaluate([s for subsets in wanted.values() for s in subsets])
+        seconds = time.perf_counter() - t0
+    except Exception as exc:
+        for method in fits:
+            finish(method, "failed", f"downstream regressor: {error_message(exc)}", [{}])
+        return finished
+    total = sum(len(s) for s in wanted.values()) or 1
+    for method, f in fits.items():
+        try:
+            # a method's share of the batch, by the number of subsets it asked for
+            share = seconds * len(wanted[method]) / total
+            rows = method_rows(f, data, results, ks[method], metrics, share)
+        except Exception as exc:
+            finish(method, "failed", error_message(exc), [{}])
+            continue
+        finish(method, "ok", None, rows)  # outside the try: a storage error stops the run
+    return finished

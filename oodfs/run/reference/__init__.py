@@ -1,0 +1,222 @@
+"""Reference results: a suite's full-grid results shipped with oodfs, to compare a new method
+with every other method of the suite in the time of that method alone.
+
+A reference is two files in this package (or anywhere, given by path): ``<suite>-<profile>.parquet``,
+the results rows of every task (zstd-compressed; columns the reports do not read are left out,
+text columns dictionary-encoded) and ``<suite>-<profile>.json``, their provenance: the suite
+identity, the metric declarations, the identity of every task (:mod:`oodfs.run.identity`), the
+invocations that made them and the SHA-256 of the parquet file (a changed byte is caught).
+
+``oodfs bench --suite S --methods mine --reference`` runs ``mine`` and copies every other method
+of the suite from the reference into its results folder (``origin = 'reference'``), unless the
+method's identity (code, version, grid, profile, data, suite) differs from the reference's:
+then that method is run too, and the run says why. :func:`write_reference` makes the files
+from a results folder.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+
+from oodfs.run.identity import explain, suite_identity
+from oodfs.results.store import RESULT_COLUMNS, TASK_COLUMNS, ResultStore, env_key
+from oodfs.validation import OodfsError
+
+FORMAT = 1
+KEY = ["setting", "r_train", "run", "method"]
+#: result columns a reference leaves out: no report reads them (versions are in the provenance)
+DROPPED = ("seed", "data_seconds", "oodfs_version", "versions", "origin")
+COLUMNS = [c for c in RESULT_COLUMNS if c not in DROPPED]
+#: zstd level of the parquet file (19 of 22: small files, still fast to read)
+ZSTD_LEVEL = 19
+
+
+def shipped_dir() -> Path:
+    return Path(str(resources.files(__name__)))
+
+
+def available() -> list[str]:
+    """``<suite>-<profile>`` of every reference shipped with oodfs."""
+    return sorted(p.name[:-len(".parquet")] for p in shipped_dir().glob("*.parquet"))
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass
+class Reference:
+    path: Path  # the parquet file
+    meta: dict  # the provenance file
+    results: pd.DataFrame  # rows as stored (r_train as text), COLUMNS
+
+    @property
+    def label(self) -> str:
+        made = self.meta.get("created", "")[:10]
+        return f"{self.path.name} (oodfs {self.meta.get('oodfs_version', '?')}, {made})"
+
+    @property
+    def methods(self) -> list[str]:
+        return list(self.meta.get("methods", []))
+
+    @cached_property
+    def tasks(self) -> pd.DataFrame:
+        """One row per task: TASK_COLUMNS, origin 'reference'."""
+        t = self.results.groupby(KEY, sort=False).agg(status=("status", "first"), error=("error", "first"),
+                                                       identity=("identity", "first")).reset_index()
+        parts = self.meta.get("identities", {})
+        t["parts"] = [json.dumps(parts[i], sort_keys=True) if i in parts else None for i in t["identity"]]
+        t["finished_at"] = None
+        t["origin"] = "reference"
+        return t[TASK_COLUMNS]
+
+
+def load_reference(suite: str, profile: str, path: str | Path | None = None) -> Reference:
+    """The reference results of ``suite`` under ``profile`` shipped with oodfs, or those at
+    ``path`` (a ``.parquet`` file with its ``.json`` beside it). Missing or corrupt files: an
+    :class:`OodfsError` naming them."""
+    if path is None:
+        path = shipped_dir() / f"{suite}-{profile}.parquet"
+        if not path.is_file():
+            have = ", ".join(available()) or "none"
+            raise OodfsError(f"suite {suite!r} (profile {profile}) has no reference results; shipped: {have}")
+    path = Path(path)
+    meta_path = path.with_suffix(".json")
+    for p in (path, meta_path):
+        if not p.is_file():
+            raise OodfsError(f"reference results file {p} is missing")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise OodfsError(f"reference results file {meta_path} is corrupt (not JSON: {exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT or "sha256" not in meta:
+        raise OodfsError(f"reference results file {meta_path} is corrupt (not an oodfs reference provenance file)")
+    if _sha256(path) != meta["sha256"]:
+        raise OodfsError(f"reference results file {path} is corrupt (its SHA-256 differs from the one in {meta_path.name})")
+    try:
+        results = pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises several types for a damaged file
+        raise OodfsError(f"reference results file {path} is corrupt ({type(exc).__name__}: {exc})") from None
+    missing = [c for c in COLUMNS if c not in results]
+    if missing:
+        raise OodfsError(f"reference results file {path} lacks the columns {', '.join(missing)}")
+    results = results[COLUMNS].astype({c: object for c in COLUMNS if isinstance(results[c].dtype, pd.CategoricalDtype)})
+    results["origin"] = "reference"
+    return Reference(path, meta, results)
+
+
+def take(ref: Reference, suite, methods, identities: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
+    """The reference's tasks of ``methods`` on ``suite``'s selection (settings x r_train x runs),
+    as ``(tasks, results)``, and ``{method: why not}`` for each method that cannot be taken:
+    the reference has a different suite identity, lacks some of its tasks, or holds them under
+    another identity than ``identities`` (``{(setting, method): TaskIdentity}``, the current)."""
+    empty = ref.tasks.iloc[:0], ref.results.iloc[:0]
+    current_suite = suite_identity(suite)
+    old = ref.meta.get("suite_identity") or {}
+    # a run may use some of the reference's settings (--settings): each must be the reference's own
+    old_settings = {json.dumps(s, sort_keys=True) for s in old.get("settings", [])}
+    other_settings = [s for s in current_suite.get("settings", []) if json.dumps(s, sort_keys=True) not in old_settings]
+    diff = sorted(k for k in set(old) | set(current_suite) if k != "settings" and old.get(k) != current_suite.get(k))
+    diff += ["settings"] if other_settings else []
+    if diff:
+        return (*empty, {m: f"the reference was made with a different {', '.join(diff)}" for m in methods})
+    tasks = ref.tasks.set_index(KEY)
+    parts = ref.meta.get("identities", {})
+    refused, taken = {}, []
+    for m in methods:
+        if m not in ref.methods:
+            refused[m] = "the reference does not hold it"
+            continue
+        needed = [(s.name, env_key(r), run, m) for s, r, run in suite.task_keys()]
+        present = [k for k in needed if k in tasks.index]
+        stale = [k for k in present if tasks.at[k, "identity"] != identities[k[0], m].digest]
+        if stale:
+            k = stale[0]
+            refused[m] = explain(parts.get(tasks.at[k, "identity"]), identities[k[0], m].parts)
+            continue
+        taken += present
+        if len(present) < len(needed):  # the rest is run (the method joins the run; present tasks are kept)
+            s, r, run, _ = next(k for k in needed if k not in tasks.index)
+            refused[m] = (f"the reference holds {len(present)} of the {len(needed)} tasks this run needs (e.g. not "
+                          f"setting {s}, r_train {r}, run {run}); the other {len(needed) - len(present)} are run")
+    if not taken:
+        return (*empty, refused)
+    chosen = tasks.loc[taken].reset_index()[TASK_COLUMNS]
+    rows = ref.results.merge(chosen[KEY], on=KEY)
+    return chosen, rows, refused
+
+
+def _write_atomic(target: Path, write) -> None:
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.chmod(tmp, 0o644)  # package data: readable by all (mkstemp makes it private)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_reference(results_dir: str | Path, out_path: str | Path) -> tuple[Path, Path]:
+    """Write the results of ``results_dir`` as reference results: ``out_path`` (a ``.parquet``
+    file, e.g. ``oodfs/reference/synthetic-default.parquet``) and its provenance beside it
+    (``.json``). Each file is written to a temporary name and renamed. Returns both paths."""
+    store = ResultStore(results_dir)
+    if not store.exists():
+        raise OodfsError(f"no results in {results_dir} (expected {store.path.name})")
+    identity = store.get_meta("suite_identity")
+    if identity is None:
+        raise OodfsError(f"{results_dir} has no suite identity (written by an older oodfs): rerun it")
+    tasks, results = store.tables()
+    if results.empty:
+        raise OodfsError(f"{results_dir} holds no results")
+    if tasks["identity"].isna().any():
+        raise OodfsError(f"{int(tasks['identity'].isna().sum())} tasks in {results_dir} have no identity "
+                         "(written by an older oodfs): rerun them with --resume")
+    out_path = Path(out_path)
+    if out_path.suffix != ".parquet":
+        raise OodfsError(f"reference output {out_path} must be a .parquet file")
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    suites, profiles = sorted(set(results["suite"].dropna())), sorted(set(results["profile"].dropna()))
+    frame = results[COLUMNS].sort_values(KEY + ["point", "metric", "env", "k"], kind="stable", na_position="first")
+    text = [c for c in COLUMNS if not pd.api.types.is_numeric_dtype(frame[c])]
+    frame = frame.astype({c: "category" for c in text})  # dictionary-encoded in the file and in memory
+    _write_atomic(out_path, lambda p: frame.to_parquet(p, index=False, compression="zstd",
+                                                       compression_level=ZSTD_LEVEL))
+    invocations = [{k: inv.get(k) for k in ("argv", "backend", "jobs", "versions", "resume")}
+                   | {"git": (inv.get("environment") or {}).get("oodfs_git"),
+                      "method_code": (inv.get("environment") or {}).get("method_code")}
+                   for inv in store.invocations()]
+    parts = {i: json.loads(p) for i, p in zip(tasks["identity"], tasks["parts"]) if p}
+    meta = {
+        "format": FORMAT,
+        "suite": suites[0] if len(suites) == 1 else suites,
+        "profile": profiles[0] if len(profiles) == 1 else profiles,
+        "suite_identity": identity,
+        "metrics": store.get_meta("metrics"),
+        "methods": list(dict.fromkeys(results["method"])),
+        "tasks": int(len(tasks)), "rows": int(len(frame)),
+        "failed_tasks": int((tasks["status"] != "ok").sum()),
+        "identities": parts,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "oodfs_version": (results["oodfs_version"].dropna().iloc[0] if results["oodfs_version"].notna().any() else ""),
+        "invocations": invocations,
+        "sha256": _sha256(out_path),
+    }
+    meta_path = out_path.with_suffix(".json")
+    _write_atomic(meta_path, lambda p: p.write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n"))
+    return out_path, meta_path

@@ -1,0 +1,310 @@
+"""Suites: environment settings x r_train x runs x methods x grid points, read from TOML."""
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict, dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+
+from oodfs.contract.seeds import derive_seed
+from oodfs.validation import OodfsError, check_positive_int
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+#: the keys of a suite file, and of each of its settings (``[settings.NAME]``)
+SUITE_KEYS = ("description", "environment", "settings", "r_train", "r_test", "runs", "n_train", "n_val", "n_test",
+              "k", "methods", "selection", "curve", "seed", "profile", "quick")
+CURVE_KEYS = ("methods", "r_train")
+#: what ``[quick]`` (``--quick``) may change
+QUICK_KEYS = ("r_train", "r_test", "runs", "methods", "n_train", "n_val", "n_test", "k", "seed", "selection")
+#: the largest number of rows a suite may draw at once (n_train + n_val, or n_test): a guard
+#: against typos such as n_train = 100000000000; a real data set's n_test may exceed its rows
+MAX_ROWS = 10_000_000
+
+#: the profiles a suite can run with (docs/PROTOCOL.md, "Profiles")
+PROFILES = {
+    "default": "oodfs's documented defaults for every setting outside the grids",
+    "paper": "the paper's literal settings where it states them (Adam lr 0.001 for DWR, SRDO and the downstream "
+             "MLP), documented choices where it is silent",
+}
+
+
+def check_profile(name: str) -> str:
+    if name not in PROFILES:
+        raise OodfsError(f"unknown profile {name!r}; valid: {', '.join(PROFILES)}")
+    return name
+
+
+#: how a per-run environment parameter is set: to the run index, or to a seed derived from
+#: (suite seed, setting name, run, parameter name)
+RUN_PARAM_KINDS = ("run", "seed")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One environment setting of a suite.
+
+    ``params``: environment parameters, the same for every run. ``run_params``: environment
+    parameters that change with the run, ``{name: "run" | "seed"}`` -- ``"run"`` sets the
+    parameter to the run index (the synthetic ``mlp_seed``: run i uses the paper's i-th MLP),
+    ``"seed"`` to ``derive_seed(suite seed, setting name, run, name)`` (the synthetic
+    ``layout_seed``: a column order per run that also changes with the suite's seed).
+    ``n_train``: this setting's training size, overriding the suite's.
+    """
+
+    name: str
+    params: dict
+    run_params: dict = field(default_factory=dict)
+    n_train: int | None = None
+
+    def environment_params(self, run: int, suite_seed: int = 0) -> dict:
+        """The environment's constructor parameters for one run (``suite_seed``: the suite's ``seed``)."""
+        params = dict(self.params)
+        for key, kind in self.run_params.items():
+            params[key] = run if kind == "run" else derive_seed(suite_seed, self.name, run, key)
+        return params
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    environment: str
+    settings: tuple[Setting, ...]
+    r_train: tuple
+    r_test: tuple
+    runs: int
+    n_train: int
+    n_val: int
+    n_test: int
+    k: int
+    methods: tuple[str, ...]
+    selection: str = "val"
+    curve_methods: tuple[str, ...] = ()
+    curve_r_train: tuple = ()
+    seed: int = 0
+    profile: str = "default"
+    quick: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("quick")
+        return d
+
+    def task_keys(self):
+        """Every (setting, r_train, run) data set of the suite, in a fixed order."""
+        for setting in self.settings:
+            for r in self.r_train:
+                for run in range(self.runs):
+                    yield setting, r, run
+
+
+def available_suites() -> list[str]:
+    return sorted(p.name[:-5] for p in resources.files("oodfs.suites").iterdir() if p.name.endswith(".toml"))
+
+
+def load_suite(name_or_path: str) -> Suite:
+    """A shipped suite by name (``synthetic``) or a suite TOML file by path. In a suite file,
+    a relative ``path`` in a setting's ``params`` (a table's file) is relative to the suite
+    file's folder, wherever oodfs is run from."""
+    path = Path(name_or_path)
+    if name_or_path.endswith(".toml"):
+        if not path.is_file():
+            raise OodfsError(f"suite file {name_or_path!r} does not exist")
+        try:
+            text, name = path.read_text(), path.stem
+        except (OSError, UnicodeDecodeError) as exc:
+            raise OodfsError(f"cannot read suite file {name_or_path!r}: {exc}") from None
+    else:
+        if name_or_path not in available_suites():
+            raise OodfsError(f"unknown suite {name_or_path!r}; valid: {', '.join(available_suites())} (or a .toml path)")
+        text = resources.files("oodfs.suites").joinpath(f"{name_or_path}.toml").read_text()
+        name = name_or_path
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise OodfsError(f"suite {name!r} is not valid TOML: {exc}") from None
+    if name_or_path.endswith(".toml"):
+        _resolve_paths(raw, path.parent)
+    return suite_from_dict(name, raw)
+
+
+def _resolve_paths(raw: dict, folder: Path) -> None:
+    settings = raw.get("settings")
+    for setting in settings.values() if isinstance(settings, dict) else ():
+        params = setting.get("params") if isinstance(setting, dict) else None
+        if isinstance(params, dict) and isinstance(params.get("path"), str) and not Path(params["path"]).is_absolute():
+            params["path"] = str((folder / params["path"]).resolve())
+
+
+def _check_keys(raw, valid, where: str) -> None:
+    if not isinstance(raw, dict):
+        raise OodfsError(f"{where} must be a table ({', '.join(valid)}), got {raw!r}")
+    unknown = [k for k in raw if k not in valid]
+    if unknown:
+        raise OodfsError(f"{where} has the unknown key {unknown[0]!r}; valid: {', '.join(valid)}")
+
+
+def check_suite_keys(name: str, raw: dict) -> None:
+    """Unknown keys (a typo such as ``n_trian``) are refused, naming the valid ones."""
+    _check_keys(raw, SUITE_KEYS, f"suite {name!r}")
+    settings = raw.get("settings")
+    if not isinstance(settings, dict) or not settings:
+        raise OodfsError(f"suite {name!r}: settings must be a table of settings ([settings.NAME] with params = {{...}})")
+    for sname, setting in settings.items():  # their keys: see _setting
+        if isinstance(setting, dict) and not isinstance(setting.get("params", {}), dict):
+            raise OodfsError(f"setting {sname!r} of suite {name!r}: params must be a table, got {setting['params']!r}")
+    _check_keys(raw.get("curve", {}), CURVE_KEYS, f"[curve] of suite {name!r}")
+    _check_keys(raw.get("quick", {}), QUICK_KEYS, f"[quick] of suite {name!r}")
+def _setting(name: str, raw: dict) -> Setting:
+    if not isinstance(raw, dict):
+        raise OodfsError(f"setting {name!r} must be a table (params = {{...}}, run_params = {{...}}, n_train = ...)")
+    unknown = sorted(set(raw) - {"params", "run_params", "run_param", "n_train"})
+    if unknown:
+        raise OodfsError(f"setting {name!r} has the unknown key {unknown[0]!r}; valid: params, run_params, run_param, n_train")
+    run_params = dict(raw.get("run_params", {}))
+    if raw.get("run_param"):  # the older spelling: one parameter set to the run index
+        run_params.setdefault(raw["run_param"], "run")
+    for key, kind in run_params.items():
+        if kind not in RUN_PARAM_KINDS:
+            raise OodfsError(f"setting {name!r}: run_params.{key} must be one of {', '.join(map(repr, RUN_PARAM_KINDS))}, got {kind!r}")
+    n_train = raw.get("n_train")
+    if n_train is not None:
+        check_positive_int(n_train, f"n_train of setting {name!r}")
+    return Setting(name, dict(raw.get("params", {})), run_params, n_train)
+
+
+def suite_from_dict(name: str, raw: dict) -> Suite:
+    check_suite_keys(name, raw)
+    for key in ("r_train", "r_test", "methods"):  # a list: "ols" is not ["o", "l", "s"]
+        if key in raw:
+            _check_list(raw[key], key)
+    if "methods" in raw and not raw["methods"]:
+        raise OodfsError("methods is empty: give at least one selector")
+    try:
+        settings = tuple(_setting(sname, s) for sname, s in raw["settings"].items())
+        curve = raw.get("curve", {})
+        suite = Suite(
+            name=name,
+            description=raw.get("description", ""),
+            environment=raw["environment"],
+            settings=settings,
+            r_train=tuple(raw["r_train"]),
+            r_test=tuple(raw["r_test"]),
+            runs=raw.get("runs", 1),
+            n_train=raw["n_train"],
+            n_val=raw.get("n_val", 0),
+            n_test=raw["n_test"],
+            k=raw.get("k", 5),
+            methods=tuple(raw["methods"]),
+            # without validation data the `val` rule cannot choose: the default point instead
+            selection=raw.get("selection", "val" if raw.get("n_val", 0) else "default"),
+            curve_methods=tuple(_check_list(curve.get("methods", ()), "curve.methods")),
+            curve_r_train=tuple(_check_list(curve.get("r_train", ()), "curve.r_train")),
+            seed=raw.get("seed", 0),
+            profile=raw.get("profile", "default"),
+            quick=dict(raw.get("quick", {})),
+        )
+    except KeyError as exc:
+        raise OodfsError(f"suite {name!r} lacks the key {exc.args[0]!r}") from None
+    validate_suite(suite)
+    return suite
+
+
+def _check_list(value, what: str):
+    if not isinstance(value, (list, tuple)):
+        raise OodfsError(f"{what} must be a list, e.g. [...], got {value!r}")
+    return value
+
+
+def _check_text(value, what: str) -> None:
+    if not isinstance(value, str) or not value:
+        raise OodfsError(f"{what} must be a non-empty string, got {value!r}")
+
+
+def _check_ids(values, what: str) -> None:
+    _check_list(values, what)
+    if not values:
+        raise OodfsError(f"{what} is empty: give at least one environment")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            raise OodfsError(f"{what} must hold numbers or names, got {v!r}")
+
+
+def validate_suite(suite: Suite) -> None:
+    """Every field of a suite has the right type and a sensible size: one line naming the key."""
+    from oodfs.contract.selection import get_rule
+
+    _check_text(suite.environment, "environment")
+    if not isinstance(suite.description, str):
+        raise OodfsError(f"description must be a string, got {suite.description!r}")
+    check_positive_int(suite.runs, "runs")
+    check_positive_int(suite.n_train, "n_train")
+    check_positive_int(suite.n_test, "n_test")
+    check_positive_int(suite.k, "k")
+    if isinstance(suite.n_val, bool) or not isinstance(suite.n_val, int) or suite.n_val < 0:
+        raise OodfsError(f"n_val must be an integer >= 0, got {suite.n_val!r}")
+    if isinstance(suite.seed, bool) or not isinstance(suite.seed, int) or not 0 <= suite.seed < 2**32:
+        raise OodfsError(f"seed must be an integer from 0 to 2**32-1, got {suite.seed!r}")
+    for what, rows in (("n_train + n_val", suite.n_train + suite.n_val), ("n_test", suite.n_test)):
+        if rows > MAX_ROWS:
+            raise OodfsError(f"{what} = {rows} is more than {MAX_ROWS} rows per draw; is it a typo?")
+    if not suite.settings:
+        raise OodfsError(f"suite {suite.name!r} has no settings")
+    _check_ids(suite.r_train, "r_train")
+    _check_ids(suite.r_test, "r_test")
+    _check_list(suite.methods, "methods")  # may be empty: every method then comes from reference results
+    for m in (*suite.methods, *suite.curve_methods):
+        _check_text(m, "a method name")
+    _check_text(suite.selection, "selection")
+    rule = get_rule(suite.selection)
+    if rule.metric == "rmse_val" and not suite.n_val:
+        raise OodfsError(f"selection {suite.selection!r} needs validation data: set n_val > 0, or choose selection "
+                         "'default' or 'oracle'")
+    check_profile(suite.profile)
+    # environment ids (e.g. |r| > 1 for bias rates) are checked by the environment plugin
+
+
+def customise(
+    suite: Suite,
+    *,
+    quick: bool = False,
+    methods=None,
+    settings=None,
+    r_train=None,
+    runs=None,
+    seed=None,
+    selection=None,
+    profile=None,
+) -> Suite:
+    """Apply ``--quick`` and command-line overrides to a suite (each checked)."""
+    if quick:
+        overrides = dict(suite.quick)
+        for key in ("r_train", "r_test", "methods"):
+            if key in overrides:
+                overrides[key] = tuple(overrides[key])
+        suite = replace(suite, **overrides)
+    if settings is not None:
+        known = {s.name: s for s in suite.settings}
+        unknown = [s for s in settings if s not in known]
+        if unknown:
+            raise OodfsError(f"unknown setting {unknown[0]!r} for suite {suite.name!r}; valid: {', '.join(known)}")
+        suite = replace(suite, settings=tuple(known[s] for s in settings))
+    if methods is not None:
+        suite = replace(suite, methods=tuple(methods))
+    if r_train is not None:
+        suite = replace(suite, r_train=tuple(r_train))
+    if runs is not None:
+        suite = replace(suite, runs=runs)
+    if seed is not None:
+        suite = replace(suite, seed=seed)
+    if selection is not None:
+        suite = replace(suite, selection=selection)
+    if profile is not None:
+        suite = replace(suite, profile=profile)
+    validate_suite(suite)
+    return suite
