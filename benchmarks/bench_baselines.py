@@ -12,6 +12,7 @@ tasks instead.
     python benchmarks/bench_baselines.py --repeats 5 --naive-repeats-slow 3
     python benchmarks/bench_baselines.py --gb-options         # + what could make gb's grid cheaper
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,8 +66,12 @@ def fmt(seconds: list[float]) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=10000)
-    ap.add_argument("--repeats", type=int, default=3, help="repeats of default point, grid and cheap naive grids")
-    ap.add_argument("--naive-repeats-slow", type=int, default=1, help=f"repeats of the naive grid of {SLOW_NAIVE}")
+    ap.add_argument(
+        "--repeats", type=int, default=3, help="repeats of default point, grid and cheap naive grids"
+    )
+    ap.add_argument(
+        "--naive-repeats-slow", type=int, default=1, help=f"repeats of the naive grid of {SLOW_NAIVE}"
+    )
     ap.add_argument("--methods", default=",".join(c.name for c in SELECTORS))
     ap.add_argument("--gb-options", action="store_true", help="also time options for a cheaper gb grid")
     ap.add_argument("--seed", type=int, default=0)
@@ -78,8 +83,10 @@ def main(argv=None) -> int:
     unknown = set(methods) - set(classes)
     if unknown:
         ap.error(f"unknown methods {sorted(unknown)}; valid: {', '.join(classes)}")
-    print(f"# bench_baselines: {what}, n = {X.shape[0]}, d = {X.shape[1]}; python {platform.python_version()}, "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
+    print(
+        f"# bench_baselines: {what}, n = {X.shape[0]}, d = {X.shape[1]}; python {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start"
+    )
     import sklearn
     import torch
     import xgboost
@@ -90,8 +97,12 @@ def main(argv=None) -> int:
     Xs, ys = X[:200], y[:200]
     for m in methods:
         cls = classes[m]
-        fast = {"stg": {"max_epochs": 1}, "gb": {"n_estimators": 2}, "rf": {"n_estimators": 2},
-                "xgb": {"n_estimators": 2}}.get(m, {})
+        fast = {
+            "stg": {"max_epochs": 1},
+            "gb": {"n_estimators": 2},
+            "rf": {"n_estimators": 2},
+            "xgb": {"n_estimators": 2},
+        }.get(m, {})
         cls(**fast, random_state=0).fit(Xs, ys)
 
     times: dict = {(m, mode): ([], []) for m in methods for mode in ("default", "grid", "naive")}
@@ -104,7 +115,11 @@ def main(argv=None) -> int:
                 wall, cpu = timed(run(classes[m], mode, X, y, seed=r))
                 times[(m, mode)][0].append(wall)
                 times[(m, mode)][1].append(cpu)
-                print(f"  repeat {r}: {m:12s} {mode:8s} wall {wall:7.2f} s  cpu {cpu:7.2f} s", file=sys.stderr, flush=True)
+                print(
+                    f"  repeat {r}: {m:12s} {mode:8s} wall {wall:7.2f} s  cpu {cpu:7.2f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     rows = []
     total_grid = 0.0
@@ -115,16 +130,47 @@ def main(argv=None) -> int:
         nw, nc = times[(m, "naive")]
         total_grid += statistics.median(gc)
         saving = f"{statistics.median(nc) / statistics.median(gc):.1f}x" if nc else ""
-        rows.append([m, len(cls.grid_points()), str(cls.default_params() or "-"), fmt(dw), fmt(dc), fmt(gw), fmt(gc),
-                     fmt(nw), fmt(nc), len(nc) or "", saving])
+        rows.append(
+            [
+                m,
+                len(cls.grid_points()),
+                str(cls.default_params() or "-"),
+                fmt(dw),
+                fmt(dc),
+                fmt(gw),
+                fmt(gc),
+                fmt(nw),
+                fmt(nc),
+                len(nc) or "",
+                saving,
+            ]
+        )
     print()
-    print(tabulate(rows, headers=["method", "points", "default point", "default wall", "default cpu", "grid wall",
-                                  "grid cpu", "naive wall", "naive cpu", "naive reps", "grid saving (cpu)"],
-                   tablefmt="github"))
+    print(
+        tabulate(
+            rows,
+            headers=[
+                "method",
+                "points",
+                "default point",
+                "default wall",
+                "default cpu",
+                "grid wall",
+                "grid cpu",
+                "naive wall",
+                "naive cpu",
+                "naive reps",
+                "grid saving (cpu)",
+            ],
+            tablefmt="github",
+        )
+    )
     longest = max(statistics.median(times[(m, "grid")][1]) for m in methods)
-    print(f"\nWhole grid of these {len(methods)} methods, one training set: {total_grid:.1f} CPU-s; with 2 jobs "
-          f"(one task per method) at least max(longest task, total / 2) = {max(longest, total_grid / 2):.1f} s wall. "
-          f"Medians of {args.repeats} repeats (naive {SLOW_NAIVE}: {args.naive_repeats_slow}).")
+    print(
+        f"\nWhole grid of these {len(methods)} methods, one training set: {total_grid:.1f} CPU-s; with 2 jobs "
+        f"(one task per method) at least max(longest task, total / 2) = {max(longest, total_grid / 2):.1f} s wall. "
+        f"Medians of {args.repeats} repeats (naive {SLOW_NAIVE}: {args.naive_repeats_slow})."
+    )
 
     if args.gb_options and "gb" in methods:
         gb_options(X, y, args.seed)
@@ -145,27 +191,67 @@ def gb_options(X, y, seed: int) -> None:
     for depth in (6, 8, 10):
         w0, c0 = time.perf_counter(), time.process_time()
         fits[depth] = gb_fit(depth)
-        rows.append([f"sklearn GB, 200 stages, max_depth {depth}", f"{time.perf_counter() - w0:.2f}",
-                     f"{time.process_time() - c0:.2f}", "", ""])
+        rows.append(
+            [
+                f"sklearn GB, 200 stages, max_depth {depth}",
+                f"{time.perf_counter() - w0:.2f}",
+                f"{time.process_time() - c0:.2f}",
+                "",
+                "",
+            ]
+        )
     w0 = time.perf_counter()
     Parallel(n_jobs=2)(delayed(gb_fit)(d) for d in (10, 8, 6))
-    rows.append(["sklearn GB, the 3 depths in 2 processes (joblib)", f"{time.perf_counter() - w0:.2f}",
-                 "(in workers)", "identical", "identical"])
+    rows.append(
+        [
+            "sklearn GB, the 3 depths in 2 processes (joblib)",
+            f"{time.perf_counter() - w0:.2f}",
+            "(in workers)",
+            "identical",
+            "identical",
+        ]
+    )
     # the same algorithm in another implementation: exact greedy CART on squared-error residuals,
     # no L2 leaf penalty, learning rate 0.1, initial prediction = mean(y); importances = total gain
     for depth in (6, 8, 10):
         w0, c0 = time.perf_counter(), time.process_time()
-        xg = XGBRegressor(n_estimators=200, max_depth=depth, learning_rate=0.1, reg_lambda=0.0, min_child_weight=1.0,
-                          tree_method="exact", base_score=float(np.mean(y)), n_jobs=1,
-                          importance_type="total_gain").fit(X, y)
+        xg = XGBRegressor(
+            n_estimators=200,
+            max_depth=depth,
+            learning_rate=0.1,
+            reg_lambda=0.0,
+            min_child_weight=1.0,
+            tree_method="exact",
+            base_score=float(np.mean(y)),
+            n_jobs=1,
+            importance_type="total_gain",
+        ).fit(X, y)
         wall, cpu = time.perf_counter() - w0, time.process_time() - c0
         a, b = fits[depth].feature_importances_, xg.feature_importances_.astype(float)
         same_rank = np.array_equal(np.argsort(-a, kind="stable"), np.argsort(-b, kind="stable"))
-        rows.append([f"xgboost exact (GB emulation), 200 rounds, max_depth {depth}", f"{wall:.2f}", f"{cpu:.2f}",
-                     f"{np.abs(a - b).max():.4f}", "yes" if same_rank else "no"])
+        rows.append(
+            [
+                f"xgboost exact (GB emulation), 200 rounds, max_depth {depth}",
+                f"{wall:.2f}",
+                f"{cpu:.2f}",
+                f"{np.abs(a - b).max():.4f}",
+                "yes" if same_rank else "no",
+            ]
+        )
     print()
-    print(tabulate(rows, headers=["gb grid option (one repeat)", "wall s", "cpu s", "max |d importance| vs sklearn",
-                                  "same ranking"], tablefmt="github"))
+    print(
+        tabulate(
+            rows,
+            headers=[
+                "gb grid option (one repeat)",
+                "wall s",
+                "cpu s",
+                "max |d importance| vs sklearn",
+                "same ranking",
+            ],
+            tablefmt="github",
+        )
+    )
 
 
 if __name__ == "__main__":

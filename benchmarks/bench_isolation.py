@@ -1,3 +1,5 @@
+from oodfs.contract.task import DataKey
+
 """The cost of fitting every method in a forked child (the default) instead of in the worker.
 
 Two measurements, side by side and interleaved so that load on the machine hits both alike:
@@ -26,10 +28,10 @@ from pathlib import Path
 import numpy as np
 from tabulate import tabulate
 
+from oodfs.contract.registry import registry
 from oodfs.run.dataset import make_dataset
 from oodfs.run.evaluate import fit_method
 from oodfs.run.executors.isolation import call_isolated
-from oodfs.contract.registry import registry
 from oodfs.run.suite import customise, load_suite
 
 
@@ -40,11 +42,12 @@ def per_fit(methods: list[str], repeats: int) -> list[list]:
     registry()
     suite = customise(load_suite("synthetic"), quick=True)
     setting = next(s for s in suite.settings if s.name == "poly")
-    data = make_dataset(suite, setting, 2.5, 0)
+    data = make_dataset(suite, DataKey(setting.name, 2.5, 0))
     rows = []
     for method in methods:
+
         def fit(method=method):
-            return fit_method(suite, setting, 2.5, 0, method, data)
+            return fit_method(suite, DataKey(setting.name, 2.5, 0), method, data)
 
         direct, isolated = [], []
         for _ in range(repeats):
@@ -68,28 +71,63 @@ def whole_runs(repeats: int, jobs: int) -> list[list]:
             for label, extra in (("isolated (default)", []), ("--no-isolation", ["--no-isolation"])):
                 out = tmp / f"{r}-{bool(extra)}"
                 t0 = time.perf_counter()
-                subprocess.run([sys.executable, "-m", "oodfs.cli", "bench", "--suite", "synthetic", "--quick", "--jobs",
-                                str(jobs), "--out", str(out), "--quiet", *extra], check=True, stdout=subprocess.DEVNULL)
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "oodfs.cli",
+                        "bench",
+                        "--suite",
+                        "synthetic",
+                        "--quick",
+                        "--jobs",
+                        str(jobs),
+                        "--out",
+                        str(out),
+                        "--quiet",
+                        *extra,
+                    ],
+                    check=True,
+                    stdout=subprocess.DEVNULL,
+                )
                 times[label].append(time.perf_counter() - t0)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     base = statistics.median(times["--no-isolation"])
-    return [[label, " ".join(f"{t:.0f}" for t in ts), f"{statistics.median(ts):.0f}", f"{statistics.median(ts) / base:.2f}"]
-            for label, ts in times.items()]
+    return [
+        [
+            label,
+            " ".join(f"{t:.0f}" for t in ts),
+            f"{statistics.median(ts):.0f}",
+            f"{statistics.median(ts) / base:.2f}",
+        ]
+        for label, ts in times.items()
+    ]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--methods", default="ols,correlation,lasso")
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--runs-of-bench", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    print(tabulate(per_fit(args.methods.split(","), args.repeats),
-                   headers=["method", "direct ms", "forked child ms", "fork cost ms", "ratio"]))
+    print(
+        tabulate(
+            per_fit(args.methods.split(","), args.repeats),
+            headers=["method", "direct ms", "forked child ms", "fork cost ms", "ratio"],
+        )
+    )
     if args.runs_of_bench:
         print()
-        print(tabulate(whole_runs(args.runs_of_bench, args.jobs), headers=["fits", "wall s (each run)", "median s", "ratio"]))
+        print(
+            tabulate(
+                whole_runs(args.runs_of_bench, args.jobs),
+                headers=["fits", "wall s (each run)", "median s", "ratio"],
+            )
+        )
 
 
 if __name__ == "__main__":

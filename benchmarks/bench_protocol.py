@@ -37,6 +37,7 @@ Measured (3 seeds, n = 10000, on a 2-core machine at load average ~10; CPU secon
 * (e) CPU s per data set, default -> paper: DWR 1.9 -> 11.4, SRDO 5.4 -> 5.4, STG 7.4 -> 5.6,
   downstream (12 subsets) 11.6 -> 16.6.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -89,24 +90,58 @@ def dwr_tolerance(data, stable):
         for X, y in data:
             t, est = _timed(lambda: DWRWeighter(tol=tol, max_iter=MAX_ITER).fit(X))
             d = est.diagnostics_
-            res.append((est.objective_, est.n_iter_, est.converged_, d["ess"], d["max_abs_corr"],
-                        *_selection(X, y, est.weights_, stable), t))
+            res.append(
+                (
+                    est.objective_,
+                    est.n_iter_,
+                    est.converged_,
+                    d["ess"],
+                    d["max_abs_corr"],
+                    *_selection(X, y, est.weights_, stable),
+                    t,
+                )
+            )
         col = list(zip(*res))
-        rows.append([f"{tol:g}" + (" (default)" if tol == 5e-3 else ""), _range(col[0], "{:.4f}"),
-                     _range(col[1], "{:.0f}"), f"{sum(col[2])}/{len(res)}", _range(col[3], "{:.0f}"),
-                     _med(col[4], "{:.3f}"), " ".join(f"{v:.1f}" for v in col[5]),
-                     " ".join(f"{v:.1f}" for v in col[6]), _med(col[7], "{:.2f}")])
-    print(f"(a) DWR, L-BFGS-B, lambda = (0.05, 0.05), max_iter {MAX_ITER}: where does it stop, and what does it select?")
-    _table(rows, ["tol", "objective", "iterations", "converged", "ESS (of n)", "max |w-corr|",
-                  "F1 per seed", "rank avg per seed", "fit s"])
+        rows.append(
+            [
+                f"{tol:g}" + (" (default)" if tol == 5e-3 else ""),
+                _range(col[0], "{:.4f}"),
+                _range(col[1], "{:.0f}"),
+                f"{sum(col[2])}/{len(res)}",
+                _range(col[3], "{:.0f}"),
+                _med(col[4], "{:.3f}"),
+                " ".join(f"{v:.1f}" for v in col[5]),
+                " ".join(f"{v:.1f}" for v in col[6]),
+                _med(col[7], "{:.2f}"),
+            ]
+        )
+    print(
+        f"(a) DWR, L-BFGS-B, lambda = (0.05, 0.05), max_iter {MAX_ITER}: where does it stop, and what does it select?"
+    )
+    _table(
+        rows,
+        [
+            "tol",
+            "objective",
+            "iterations",
+            "converged",
+            "ESS (of n)",
+            "max |w-corr|",
+            "F1 per seed",
+            "rank avg per seed",
+            "fit s",
+        ],
+    )
 
 
 def dwr_adam(data, stable):
     from oodfs_plugins.independence import DWRWeighter
 
     paper = DWRWeighter.profiles["paper"]
-    settings = [(f"paper: Adam lr 0.001 on w (sum 1), {s} steps", {**paper, "adam_steps": s})
-                for s in (250, 1000, 2000, 4000)]
+    settings = [
+        (f"paper: Adam lr 0.001 on w (sum 1), {s} steps", {**paper, "adam_steps": s})
+        for s in (250, 1000, 2000, 4000)
+    ]
     settings.append(("Adam lr 0.001 on n*w (mean 1), 5000 steps", dict(solver="adam", adam_steps=5000)))
     rows = []
     for label, params in settings:
@@ -114,17 +149,48 @@ def dwr_adam(data, stable):
         for X, y in data:
             t, est = _timed(lambda: DWRWeighter(**params).fit(X))
             d = est.diagnostics_
-            res.append((est.objective_, d["ess"], d["max_abs_corr"], est.converged_,
-                        *_selection(X, y, est.weights_, stable), t))
+            res.append(
+                (
+                    est.objective_,
+                    d["ess"],
+                    d["max_abs_corr"],
+                    est.converged_,
+                    *_selection(X, y, est.weights_, stable),
+                    t,
+                )
+            )
         col = list(zip(*res))
-        rows.append([label + (" (profile)" if params.get("adam_steps") == paper["adam_steps"] and
-                              params.get("adam_scale") == "sum1" else ""),
-                     _range(col[0], "{:.5f}"), _range(col[1], "{:.0f}"), _med(col[2], "{:.3f}"),
-                     f"{sum(col[3])}/{len(res)}", " ".join(f"{v:.1f}" for v in col[4]),
-                     " ".join(f"{v:.1f}" for v in col[5]), _med(col[6], "{:.2f}")])
+        rows.append(
+            [
+                label
+                + (
+                    " (profile)"
+                    if params.get("adam_steps") == paper["adam_steps"] and params.get("adam_scale") == "sum1"
+                    else ""
+                ),
+                _range(col[0], "{:.5f}"),
+                _range(col[1], "{:.0f}"),
+                _med(col[2], "{:.3f}"),
+                f"{sum(col[3])}/{len(res)}",
+                " ".join(f"{v:.1f}" for v in col[4]),
+                " ".join(f"{v:.1f}" for v in col[5]),
+                _med(col[6], "{:.2f}"),
+            ]
+        )
     print("(b) DWR with Adam (the paper's optimiser), lambda = (0.05, 0.05)")
-    _table(rows, ["setting", "objective", "ESS (of n)", "max |w-corr|", "meets tol 5e-3", "F1 per seed",
-                  "rank avg per seed", "fit s"])
+    _table(
+        rows,
+        [
+            "setting",
+            "objective",
+            "ESS (of n)",
+            "max |w-corr|",
+            "meets tol 5e-3",
+            "F1 per seed",
+            "rank avg per seed",
+            "fit s",
+        ],
+    )
 
 
 def srdo_variants(env, n, seeds, stable):
@@ -136,7 +202,10 @@ def srdo_variants(env, n, seeds, stable):
         ("warm 0.01->0.001, one Q", {"fresh_q": False}),
         ("constant 0.001, fresh Q", {"lr_schedule": "constant"}),
         ("constant 0.001, one Q", {"lr_schedule": "constant", "fresh_q": False}),
-        ("paper profile (constant, one Q, batch 200, <=500 ep., plateau stop)", SRDOWeighter.profiles["paper"]),
+        (
+            "paper profile (constant, one Q, batch 200, <=500 ep., plateau stop)",
+            SRDOWeighter.profiles["paper"],
+        ),
     ]
     rows = []
     for r in (2.5, 3.0):
@@ -148,20 +217,49 @@ def srdo_variants(env, n, seeds, stable):
                 t, fits = _timed(lambda: SRDOWeighter.fit_grid_detailed(X, points, random_state=run))
                 sel = [_selection(X, y, f.values, stable) for f in fits]
                 mid = fits[gammas.index(10)].diagnostics
-                res.append(([s[0] for s in sel], [s[1] for s in sel], mid["frac_clipped_low"],
-                            mid["frac_clipped_high"], mid["n_iter"], mid["ess_fraction"], t))
+                res.append(
+                    (
+                        [s[0] for s in sel],
+                        [s[1] for s in sel],
+                        mid["frac_clipped_low"],
+                        mid["frac_clipped_high"],
+                        mid["n_iter"],
+                        mid["ess_fraction"],
+                        t,
+                    )
+                )
             f1 = np.array([x[0] for x in res])  # seeds x gammas
             ra = np.array([x[1] for x in res])
-            rows.append([f"{r}", label,
-                         " / ".join(f"{f1[:, j].mean():.2f}" for j in range(len(gammas))),
-                         " / ".join(f"{ra[:, j].mean():.2f}" for j in range(len(gammas))),
-                         f"{int((f1 == 1).all(axis=1).sum())}/{len(res)}",
-                         _med([x[2] for x in res], "{:.3f}") + " / " + _med([x[3] for x in res], "{:.3f}"),
-                         _med([x[5] for x in res], "{:.2f}"), _med([x[4] for x in res], "{:.0f}"),
-                         _med([x[6] for x in res], "{:.1f}")])
-    print(f"(c) SRDO: schedule and Q (F1 and rank average: mean over seeds at gamma {' / '.join(map(str, gammas))})")
-    _table(rows, ["r_train", "setting", "F1", "rank avg", "seeds with F1 = 1 at every gamma",
-                  "clipped low / high (gamma 10)", "ESS/n (gamma 10)", "epochs", "fit_grid s"])
+            rows.append(
+                [
+                    f"{r}",
+                    label,
+                    " / ".join(f"{f1[:, j].mean():.2f}" for j in range(len(gammas))),
+                    " / ".join(f"{ra[:, j].mean():.2f}" for j in range(len(gammas))),
+                    f"{int((f1 == 1).all(axis=1).sum())}/{len(res)}",
+                    _med([x[2] for x in res], "{:.3f}") + " / " + _med([x[3] for x in res], "{:.3f}"),
+                    _med([x[5] for x in res], "{:.2f}"),
+                    _med([x[4] for x in res], "{:.0f}"),
+                    _med([x[6] for x in res], "{:.1f}"),
+                ]
+            )
+    print(
+        f"(c) SRDO: schedule and Q (F1 and rank average: mean over seeds at gamma {' / '.join(map(str, gammas))})"
+    )
+    _table(
+        rows,
+        [
+            "r_train",
+            "setting",
+            "F1",
+            "rank avg",
+            "seeds with F1 = 1 at every gamma",
+            "clipped low / high (gamma 10)",
+            "ESS/n (gamma 10)",
+            "epochs",
+            "fit_grid s",
+        ],
+    )
 
 
 def stg_penalty(data, stable):
@@ -178,10 +276,17 @@ def stg_penalty(data, stable):
             res.append(([f1_at_k(s, stable, K) for s in fits], [rank_average(s, stable) for s in fits], t))
         f1 = np.array([x[0] for x in res])
         ra = np.array([x[1] for x in res])
-        rows.append([reduction + (" (default, reference code)" if reduction == "mean" else " (STG paper)"),
-                     " / ".join(f"{v:.2f}" for v in f1.mean(axis=0)), " / ".join(f"{v:.2f}" for v in ra.mean(axis=0)),
-                     _med([x[2] for x in res], "{:.1f}")])
-    print(f"(d) STG: penalty reduction (F1 and rank average: mean over seeds at lambda {' / '.join(map(str, lams))})")
+        rows.append(
+            [
+                reduction + (" (default, reference code)" if reduction == "mean" else " (STG paper)"),
+                " / ".join(f"{v:.2f}" for v in f1.mean(axis=0)),
+                " / ".join(f"{v:.2f}" for v in ra.mean(axis=0)),
+                _med([x[2] for x in res], "{:.1f}"),
+            ]
+        )
+    print(
+        f"(d) STG: penalty reduction (F1 and rank average: mean over seeds at lambda {' / '.join(map(str, lams))})"
+    )
     _table(rows, ["penalty", "F1", "rank avg", "fit_grid s"])
 
 
@@ -234,8 +339,10 @@ def main(argv=None) -> None:
     stable = tuple(env.stable_set)
     seeds = list(range(args.seeds))
     data = [env.sample(2.5, args.n, s) for s in seeds]
-    print(f"poly, n {args.n}, r_train 2.5, seeds {seeds}, stable set {stable}; torch {torch.__version__}, "
-          f"1 thread; load average {os.getloadavg()[0]:.1f} at start\n")
+    print(
+        f"poly, n {args.n}, r_train 2.5, seeds {seeds}, stable set {stable}; torch {torch.__version__}, "
+        f"1 thread; load average {os.getloadavg()[0]:.1f} at start\n"
+    )
     t0 = time.perf_counter()
     if "a" in args.parts:
         dwr_tolerance(data, stable)

@@ -14,6 +14,7 @@ The reference methods' rows of the first must equal the reference run's rows (ch
     python benchmarks/bench_reference.py                      # quick suite, all methods, 3 repeats
     python benchmarks/bench_reference.py --methods ols,correlation,lasso --repeats 5
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from oodfs.run.reference import write_reference
 from oodfs.results.store import load_results
+from oodfs.run.reference import write_reference
 
 MINE = '''
 import numpy as np
@@ -47,8 +48,21 @@ KEY = ["setting", "r_train", "run", "method", "point", "metric", "env", "k"]
 
 
 def bench(out: Path, args, *extra: str) -> float:
-    cmd = [sys.executable, "-m", "oodfs.cli", "bench", "--suite", "synthetic", "--quick", "--jobs", str(args.jobs),
-           "--out", str(out), "--quiet", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "oodfs.cli",
+        "bench",
+        "--suite",
+        "synthetic",
+        "--quick",
+        "--jobs",
+        str(args.jobs),
+        "--out",
+        str(out),
+        "--quiet",
+        *extra,
+    ]
     start = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
@@ -71,9 +85,21 @@ def main(argv=None) -> int:
         stored = (tmp / "all" / "results.sqlite").stat().st_size
         times = {"mine + reference": [], "mine alone": []}
         for i in range(args.repeats):
-            times["mine + reference"].append(bench(tmp / f"ref{i}", args, "--methods", "mine", "--plugin", str(plugin),
-                                                   "--reference", str(parquet)))
-            times["mine alone"].append(bench(tmp / f"alone{i}", args, "--methods", "mine", "--plugin", str(plugin)))
+            times["mine + reference"].append(
+                bench(
+                    tmp / f"ref{i}",
+                    args,
+                    "--methods",
+                    "mine",
+                    "--plugin",
+                    str(plugin),
+                    "--reference",
+                    str(parquet),
+                )
+            )
+            times["mine alone"].append(
+                bench(tmp / f"alone{i}", args, "--methods", "mine", "--plugin", str(plugin))
+            )
         a = load_results(tmp / "ref0")
         a = a[a["method"] != "mine"].sort_values(KEY).reset_index(drop=True)
         b = load_results(tmp / "all").sort_values(KEY).reset_index(drop=True)
@@ -82,11 +108,15 @@ def main(argv=None) -> int:
         rows = [["every method, run (the reference)", f"{full:.1f}", "1 run"]]
         rows += [[k, f"{m:.1f}", f"median of {args.repeats}"] for k, m in med.items()]
         print(tabulate(rows, headers=["oodfs bench --suite synthetic --quick ...", "wall s", ""]))
-        print(f"\nmine + reference / mine alone: {med['mine + reference'] / med['mine alone']:.2f}; "
-              f"mine + reference / every method: {med['mine + reference'] / full:.3f}")
+        print(
+            f"\nmine + reference / mine alone: {med['mine + reference'] / med['mine alone']:.2f}; "
+            f"mine + reference / every method: {med['mine + reference'] / full:.3f}"
+        )
         print(f"reference rows equal the reference run's: {same}")
-        print(f"reference files: {parquet.stat().st_size / 1e3:.1f} kB parquet + {meta.stat().st_size / 1e3:.1f} kB json "
-              f"({len(b)} rows; the run's results.sqlite: {stored / 1e3:.0f} kB)")
+        print(
+            f"reference files: {parquet.stat().st_size / 1e3:.1f} kB parquet + {meta.stat().st_size / 1e3:.1f} kB json "
+            f"({len(b)} rows; the run's results.sqlite: {stored / 1e3:.0f} kB)"
+        )
     return 0 if same else 1
 
 

@@ -47,6 +47,7 @@ choices described in oodfs/regressor.py:
   default (0.90 s against 0.56 s per fit); test RMSE equal on {S1..S5} and on subsets of up to 6
   features, +4 to +5 % on the 7-10-feature subsets (less converged when the plateau stop ends it).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,8 +62,8 @@ import numpy as np
 import torch
 from tabulate import tabulate
 
-from oodfs.run.downstream import fit_downstream
 from oodfs.contract.seeds import derive_seed
+from oodfs.run.downstream import fit_downstream
 
 R_TEST = (-3.0, -2.5, -2.0, -1.5, -1.3, 1.3, 1.5, 2.0, 2.5, 3.0)
 NAMES = [f"S{i}" for i in range(1, 6)] + [f"V{i}" for i in range(1, 6)]
@@ -96,8 +97,9 @@ def reference_fit(X, y, subset, seed, *, max_epochs=1000, plateau=100, batch=256
     """Plain long training of one MLP (5, 5); returns (predict function, epochs run)."""
     torch.manual_seed(seed)
     k = len(subset)
-    net = torch.nn.Sequential(torch.nn.Linear(k, 5), torch.nn.ReLU(), torch.nn.Linear(5, 5), torch.nn.ReLU(),
-                              torch.nn.Linear(5, 1))
+    net = torch.nn.Sequential(
+        torch.nn.Linear(k, 5), torch.nn.ReLU(), torch.nn.Linear(5, 5), torch.nn.ReLU(), torch.nn.Linear(5, 1)
+    )
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     Xt = torch.tensor(X[:, list(subset)], dtype=torch.float32)
     yt = torch.tensor(y, dtype=torch.float32)[:, None]
@@ -108,7 +110,7 @@ def reference_fit(X, y, subset, seed, *, max_epochs=1000, plateau=100, batch=256
         Xp, yp = Xt[perm], yt[perm]
         total = torch.zeros(())
         for i in range(0, n, batch):
-            xb, yb = Xp[i:i + batch], yp[i:i + batch]
+            xb, yb = Xp[i : i + batch], yp[i : i + batch]
             loss = torch.nn.functional.mse_loss(net(xb), yb)
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -125,6 +127,7 @@ def reference_fit(X, y, subset, seed, *, max_epochs=1000, plateau=100, batch=256
     def predict(Xnew):
         with torch.no_grad():
             return net(torch.tensor(Xnew[:, list(subset)], dtype=torch.float32))[:, 0].double().numpy()
+
     return predict, epoch
 
 
@@ -143,16 +146,28 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=5, help="training seeds for fit_downstream (default 5)")
     ap.add_argument("--ref-repeats", type=int, default=5, help="training seeds for the reference (default 5)")
     ap.add_argument("--ref-epochs", type=int, default=1000)
-    ap.add_argument("--ref-plateau", type=int, default=100,
-                    help="reference stops after this many epochs without a 0.1%% training-loss improvement")
+    ap.add_argument(
+        "--ref-plateau",
+        type=int,
+        default=100,
+        help="reference stops after this many epochs without a 0.1%% training-loss improvement",
+    )
     ap.add_argument("--n", type=int, default=10000)
     ap.add_argument("--n-test", type=int, default=10000)
     ap.add_argument("--data-seed", type=int, default=0)
     ap.add_argument("--no-reference", action="store_true", help="only time fit_downstream")
-    ap.add_argument("--ablations", action="store_true",
-                    help="also run the variants of ABLATIONS (design choices undone) against the same reference")
-    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                    help="override a fit_downstream keyword for an ablation, e.g. --set restore_best=True")
+    ap.add_argument(
+        "--ablations",
+        action="store_true",
+        help="also run the variants of ABLATIONS (design choices undone) against the same reference",
+    )
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a fit_downstream keyword for an ablation, e.g. --set restore_best=True",
+    )
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
 
@@ -163,8 +178,10 @@ def main(argv=None) -> int:
     for item in args.set:
         name, _, value = item.partition("=")
         kw[name] = ast.literal_eval(value)
-    print(f"poly, r_train 2.5, n {args.n}, 10 test envs x {args.n_test}; {S} subsets; torch {torch.__version__}, "
-          f"1 thread; {platform.processor() or platform.machine()}; load avg {os.getloadavg()[0]:.1f} at start")
+    print(
+        f"poly, r_train 2.5, n {args.n}, 10 test envs x {args.n_test}; {S} subsets; torch {torch.__version__}, "
+        f"1 thread; {platform.processor() or platform.machine()}; load avg {os.getloadavg()[0]:.1f} at start"
+    )
     print(f"fit_downstream overrides: {kw or 'none (defaults)'}")
 
     variants = {"fit_downstream": kw}
@@ -174,8 +191,12 @@ def main(argv=None) -> int:
     wall_all = {v: [] for v in variants}
     cpu_all = {v: [] for v in variants}
     epochs_all = {v: [] for v in variants}
-    ours, ours_wall, ours_cpu, ours_epochs = (ours_all["fit_downstream"], wall_all["fit_downstream"],
-                                              cpu_all["fit_downstream"], epochs_all["fit_downstream"])
+    ours, ours_wall, ours_cpu, ours_epochs = (
+        ours_all["fit_downstream"],
+        wall_all["fit_downstream"],
+        cpu_all["fit_downstream"],
+        epochs_all["fit_downstream"],
+    )
     ref = {s: [] for s in subsets}
     ref_wall, ref_cpu, ref_epochs = [], [], []
     for rep in range(max(args.repeats, 0 if args.no_reference else args.ref_repeats)):
@@ -189,23 +210,31 @@ def main(argv=None) -> int:
                 rm = np.mean(np.column_stack([models.rmse(Xe, ye) for Xe, ye in tests]), axis=1)
                 for s, val in zip(subsets, rm):
                     ours_all[v][s].append(float(val))
-                print(f"repeat {rep}: {v}: {S} subsets in {wall:.2f} s wall / {cpu:.2f} s CPU "
-                      f"(epochs {int(models.epochs.min())}-{int(models.epochs.max())}, {models.n_steps} steps)",
-                      flush=True)
+                print(
+                    f"repeat {rep}: {v}: {S} subsets in {wall:.2f} s wall / {cpu:.2f} s CPU "
+                    f"(epochs {int(models.epochs.min())}-{int(models.epochs.max())}, {models.n_steps} steps)",
+                    flush=True,
+                )
         if not args.no_reference and rep < args.ref_repeats:
             for s in subsets:
-                (pred, ep), wall, cpu = timed(lambda: reference_fit(X, y, s, seed, max_epochs=args.ref_epochs,
-                                                                    plateau=args.ref_plateau))
+                (pred, ep), wall, cpu = timed(
+                    lambda: reference_fit(X, y, s, seed, max_epochs=args.ref_epochs, plateau=args.ref_plateau)
+                )
                 ref[s].append(rmse_mean(pred, tests))
                 ref_wall.append(wall)
                 ref_cpu.append(cpu)
                 ref_epochs.append(ep)
-            print(f"repeat {rep}: reference done ({sum(ref_wall[-S:]):.0f} s wall, {sum(ref_cpu[-S:]):.0f} s CPU "
-                  f"for {S} fits)", flush=True)
+            print(
+                f"repeat {rep}: reference done ({sum(ref_wall[-S:]):.0f} s wall, {sum(ref_cpu[-S:]):.0f} s CPU "
+                f"for {S} fits)",
+                flush=True,
+            )
 
     # a lone subset: the runner's cache often asks for one new subset at a time
-    lone = [timed(lambda: fit_downstream(X, y, [subsets[-2]], derive_seed(args.data_seed, "lone", r), **kw))[1:]
-            for r in range(3)]
+    lone = [
+        timed(lambda: fit_downstream(X, y, [subsets[-2]], derive_seed(args.data_seed, "lone", r), **kw))[1:]
+        for r in range(3)
+    ]
 
     med = statistics.median
     rows = []
@@ -216,8 +245,12 @@ def main(argv=None) -> int:
         if ref[s]:
             r = med(ref[s])
             rel.append((med(ours[s]) - r) / r)
-            row += [r, f"{100 * rel[-1]:+.2f}%", f"{100 * (max(ref[s]) - min(ref[s])) / r:.2f}%",
-                    f"{100 * (max(ours[s]) - min(ours[s])) / med(ours[s]):.2f}%"]
+            row += [
+                r,
+                f"{100 * rel[-1]:+.2f}%",
+                f"{100 * (max(ref[s]) - min(ref[s])) / r:.2f}%",
+                f"{100 * (max(ours[s]) - min(ours[s])) / med(ours[s]):.2f}%",
+            ]
         rows.append(row)
     headers = ["subset", "k", "ours RMSE mean"]
     if rel:
@@ -227,47 +260,113 @@ def main(argv=None) -> int:
     print("(medians over repeats; spread = (max - min) / median over repeats, i.e. seed-to-seed variation)")
 
     print()
-    trows = [["fit_downstream", args.repeats, med(ours_wall), med(ours_cpu), med(ours_wall) / S, med(ours_cpu) / S,
-              f"{int(np.median(np.concatenate(ours_epochs)))}"]]
+    trows = [
+        [
+            "fit_downstream",
+            args.repeats,
+            med(ours_wall),
+            med(ours_cpu),
+            med(ours_wall) / S,
+            med(ours_cpu) / S,
+            f"{int(np.median(np.concatenate(ours_epochs)))}",
+        ]
+    ]
     if ref_wall:
-        trows.append(["reference", args.ref_repeats, S * med(ref_wall), S * med(ref_cpu), med(ref_wall), med(ref_cpu),
-                      f"{int(np.median(ref_epochs))}"])
-    trows.append(["fit_downstream, 1 subset", 3, med(w for w, _ in lone), med(c for _, c in lone),
-                  med(w for w, _ in lone), med(c for _, c in lone), ""])
-    print(tabulate(trows, headers=["", "repeats", f"batch of {S} wall s", f"batch CPU s", "per fit wall s",
-                                   "per fit CPU s", "median epochs"], floatfmt=".3f"))
+        trows.append(
+            [
+                "reference",
+                args.ref_repeats,
+                S * med(ref_wall),
+                S * med(ref_cpu),
+                med(ref_wall),
+                med(ref_cpu),
+                f"{int(np.median(ref_epochs))}",
+            ]
+        )
+    trows.append(
+        [
+            "fit_downstream, 1 subset",
+            3,
+            med(w for w, _ in lone),
+            med(c for _, c in lone),
+            med(w for w, _ in lone),
+            med(c for _, c in lone),
+            "",
+        ]
+    )
+    print(
+        tabulate(
+            trows,
+            headers=[
+                "",
+                "repeats",
+                f"batch of {S} wall s",
+                "batch CPU s",
+                "per fit wall s",
+                "per fit CPU s",
+                "median epochs",
+            ],
+            floatfmt=".3f",
+        )
+    )
     if len(variants) > 1:
         print()
         arows = []
         for v in variants:
             rels = [(med(ours_all[v][s]) - med(ref[s])) / med(ref[s]) for s in subsets] if ref_wall else []
-            arows.append([v, ", ".join(f"{k}={val}" for k, val in variants[v].items()) or "defaults",
-                          f"{med(cpu_all[v]) / S:.3f}", int(np.median(np.concatenate(epochs_all[v]))),
-                          f"{100 * max(map(abs, rels)):.2f}%" if rels else "",
-                          f"{100 * statistics.mean(rels):+.2f}%" if rels else ""]
-                         + [f"{100 * r:+.1f}" for r in rels])
-        print(tabulate(arows, headers=["variant", "settings", "per fit CPU s", "median epochs", "max |vs ref|",
-                                       "mean vs ref"] + [f"#{i + 1}" for i in range(S if ref_wall else 0)],
-                       disable_numparse=True))
+            arows.append(
+                [
+                    v,
+                    ", ".join(f"{k}={val}" for k, val in variants[v].items()) or "defaults",
+                    f"{med(cpu_all[v]) / S:.3f}",
+                    int(np.median(np.concatenate(epochs_all[v]))),
+                    f"{100 * max(map(abs, rels)):.2f}%" if rels else "",
+                    f"{100 * statistics.mean(rels):+.2f}%" if rels else "",
+                ]
+                + [f"{100 * r:+.1f}" for r in rels]
+            )
+        print(
+            tabulate(
+                arows,
+                headers=[
+                    "variant",
+                    "settings",
+                    "per fit CPU s",
+                    "median epochs",
+                    "max |vs ref|",
+                    "mean vs ref",
+                ]
+                + [f"#{i + 1}" for i in range(S if ref_wall else 0)],
+                disable_numparse=True,
+            )
+        )
         print("(#i: relative difference in % of subset i of the first table, medians over repeats)")
     if ref_wall and args.ref_repeats < 3:
         print(f"NOTE: reference repeats reduced to {args.ref_repeats}")
     per_fit, per_fit_cpu = med(ours_wall) / S, med(ours_cpu) / S
     print()
-    print(f"per-fit time {per_fit:.3f} s wall, {per_fit_cpu:.3f} s CPU -> goal <= 1 s: "
-          f"{'MET' if per_fit <= 1 else 'MISSED'} (wall), {'MET' if per_fit_cpu <= 1 else 'MISSED'} (CPU)")
+    print(
+        f"per-fit time {per_fit:.3f} s wall, {per_fit_cpu:.3f} s CPU -> goal <= 1 s: "
+        f"{'MET' if per_fit <= 1 else 'MISSED'} (wall), {'MET' if per_fit_cpu <= 1 else 'MISSED'} (CPU)"
+    )
     if rel:
         worst = max(rel, key=abs)
-        print(f"max |relative difference| in RMSE mean vs reference {100 * abs(worst):.2f}% "
-              f"-> goal <= 2%: {'MET' if abs(worst) <= 0.02 else 'MISSED'}")
-        print(f"mean relative difference over the {len(rel)} subsets (bias) {100 * statistics.mean(rel):+.2f}%; "
-              f"mean |relative difference| {100 * statistics.mean(map(abs, rel)):.2f}%")
+        print(
+            f"max |relative difference| in RMSE mean vs reference {100 * abs(worst):.2f}% "
+            f"-> goal <= 2%: {'MET' if abs(worst) <= 0.02 else 'MISSED'}"
+        )
+        print(
+            f"mean relative difference over the {len(rel)} subsets (bias) {100 * statistics.mean(rel):+.2f}%; "
+            f"mean |relative difference| {100 * statistics.mean(map(abs, rel)):.2f}%"
+        )
         noisy = [i for i, s in enumerate(subsets) if abs(rel[i]) > 0.02]
         for i in noisy:
             s = subsets[i]
             r = med(ref[s])
-            print(f"  {rows[i][0]}: {100 * rel[i]:+.2f}%; the reference's own repeats span "
-                  f"{100 * (min(ref[s]) - r) / r:+.1f}% .. {100 * (max(ref[s]) - r) / r:+.1f}% of its median")
+            print(
+                f"  {rows[i][0]}: {100 * rel[i]:+.2f}%; the reference's own repeats span "
+                f"{100 * (min(ref[s]) - r) / r:+.1f}% .. {100 * (max(ref[s]) - r) / r:+.1f}% of its median"
+            )
     print(f"load avg at end {os.getloadavg()[0]:.1f}")
     return 0
 

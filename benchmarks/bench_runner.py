@@ -11,6 +11,7 @@ lost half of its tasks, whose results must equal the uninterrupted run's.
     python benchmarks/bench_runner.py                       # quick suite, 3 repeats, --jobs 2
     python benchmarks/bench_runner.py --methods ols,correlation,dwr --repeats 5
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from oodfs.run.runner import run_suite
 from oodfs.results.store import load_results
+from oodfs.run.runner import run_suite
 from oodfs.run.suite import customise, load_suite
 
 KEY = ["setting", "r_train", "run", "method", "point", "metric"]
@@ -36,8 +37,21 @@ KEY = ["setting", "r_train", "run", "method", "point", "metric"]
 
 def bench(out: Path, args, *extra: str) -> float:
     """Wall seconds of one ``oodfs bench`` command in a fresh process."""
-    cmd = [sys.executable, "-m", "oodfs.cli", "bench", "--suite", "synthetic", "--quick", "--jobs", str(args.jobs),
-           "--out", str(out), "--quiet", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "oodfs.cli",
+        "bench",
+        "--suite",
+        "synthetic",
+        "--quick",
+        "--jobs",
+        str(args.jobs),
+        "--out",
+        str(out),
+        "--quiet",
+        *extra,
+    ]
     if args.methods:
         cmd += ["--methods", args.methods]
     start = time.perf_counter()
@@ -57,11 +71,15 @@ def main(argv=None) -> int:
     ap.add_argument("--methods", help="comma-separated subset of the quick suite's methods (default: all)")
     args = ap.parse_args(argv)
 
-    suite = customise(load_suite("synthetic"), quick=True, methods=args.methods.split(",") if args.methods else None)
-    n_tasks = len(list(suite.task_keys())) * len(suite.methods)
-    print(f"# bench_runner: `oodfs bench --suite synthetic --quick`, {n_tasks} tasks ({', '.join(suite.methods)}), "
-          f"--jobs {args.jobs}; python {platform.python_version()}, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.1f} at start")
+    suite = customise(
+        load_suite("synthetic"), quick=True, methods=args.methods.split(",") if args.methods else None
+    )
+    n_tasks = len(suite.task_keys())
+    print(
+        f"# bench_runner: `oodfs bench --suite synthetic --quick`, {n_tasks} tasks ({', '.join(suite.methods)}), "
+        f"--jobs {args.jobs}; python {platform.python_version()}, {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.1f} at start"
+    )
 
     work = Path(tempfile.mkdtemp(prefix="oodfs-bench-runner-"))
     walls: dict[str, list[float]] = {"local": [], "dask": []}
@@ -73,11 +91,20 @@ def main(argv=None) -> int:
         identical = all(same_results(work / f"local-{r}", work / f"dask-{r}") for r in range(args.repeats))
         local, dask = statistics.median(walls["local"]), statistics.median(walls["dask"])
         print()
-        print(tabulate([["local (joblib processes)", f"{local:.2f}", "1.00"],
-                        ["dask (LocalCluster)", f"{dask:.2f}", f"{dask / local:.2f}"]],
-                       headers=["backend", "median wall s", "ratio to local"], tablefmt="github"))
-        print(f"\ndask overhead: {dask - local:+.2f} s per run ({100 * (dask / local - 1):+.1f} %), medians of "
-              f"{args.repeats}; results identical across backends: {'yes' if identical else 'NO'}")
+        print(
+            tabulate(
+                [
+                    ["local (joblib processes)", f"{local:.2f}", "1.00"],
+                    ["dask (LocalCluster)", f"{dask:.2f}", f"{dask / local:.2f}"],
+                ],
+                headers=["backend", "median wall s", "ratio to local"],
+                tablefmt="github",
+            )
+        )
+        print(
+            f"\ndask overhead: {dask - local:+.2f} s per run ({100 * (dask / local - 1):+.1f} %), medians of "
+            f"{args.repeats}; results identical across backends: {'yes' if identical else 'NO'}"
+        )
 
         finished = work / "local-0"
         skip_cli = [bench(finished, args, "--resume") for _ in range(3)]
@@ -90,22 +117,41 @@ def main(argv=None) -> int:
         half = work / "half"
         shutil.copytree(finished, half)
         with sqlite3.connect(half / "results.sqlite") as con:
-            lost = con.execute("SELECT setting, r_train, run, method FROM tasks ORDER BY rowid").fetchall()[::2]
+            lost = con.execute("SELECT setting, r_train, run, method FROM tasks ORDER BY rowid").fetchall()[
+                ::2
+            ]
             for key in lost:
                 for table in ("tasks", "results"):
-                    con.execute(f"DELETE FROM {table} WHERE setting=? AND r_train=? AND run=? AND method=?", key)
+                    con.execute(
+                        f"DELETE FROM {table} WHERE setting=? AND r_train=? AND run=? AND method=?", key
+                    )
         resumed = bench(half, args, "--resume")
         complete = same_results(finished, half)
         print()
-        print(tabulate([
-            [f"`oodfs bench --resume` of a finished run ({n_tasks} tasks skipped)", f"{statistics.median(skip_cli):.2f}",
-             "the whole command: start-up, imports, leaderboard, figures"],
-            ["the runner's part of it (run_suite, in process)", f"{statistics.median(skip_runner):.3f}",
-             f"{1000 * statistics.median(skip_runner) / n_tasks:.2f} ms per skipped task"],
-            [f"`oodfs bench --resume` after losing {len(lost)} of {n_tasks} tasks", f"{resumed:.2f}",
-             f"{100 * resumed / local:.0f} % of a full local run; results equal an uninterrupted run's: "
-             f"{'yes' if complete else 'NO'}"],
-        ], headers=["resume", "wall s", "note"], tablefmt="github"))
+        print(
+            tabulate(
+                [
+                    [
+                        f"`oodfs bench --resume` of a finished run ({n_tasks} tasks skipped)",
+                        f"{statistics.median(skip_cli):.2f}",
+                        "the whole command: start-up, imports, leaderboard, figures",
+                    ],
+                    [
+                        "the runner's part of it (run_suite, in process)",
+                        f"{statistics.median(skip_runner):.3f}",
+                        f"{1000 * statistics.median(skip_runner) / n_tasks:.2f} ms per skipped task",
+                    ],
+                    [
+                        f"`oodfs bench --resume` after losing {len(lost)} of {n_tasks} tasks",
+                        f"{resumed:.2f}",
+                        f"{100 * resumed / local:.0f} % of a full local run; results equal an uninterrupted run's: "
+                        f"{'yes' if complete else 'NO'}",
+                    ],
+                ],
+                headers=["resume", "wall s", "note"],
+                tablefmt="github",
+            )
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -7,6 +7,7 @@ machine affects all of them alike; the table shows medians.
 
     python benchmarks/bench_sampler.py [--repeats 5] [--n 10000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,17 +48,27 @@ def main() -> None:
             for s in SAMPLERS:
                 times[s].append(one_draw(envs[s], args.n, rep))
         med = {s: statistics.median(t) for s, t in times.items()}
-        rows.append([
-            setting,
-            *(f"{med[s]:.3f}" for s in SAMPLERS),
-            f"{med['pool'] / med['exact']:.1f}x",
-            f"{med['rejection'] / med['exact']:.1f}x",
-        ])
+        rows.append(
+            [
+                setting,
+                *(f"{med[s]:.3f}" for s in SAMPLERS),
+                f"{med['pool'] / med['exact']:.1f}x",
+                f"{med['rejection'] / med['exact']:.1f}x",
+            ]
+        )
 
-    print(f"train (r={R_TRAIN}) + {len(R_TEST)} test environments, n={args.n} each; "
-          f"median of {args.repeats} repeats, seconds; {platform.processor() or platform.machine()}")
-    print(tabulate(rows, headers=["setting", *SAMPLERS, "pool / exact", "rejection / exact"],
-                   tablefmt="github", colalign=("left",) + ("right",) * 5))
+    print(
+        f"train (r={R_TRAIN}) + {len(R_TEST)} test environments, n={args.n} each; "
+        f"median of {args.repeats} repeats, seconds; {platform.processor() or platform.machine()}"
+    )
+    print(
+        tabulate(
+            rows,
+            headers=["setting", *SAMPLERS, "pool / exact", "rejection / exact"],
+            tablefmt="github",
+            colalign=("left",) + ("right",) * 5,
+        )
+    )
 
 
 if __name__ == "__main__":

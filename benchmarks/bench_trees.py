@@ -20,6 +20,7 @@
     python benchmarks/bench_trees.py --n-fidelity 10000          # fidelity at the benchmark's n (~8 CPU-min more)
     python benchmarks/bench_trees.py --quick    # ~1 CPU-min: 1 repeat at n = 2000, 2 sets at n = 1000
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,7 +51,10 @@ class SklearnRF(RandomForest):
     grid_engine = "sklearn"
 
 
-ENGINES = {"gb": {"oodfs": GradientBoosting, "sklearn": SklearnGB}, "rf": {"oodfs": RandomForest, "sklearn": SklearnRF}}
+ENGINES = {
+    "gb": {"oodfs": GradientBoosting, "sklearn": SklearnGB},
+    "rf": {"oodfs": RandomForest, "sklearn": SklearnRF},
+}
 
 
 def data(setting: str, r: float, n: int, seed: int):
@@ -81,12 +85,18 @@ def speed(n: int, repeats: int, seed: int) -> None:
     for m in ENGINES:
         sk, oo = statistics.median(times[(m, "sklearn")]), statistics.median(times[(m, "oodfs")])
         ratios = [a / b for a, b in zip(times[(m, "sklearn")], times[(m, "oodfs")])]
-        rows.append([m, f"{sk:.2f}", f"{oo:.2f}", f"{sk / oo:.1f}x",
-                     f"{min(ratios):.1f}-{max(ratios):.1f}x"])
-    print(f"\n## Whole grid (9 points) on one training set: poly, r_train = 2.5, n = {n}; "
-          f"CPU seconds, medians of {repeats} repeats\n")
-    print(tabulate(rows, headers=["method", "sklearn", "oodfs", "sklearn / oodfs", "per-repeat ratios"],
-                   tablefmt="github"))
+        rows.append([m, f"{sk:.2f}", f"{oo:.2f}", f"{sk / oo:.1f}x", f"{min(ratios):.1f}-{max(ratios):.1f}x"])
+    print(
+        f"\n## Whole grid (9 points) on one training set: poly, r_train = 2.5, n = {n}; "
+        f"CPU seconds, medians of {repeats} repeats\n"
+    )
+    print(
+        tabulate(
+            rows,
+            headers=["method", "sklearn", "oodfs", "sklearn / oodfs", "per-repeat ratios"],
+            tablefmt="github",
+        )
+    )
 
 
 def sklearn_rf(X, y, seed: int, other: int, perm=None) -> list[np.ndarray]:
@@ -112,8 +122,12 @@ def sklearn_rf(X, y, seed: int, other: int, perm=None) -> list[np.ndarray]:
         tree = DecisionTreeRegressor(max_depth=d_max, random_state=ties.randint(np.iinfo(np.int32).max))
         trees.append(tree.fit(X[perm], y[perm], sample_weight=counts[perm]).tree_)
     d = X.shape[1]
-    return [_mean_normalised([_normalised(_impurity_decrease(t, d, p["max_depth"])) for t in trees[: p["n_estimators"]]], d)
-            for p in points]
+    return [
+        _mean_normalised(
+            [_normalised(_impurity_decrease(t, d, p["max_depth"])) for t in trees[: p["n_estimators"]]], d
+        )
+        for p in points
+    ]
 
 
 #: what is compared with scikit-learn (same data, same random_state): the oodfs engine, and two
@@ -148,34 +162,67 @@ def fidelity(n: int, sets: list[tuple[str, float]], seed: int) -> None:
             print(f"  {setting} r={r} {m}: {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     rows = []
     for (m, c), s in stats.items():
-        rows.append([m, c, f"{100 * np.mean(s['same']):.1f} %", f"{np.mean(s['delta']):+.3f}",
-                     f"{np.mean(np.abs(s['delta'])):.3f}", len(s["same"])])
+        rows.append(
+            [
+                m,
+                c,
+                f"{100 * np.mean(s['same']):.1f} %",
+                f"{np.mean(s['delta']):+.3f}",
+                f"{np.mean(np.abs(s['delta'])):.3f}",
+                len(s["same"]),
+            ]
+        )
     names = ", ".join(f"{s} r={r}" for s, r in sets)
-    print(f"\n## Agreement with scikit-learn (same random_state) over {len(sets)} training sets ({names}; "
-          f"n = {n}) x 9 grid points\n")
-    print(tabulate(rows, headers=["method", "compared with scikit-learn", "same top-5 set", "mean d rank average",
-                                  "mean |d rank average|", "points"], tablefmt="github"))
-    print("\n(d rank average: the candidate's rank average of the true set S = columns 0..4 minus "
-          "scikit-learn's; lower is better. 'other seed': scikit-learn with another tie-breaking seed, "
-          "which decides exact ties; 'rows shuffled': the same rows in another order, which changes "
-          "float rounding and so decides the near-exact ties -- two features cutting a node alike give "
-          "proxies equal up to rounding -- that scikit-learn leaves to rounding and oodfs to its seed.)")
+    print(
+        f"\n## Agreement with scikit-learn (same random_state) over {len(sets)} training sets ({names}; "
+        f"n = {n}) x 9 grid points\n"
+    )
+    print(
+        tabulate(
+            rows,
+            headers=[
+                "method",
+                "compared with scikit-learn",
+                "same top-5 set",
+                "mean d rank average",
+                "mean |d rank average|",
+                "points",
+            ],
+            tablefmt="github",
+        )
+    )
+    print(
+        "\n(d rank average: the candidate's rank average of the true set S = columns 0..4 minus "
+        "scikit-learn's; lower is better. 'other seed': scikit-learn with another tie-breaking seed, "
+        "which decides exact ties; 'rows shuffled': the same rows in another order, which changes "
+        "float rounding and so decides the near-exact ties -- two features cutting a node alike give "
+        "proxies equal up to rounding -- that scikit-learn leaves to rounding and oodfs to its seed.)"
+    )
 
 
 def compile_cost() -> None:
-    imports = ("import time; t = time.perf_counter(); import numpy as np; "
-               "from oodfs_plugins.baselines import GradientBoosting, RandomForest; "
-               "from oodfs_plugins.baselines import cart; ")
-    fits = ("X = np.random.default_rng(0).normal(size=(300, 5)); y = X[:, 0]; w = np.full(300, 2.0); "
-            "[c(n_estimators=2, max_depth=3, random_state=0).fit(X, y, sample_weight=s) "
-            "for c in (GradientBoosting, RandomForest) for s in (None, w)]; ")
+    imports = (
+        "import time; t = time.perf_counter(); import numpy as np; "
+        "from oodfs_plugins.baselines import GradientBoosting, RandomForest; "
+        "from oodfs_plugins.baselines import cart; "
+    )
+    fits = (
+        "X = np.random.default_rng(0).normal(size=(300, 5)); y = X[:, 0]; w = np.full(300, 2.0); "
+        "[c(n_estimators=2, max_depth=3, random_state=0).fit(X, y, sample_weight=s) "
+        "for c in (GradientBoosting, RandomForest) for s in (None, w)]; "
+    )
     done = "print(time.process_time())"
     rows = []
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-        for what, code in (("empty cache: imports + first fits (compiles)", imports + fits),
-                           ("cache filled: imports + first fits", imports + fits), ("imports only", imports)):
-            out = subprocess.run([sys.executable, "-c", code + done], env=env, capture_output=True, text=True, check=True)
+        for what, code in (
+            ("empty cache: imports + first fits (compiles)", imports + fits),
+            ("cache filled: imports + first fits", imports + fits),
+            ("imports only", imports),
+        ):
+            out = subprocess.run(
+                [sys.executable, "-c", code + done], env=env, capture_output=True, text=True, check=True
+            )
             rows.append([what, f"{float(out.stdout.strip()):.1f}"])
     print("\n## First gb + rf fits (unit and non-unit weights) in a fresh process\n")
     print(tabulate(rows, headers=["what", "CPU s"], tablefmt="github"))
@@ -183,11 +230,15 @@ def compile_cost() -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small n, one repeat, two training sets, no compile part")
+    ap.add_argument(
+        "--quick", action="store_true", help="small n, one repeat, two training sets, no compile part"
+    )
     ap.add_argument("--n", type=int, help="rows of the timing set (default 10000; --quick 2000)")
     ap.add_argument("--repeats", type=int, help="timing repeats (default 3; --quick 1)")
     ap.add_argument("--n-fidelity", type=int, help="rows of each fidelity set (default 2000; --quick 1000)")
-    ap.add_argument("--sets", help="fidelity sets as setting:r_train,... (default mlp:1.5,mlp:3.0,poly:1.5,poly:3.0)")
+    ap.add_argument(
+        "--sets", help="fidelity sets as setting:r_train,... (default mlp:1.5,mlp:3.0,poly:1.5,poly:3.0)"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip", default="", help="comma list of parts to skip: speed, fidelity, compile")
     args = ap.parse_args(argv)
@@ -205,8 +256,10 @@ def main(argv=None) -> int:
     import numba
     import sklearn
 
-    print(f"# bench_trees: python {platform.python_version()}, scikit-learn {sklearn.__version__}, "
-          f"numba {numba.__version__}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
+    print(
+        f"# bench_trees: python {platform.python_version()}, scikit-learn {sklearn.__version__}, "
+        f"numba {numba.__version__}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start"
+    )
     limits = threadpool_limits(1) if threadpool_limits else None
     # warm-up: compilation (or loading the compiled code) and imports are not part of any timing
     Xs, ys = data("poly", 2.5, 300, args.seed)

@@ -12,6 +12,7 @@ Writes ``benchmarks/REPRODUCTION.md`` and copies the figures to ``benchmarks/fig
 verdict cites a paired test, an effect size with its interval and the number of pairs; where
 the data cannot decide, it says "not distinguishable".
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,15 +36,30 @@ from oodfs.results.store import ResultStore, load_results
 
 HERE = Path(__file__).resolve().parent
 IW = ("dwr", "srdo")
-RUNS = {"default": ("synthetic", []), "paper": ("synthetic", ["--profile", "paper"]),
-        "variants": ("synthetic-variants", [])}
+RUNS = {
+    "default": ("synthetic", []),
+    "paper": ("synthetic", ["--profile", "paper"]),
+    "variants": ("synthetic-variants", []),
+}
 ALPHA = 0.05
 
 
 def run(root: Path, name: str, jobs: int, narrow: list[str]) -> Path:
     suite, extra = RUNS[name]
     out = root / name
-    cmd = ["oodfs", "bench", "--suite", suite, "--jobs", str(jobs), "--out", str(out), "--quiet", *extra, *narrow]
+    cmd = [
+        "oodfs",
+        "bench",
+        "--suite",
+        suite,
+        "--jobs",
+        str(jobs),
+        "--out",
+        str(out),
+        "--quiet",
+        *extra,
+        *narrow,
+    ]
     if (out / "results.sqlite").exists():
         cmd.append("--resume")
     start = time.perf_counter()
@@ -51,7 +67,14 @@ def run(root: Path, name: str, jobs: int, narrow: list[str]) -> Path:
     wall = time.perf_counter() - start
     timing = out / "wall.json"
     previous = json.loads(timing.read_text()) if timing.exists() and "--resume" in cmd else {"seconds": 0.0}
-    timing.write_text(json.dumps({"seconds": previous["seconds"] + wall, "command": " ".join(cmd[:-1] if "--resume" in cmd else cmd)}))
+    timing.write_text(
+        json.dumps(
+            {
+                "seconds": previous["seconds"] + wall,
+                "command": " ".join(cmd[:-1] if "--resume" in cmd else cmd),
+            }
+        )
+    )
     return out
 
 
@@ -96,14 +119,41 @@ def claim1(values: pd.DataFrame, report: Report) -> tuple[list[str], dict]:
                 else:
                     verdict = "not distinguishable"
                 tally[verdict] += 1
-                rows.append([setting, info.title, iw, base, r.n_pairs, f"{diff:+.3f}", f"[{lo:+.3f}, {hi:+.3f}]",
-                             fmt_p(r.p_adjusted), verdict])
-    table = tabulate(rows, headers=["setting", "metric", "IW", "baseline", "pairs", "IW − baseline",
-                                    "95 % t interval", "p (Holm)", "verdict"], tablefmt="github", disable_numparse=True)
+                rows.append(
+                    [
+                        setting,
+                        info.title,
+                        iw,
+                        base,
+                        r.n_pairs,
+                        f"{diff:+.3f}",
+                        f"[{lo:+.3f}, {hi:+.3f}]",
+                        fmt_p(r.p_adjusted),
+                        verdict,
+                    ]
+                )
+    table = tabulate(
+        rows,
+        headers=[
+            "setting",
+            "metric",
+            "IW",
+            "baseline",
+            "pairs",
+            "IW − baseline",
+            "95 % t interval",
+            "p (Holm)",
+            "verdict",
+        ],
+        tablefmt="github",
+        disable_numparse=True,
+    )
     n = sum(tally.values())
-    summary = (f"IW significantly better in **{tally['IW better']} of {n}** (IW method, baseline, setting, metric) "
-               f"comparisons, a baseline significantly better in **{tally['baseline better']}**, not distinguishable in "
-               f"**{tally['not distinguishable']}**.")
+    summary = (
+        f"IW significantly better in **{tally['IW better']} of {n}** (IW method, baseline, setting, metric) "
+        f"comparisons, a baseline significantly better in **{tally['baseline better']}**, not distinguishable in "
+        f"**{tally['not distinguishable']}**."
+    )
     return [summary, "", "<details><summary>All comparisons</summary>", "", table, "", "</details>"], tally
 
 
@@ -114,18 +164,53 @@ def claim2(values: pd.DataFrame) -> tuple[list[str], dict]:
     for metric, lower in (("rank_avg", True), ("f1", False)):
         if metric not in values:
             continue
-        tr = stats.trend_test(values.dropna(subset=[metric]), metric, within=("setting", "method"),
-                              lower_is_better=lower, test="page", block="run")
+        tr = stats.trend_test(
+            values.dropna(subset=[metric]),
+            metric,
+            within=("setting", "method"),
+            lower_is_better=lower,
+            test="page",
+            block="run",
+        )
         for r in tr.itertuples():
             tally[r.verdict] = tally.get(r.verdict, 0) + 1
-            rows.append([r.setting, r.method, metric, r.n, f"{r.slope:+.3f}" if np.isfinite(r.slope) else "",
-                         f"[{r.slope_low:+.3f}, {r.slope_high:+.3f}]" if np.isfinite(r.slope_low) else "",
-                         fmt_p(r.p), r.verdict])
-    table = tabulate(rows, headers=["setting", "method", "metric", "values", "Theil–Sen slope per unit r_train",
-                                    "95 % interval", "p (Page)", "verdict"], tablefmt="github", disable_numparse=True)
+            rows.append(
+                [
+                    r.setting,
+                    r.method,
+                    metric,
+                    r.n,
+                    f"{r.slope:+.3f}" if np.isfinite(r.slope) else "",
+                    f"[{r.slope_low:+.3f}, {r.slope_high:+.3f}]" if np.isfinite(r.slope_low) else "",
+                    fmt_p(r.p),
+                    r.verdict,
+                ]
+            )
+    table = tabulate(
+        rows,
+        headers=[
+            "setting",
+            "method",
+            "metric",
+            "values",
+            "Theil–Sen slope per unit r_train",
+            "95 % interval",
+            "p (Page)",
+            "verdict",
+        ],
+        tablefmt="github",
+        disable_numparse=True,
+    )
     summary = ", ".join(f"{k}: {v}" for k, v in sorted(tally.items(), key=lambda kv: str(kv[0])))
-    return [f"Verdicts over (setting, method, metric): {summary}.", "", "<details><summary>All trend tests</summary>",
-            "", table, "", "</details>"], tally
+    return [
+        f"Verdicts over (setting, method, metric): {summary}.",
+        "",
+        "<details><summary>All trend tests</summary>",
+        "",
+        table,
+        "",
+        "</details>",
+    ], tally
 
 
 def paired(values: pd.DataFrame, a: str, b: str, metric: str, lower: bool, mask=None) -> tuple[str, str]:
@@ -138,8 +223,11 @@ def paired(values: pd.DataFrame, a: str, b: str, metric: str, lower: bool, mask=
     r = pw.iloc[0]
     diff, lo, hi = directed(r, a)
     verdict = r["verdict"].replace(" better", " better") if r["p_adjusted"] < ALPHA else "not distinguishable"
-    return (f"{a} − {b} = {diff:+.3f} [{lo:+.3f}, {hi:+.3f}] over {int(r['n_pairs'])} pairs, Wilcoxon p = "
-            f"{fmt_p(r['p'])}", verdict)
+    return (
+        f"{a} − {b} = {diff:+.3f} [{lo:+.3f}, {hi:+.3f}] over {int(r['n_pairs'])} pairs, Wilcoxon p = "
+        f"{fmt_p(r['p'])}",
+        verdict,
+    )
 
 
 def claim3(values: pd.DataFrame) -> list[str]:
@@ -147,7 +235,10 @@ def claim3(values: pd.DataFrame) -> list[str]:
     numeric_r = pd.to_numeric(values["r_train"], errors="coerce")
     parts = [
         ("SRDO better than DWR overall (all settings and r_train)", None),
-        ("SRDO much better than DWR in `mlp` at large r_train (r_train ≥ 2.5)", (values["setting"] == "mlp") & (numeric_r >= 2.5)),
+        (
+            "SRDO much better than DWR in `mlp` at large r_train (r_train ≥ 2.5)",
+            (values["setting"] == "mlp") & (numeric_r >= 2.5),
+        ),
     ]
     for title, mask in parts:
         lines.append(f"- **{title}**:")
@@ -160,16 +251,21 @@ def claim3(values: pd.DataFrame) -> list[str]:
         f1 = stats.cell_summary(poly.loc[poly["method"] == "dwr", "f1"])
         best = stats.best_set(poly, "f1", False, within=("setting",))
         in_best = bool(best.loc[best["method"] == "dwr", "in_best_set"].any())
-        lines.append(f"- **DWR does well in `poly`**: F1 {f1.mean:.3f} [{f1.low:.3f}, {f1.high:.3f}] over {f1.n} "
-                     f"(r_train, run) values; {'in' if in_best else 'not in'} the best set for F1 "
-                     "(Wilcoxon against the best, Holm).")
+        lines.append(
+            f"- **DWR does well in `poly`**: F1 {f1.mean:.3f} [{f1.low:.3f}, {f1.high:.3f}] over {f1.n} "
+            f"(r_train, run) values; {'in' if in_best else 'not in'} the best set for F1 "
+            "(Wilcoxon against the best, Holm)."
+        )
     return lines
 
 
 def ranking_check(report: Report) -> str:
     """SRDO's top five = S1..S5 (by feature name, whatever the column layout) per setting and r_train."""
     chosen = report.chosen
-    s = chosen[(chosen["method"] == "srdo") & pd.to_numeric(chosen["r_train"], errors="coerce").isin([1.5, 2.0, 2.5, 3.0])]
+    s = chosen[
+        (chosen["method"] == "srdo")
+        & pd.to_numeric(chosen["r_train"], errors="coerce").isin([1.5, 2.0, 2.5, 3.0])
+    ]
     if s.empty:
         return "no SRDO results"
 
@@ -180,7 +276,9 @@ def ranking_check(report: Report) -> str:
 
     by = s.assign(ok=s.apply(top5_is_s, axis=1)).groupby(["setting", "r_train"])["ok"].agg(["sum", "count"])
     rows = [[setting, r, f"{int(v['sum'])}/{int(v['count'])}"] for (setting, r), v in by.iterrows()]
-    return tabulate(rows, headers=["setting", "r_train", "runs with S1..S5 as SRDO's top 5"], tablefmt="github")
+    return tabulate(
+        rows, headers=["setting", "r_train", "runs with S1..S5 as SRDO's top 5"], tablefmt="github"
+    )
 
 
 def ood_s_check(report: Report) -> str:
@@ -191,10 +289,32 @@ def ood_s_check(report: Report) -> str:
     for (setting, method, r), g in c.groupby(["setting", "method", "r_train"]):
         means = g[g["metric"] == "rmse_mean"].groupby("k")["value"].mean()
         sds = g[g["metric"] == "rmse_std"].groupby("k")["value"].mean()
-        rows.append([setting, method, r, int(means.idxmin()), int(sds.idxmin()), f"{means.get(5, np.nan):.3f}",
-                     f"{means.min():.3f}", f"{means.iloc[-1]:.3f}"])
-    return tabulate(rows, headers=["setting", "ranking", "r_train", "best k (RMSE mean)", "best k (RMSE sd)",
-                                   "RMSE mean @5", "min RMSE mean", "RMSE mean @10"], tablefmt="github")
+        rows.append(
+            [
+                setting,
+                method,
+                r,
+                int(means.idxmin()),
+                int(sds.idxmin()),
+                f"{means.get(5, np.nan):.3f}",
+                f"{means.min():.3f}",
+                f"{means.iloc[-1]:.3f}",
+            ]
+        )
+    return tabulate(
+        rows,
+        headers=[
+            "setting",
+            "ranking",
+            "r_train",
+            "best k (RMSE mean)",
+            "best k (RMSE sd)",
+            "RMSE mean @5",
+            "min RMSE mean",
+            "RMSE mean @10",
+        ],
+        tablefmt="github",
+    )
 
 
 def profile_by_part(results: pd.DataFrame) -> str:
@@ -222,42 +342,96 @@ def averaged_side_by_side(reports: dict[str, Report]) -> str:
             row = [setting, method]
             for name, c in cells.items():
                 for metric in ("rank_avg", "f1", "rmse_mean"):
-                    x = c[(c["setting"] == setting) & (c["method"] == method) & (c["metric"] == metric)
-                          & (c["r_train"] == "all")]
-                    row.append("" if x.empty else f"{x['mean'].iloc[0]:.3f} [{x['low'].iloc[0]:.3f}, {x['high'].iloc[0]:.3f}]")
+                    x = c[
+                        (c["setting"] == setting)
+                        & (c["method"] == method)
+                        & (c["metric"] == metric)
+                        & (c["r_train"] == "all")
+                    ]
+                    row.append(
+                        ""
+                        if x.empty
+                        else f"{x['mean'].iloc[0]:.3f} [{x['low'].iloc[0]:.3f}, {x['high'].iloc[0]:.3f}]"
+                    )
             rows.append(row)
-    headers = ["setting", "method"] + [f"{name}: {m}" for name in reports for m in ("rank avg", "F1", "RMSE mean")]
+    headers = ["setting", "method"] + [
+        f"{name}: {m}" for name in reports for m in ("rank avg", "F1", "RMSE mean")
+    ]
     return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
 
 
 def profile_effect(default: pd.DataFrame, paper: pd.DataFrame) -> str:
     """Per (setting, method, metric): paper − default, paired over the (r_train, run) cells both
     profiles share (the same data), Wilcoxon, Holm over the whole table."""
-    both = pd.concat([default.assign(method=default["method"] + "@default"),
-                      paper.assign(method=paper["method"] + "@paper")])
+    both = pd.concat(
+        [
+            default.assign(method=default["method"] + "@default"),
+            paper.assign(method=paper["method"] + "@paper"),
+        ]
+    )
     rows = []
     for metric, lower in (("rank_avg", True), ("f1", False), ("rmse_mean", True)):
         for setting in dict.fromkeys(default["setting"]):
             for method in dict.fromkeys(default["method"]):
-                v = both[(both["setting"] == setting) & both["method"].isin([f"{method}@paper", f"{method}@default"])]
+                v = both[
+                    (both["setting"] == setting)
+                    & both["method"].isin([f"{method}@paper", f"{method}@default"])
+                ]
                 pw = stats.pairwise_tests(v, metric, lower, within=("setting",), correction="none")
                 if pw.empty:
                     continue
                 r = pw.iloc[0]
                 diff, lo, hi = directed(r, f"{method}@paper")
-                rows.append([setting, method, metric, int(r["n_pairs"]), diff, lo, hi, r["p"], (diff < 0) == lower])
-    table = pd.DataFrame(rows, columns=["setting", "method", "metric", "pairs", "diff", "low", "high", "p", "paper_better"])
+                rows.append(
+                    [setting, method, metric, int(r["n_pairs"]), diff, lo, hi, r["p"], (diff < 0) == lower]
+                )
+    table = pd.DataFrame(
+        rows, columns=["setting", "method", "metric", "pairs", "diff", "low", "high", "p", "paper_better"]
+    )
     table["p_holm"] = stats.adjust_pvalues(table["p"].fillna(1.0), "holm")
-    table["verdict"] = np.where(table["p_holm"] >= ALPHA, "not distinguishable",
-                                np.where(table["paper_better"], "paper better", "default better"))
+    table["verdict"] = np.where(
+        table["p_holm"] >= ALPHA,
+        "not distinguishable",
+        np.where(table["paper_better"], "paper better", "default better"),
+    )
     shown = table[(table["p_holm"] < ALPHA) | table["method"].isin(IW)]
-    out = [[r.setting, r.method, r.metric, r.pairs, f"{r.diff:+.3f}", f"[{r.low:+.3f}, {r.high:+.3f}]",
-            fmt_p(r.p_holm), r.verdict] for r in shown.itertuples()]
+    out = [
+        [
+            r.setting,
+            r.method,
+            r.metric,
+            r.pairs,
+            f"{r.diff:+.3f}",
+            f"[{r.low:+.3f}, {r.high:+.3f}]",
+            fmt_p(r.p_holm),
+            r.verdict,
+        ]
+        for r in shown.itertuples()
+    ]
     hidden = len(table) - len(shown)
-    note = (f"\n\nThe other {hidden} (setting, method, metric) comparisons of the baselines: not distinguishable."
-            if hidden else "")
-    return tabulate(out, headers=["setting", "method", "metric", "pairs", "paper − default", "95 % t interval",
-                                  "p (Holm)", "verdict"], tablefmt="github", disable_numparse=True) + note
+    note = (
+        f"\n\nThe other {hidden} (setting, method, metric) comparisons of the baselines: not distinguishable."
+        if hidden
+        else ""
+    )
+    return (
+        tabulate(
+            out,
+            headers=[
+                "setting",
+                "method",
+                "metric",
+                "pairs",
+                "paper − default",
+                "95 % t interval",
+                "p (Holm)",
+                "verdict",
+            ],
+            tablefmt="github",
+            disable_numparse=True,
+        )
+        + note
+    )
 
 
 def variants_table(values: pd.DataFrame) -> str:
@@ -276,12 +450,25 @@ def variants_table(values: pd.DataFrame) -> str:
         text, verdict = paired(v, "srdo", "dwr", "f1", False)
         row.append(f"{verdict} ({text.split(' over')[0].split('= ')[1]})")
         rows.append(row)
-    return tabulate(rows, headers=["variant", "dwr vs best baseline, F1", "srdo vs best baseline, F1",
-                                   "dwr vs best baseline, RMSE mean", "srdo vs best baseline, RMSE mean",
-                                   "srdo vs dwr, F1"], tablefmt="github", disable_numparse=True)
+    return tabulate(
+        rows,
+        headers=[
+            "variant",
+            "dwr vs best baseline, F1",
+            "srdo vs best baseline, F1",
+            "dwr vs best baseline, RMSE mean",
+            "srdo vs best baseline, RMSE mean",
+            "srdo vs dwr, F1",
+        ],
+        tablefmt="github",
+        disable_numparse=True,
+    )
 
 
-DISCUSSION = ("<!-- discussion: written by hand, kept when the report is regenerated -->", "<!-- /discussion -->")
+DISCUSSION = (
+    "<!-- discussion: written by hand, kept when the report is regenerated -->",
+    "<!-- /discussion -->",
+)
 PROTOCOL_NOTES = ("<!-- protocol: written by hand -->", "<!-- /protocol -->")
 SPEED_NOTES = ("<!-- speed: written by hand -->", "<!-- /speed -->")
 
@@ -291,23 +478,30 @@ def _kept(report: Path, markers) -> str:
         return ""
     text = report.read_text()
     start, end = text.find(markers[0]), text.find(markers[1])
-    return text[start:end + len(markers[1])] if 0 <= start < end else ""
+    return text[start : end + len(markers[1])] if 0 <= start < end else ""
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--root", default="results/reproduction", help="folder of the three runs")
     parser.add_argument("--only", choices=list(RUNS), action="append", help="run only these (repeatable)")
     parser.add_argument("--report-only", action="store_true", help="write the report from the existing runs")
-    parser.add_argument("--runs", help="runs per (setting, r_train) instead of the suite's (a smaller grid; "
-                        "a later call without it resumes and adds the missing runs)")
+    parser.add_argument(
+        "--runs",
+        help="runs per (setting, r_train) instead of the suite's (a smaller grid; "
+        "a later call without it resumes and adds the missing runs)",
+    )
     parser.add_argument("--r-train", help="comma-separated r_train values instead of the suite's")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message="An input array is constant")
     root = Path(args.root)
     if not args.report_only:
-        narrow = (["--runs", args.runs] if args.runs else []) + (["--r-train", args.r_train] if args.r_train else [])
+        narrow = (["--runs", args.runs] if args.runs else []) + (
+            ["--r-train", args.r_train] if args.r_train else []
+        )
         for name in args.only or RUNS:
             run(root, name, args.jobs, narrow)
     fig_dir = HERE / "figures"
@@ -319,13 +513,17 @@ def main() -> None:
     oracle = Report(results, "oracle", ResultStore(default_dir).get_meta("metrics"))
     values = selected_values(report)
     subprocess.run(["oodfs", "plot", str(default_dir)], check=True, stderr=subprocess.DEVNULL)
-    subprocess.run(["oodfs", "plot", str(default_dir), "--selection", "oracle"], check=True, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        ["oodfs", "plot", str(default_dir), "--selection", "oracle"], check=True, stderr=subprocess.DEVNULL
+    )
     compare_text, _ = comparison_markdown(report, fig_dir)
     for f in (default_dir / "figures").iterdir():
         shutil.copy(f, fig_dir / f.name)
     versions = ResultStore(default_dir).invocations()[-1]["versions"]
     n_tasks = results.groupby(["setting", "r_train", "run", "method"]).ngroups
-    n_failed = int((results.groupby(["setting", "r_train", "run", "method"])["status"].first() == "failed").sum())
+    n_failed = int(
+        (results.groupby(["setting", "r_train", "run", "method"])["status"].first() == "failed").sum()
+    )
 
     c1, _ = claim1(values, report)
     c2, _ = claim2(values)
@@ -341,7 +539,7 @@ def main() -> None:
         "",
         "How to read the verdicts: every comparison is a two-sided Wilcoxon signed-rank test paired over the "
         "(r_train, run) blocks both methods share (the same training and test data), Holm-corrected within the "
-        "family named; the effect is the mean paired difference with its 95 % t interval. \"Not distinguishable\" "
+        'family named; the effect is the mean paired difference with its 95 % t interval. "Not distinguishable" '
         "means the test could not separate the methods at alpha 0.05; it is not a tie and not a win.",
         "",
         "## Claim 1: SRDO and DWR select the stable set best and predict best out of distribution",
@@ -380,48 +578,93 @@ def main() -> None:
         matched = Report(results.merge(cells, on=keys), "val", ResultStore(default_dir).get_meta("metrics"))
         mv = selected_values(matched)
         grid = ", ".join(f"{k} {sorted(set(cells[k]))}" for k in keys)
-        parts += ["## Does the result depend on implementation choices?", "",
-                  f"The `paper` profile ({wall_of(paper_dir)}; grid: {grid}): the paper's literal settings where "
-                  "it states them (docs/PROTOCOL.md, section 5), beside the `default` profile on exactly the same "
-                  "(setting, r_train, run) cells. Cells: mean [95 % t interval] over runs, each run averaged over "
-                  "r_train; model selection `val`.", "",
-                  averaged_side_by_side({"default": matched, "paper": paper}), "",
-                  "The profile's effect per method: paper − default on the same (r_train, run) cells, paired "
-                  "Wilcoxon, Holm over all (setting, method, metric); DWR and SRDO always shown, a baseline only "
-                  "where the profile changed it significantly.", "",
-                  profile_effect(mv, pv), "",
-                  "Claim 1 on these cells, default profile: " + claim1(mv, matched)[0][0], "",
-                  "Claim 1 on these cells, paper profile: " + claim1(pv, paper)[0][0], "",
-                  "Claim 3 on these cells, default profile:", "", *claim3(mv), "",
-                  "Claim 3 on these cells, paper profile:", "", *claim3(pv), ""]
+        parts += [
+            "## Does the result depend on implementation choices?",
+            "",
+            f"The `paper` profile ({wall_of(paper_dir)}; grid: {grid}): the paper's literal settings where "
+            "it states them (docs/PROTOCOL.md, section 5), beside the `default` profile on exactly the same "
+            "(setting, r_train, run) cells. Cells: mean [95 % t interval] over runs, each run averaged over "
+            "r_train; model selection `val`.",
+            "",
+            averaged_side_by_side({"default": matched, "paper": paper}),
+            "",
+            "The profile's effect per method: paper − default on the same (r_train, run) cells, paired "
+            "Wilcoxon, Holm over all (setting, method, metric); DWR and SRDO always shown, a baseline only "
+            "where the profile changed it significantly.",
+            "",
+            profile_effect(mv, pv),
+            "",
+            "Claim 1 on these cells, default profile: " + claim1(mv, matched)[0][0],
+            "",
+            "Claim 1 on these cells, paper profile: " + claim1(pv, paper)[0][0],
+            "",
+            "Claim 3 on these cells, default profile:",
+            "",
+            *claim3(mv),
+            "",
+            "Claim 3 on these cells, paper profile:",
+            "",
+            *claim3(pv),
+            "",
+        ]
         protocol_notes = _kept(HERE / "REPRODUCTION.md", PROTOCOL_NOTES)
         if protocol_notes:
             parts += [protocol_notes, ""]
     variants_dir = root / "variants"
     if (variants_dir / "results.sqlite").exists():
         vrep = Report(load_results(variants_dir), "val", ResultStore(variants_dir).get_meta("metrics"))
-        parts += ["## Robustness over data processes", "",
-                  f"Suite `synthetic-variants` ({wall_of(variants_dir)}): one row per variant of the data process "
-                  "(see oodfs/suites/synthetic-variants.toml). Each cell: the verdict of a paired Wilcoxon test over "
-                  "(r_train, run) at alpha 0.05, not corrected for the table's many cells (read a single "
-                  "borderline cell with care), and the mean paired difference with its 95 % t interval; the best "
-                  "baseline is the one with the best mean in that variant. `poly-fixed-layout` and `poly-pool` "
-                  "keep the paper's data process and undo one of oodfs's protocol choices each.", "", variants_table(selected_values(vrep)), ""]
+        parts += [
+            "## Robustness over data processes",
+            "",
+            f"Suite `synthetic-variants` ({wall_of(variants_dir)}): one row per variant of the data process "
+            "(see oodfs/suites/synthetic-variants.toml). Each cell: the verdict of a paired Wilcoxon test over "
+            "(r_train, run) at alpha 0.05, not corrected for the table's many cells (read a single "
+            "borderline cell with care), and the mean paired difference with its 95 % t interval; the best "
+            "baseline is the one with the best mean in that variant. `poly-fixed-layout` and `poly-pool` "
+            "keep the paper's data process and undo one of oodfs's protocol choices each.",
+            "",
+            variants_table(selected_values(vrep)),
+            "",
+        ]
     theory = HERE / "THEORY.md"
     if theory.exists():
-        parts += ["## The theorems, checked numerically", "",
-                  "See [THEORY.md](THEORY.md): the coefficient error of weighted least squares against n for the "
-                  "oracle weights, DWR and SRDO, against what the paper's theorems predict.", ""]
-    parts += ["## Method comparisons (Friedman, pairwise tests, critical-difference diagrams)", "",
-              compare_text.replace("](cd_", "](figures/cd_"), "",
-              "## SRDO's ranking (the paper's feature-ranking table)", "", ranking_check(report), "",
-              "Full rankings: [figures/feature_ranking-val.md](figures/feature_ranking-val.md).", "",
-              "## RMSE against the number of selected features (Figure ood-S)", "",
-              "The paper's claim: k = 5 (the minimal stable set) is best.", "", ood_s_check(report), "",
-              "![ood-S](figures/ood_s-val.png)", "",
-              "## Figure 1", "", "![Figure 1](figures/figure1-val.png)", "",
-              "Under the oracle rule: [figures/figure1-oracle.png](figures/figure1-oracle.png).", "",
-              "## Profile by part (default profile)", "", profile_by_part(results), ""]
+        parts += [
+            "## The theorems, checked numerically",
+            "",
+            "See [THEORY.md](THEORY.md): the coefficient error of weighted least squares against n for the "
+            "oracle weights, DWR and SRDO, against what the paper's theorems predict.",
+            "",
+        ]
+    parts += [
+        "## Method comparisons (Friedman, pairwise tests, critical-difference diagrams)",
+        "",
+        compare_text.replace("](cd_", "](figures/cd_"),
+        "",
+        "## SRDO's ranking (the paper's feature-ranking table)",
+        "",
+        ranking_check(report),
+        "",
+        "Full rankings: [figures/feature_ranking-val.md](figures/feature_ranking-val.md).",
+        "",
+        "## RMSE against the number of selected features (Figure ood-S)",
+        "",
+        "The paper's claim: k = 5 (the minimal stable set) is best.",
+        "",
+        ood_s_check(report),
+        "",
+        "![ood-S](figures/ood_s-val.png)",
+        "",
+        "## Figure 1",
+        "",
+        "![Figure 1](figures/figure1-val.png)",
+        "",
+        "Under the oracle rule: [figures/figure1-oracle.png](figures/figure1-oracle.png).",
+        "",
+        "## Profile by part (default profile)",
+        "",
+        profile_by_part(results),
+        "",
+    ]
     speed_notes = _kept(HERE / "REPRODUCTION.md", SPEED_NOTES)
     if speed_notes:
         parts += [speed_notes, ""]

@@ -1,11 +1,21 @@
 """oodfs: a plugin-based benchmark for out-of-distribution (covariate-shift) feature selection."""
+
 from importlib.metadata import PackageNotFoundError, version
 
-from oodfs.contract.api import Environment, GridFit, Selector, WeightCollapseWarning, Weighter, ranking_from_scores, weight_diagnostics
+from oodfs.contract.api import (
+    Environment,
+    GridFit,
+    Selector,
+    WeightCollapseWarning,
+    Weighter,
+    ranking_from_scores,
+    weight_diagnostics,
+)
 from oodfs.contract.hookspecs import hookimpl
-from oodfs.validation import OodfsError
-from oodfs.numeric import weighted_least_squares
+from oodfs.contract.metrics import Evaluation, Metric, SuspectRule, diagnostic
 from oodfs.contract.wls import WLSSelector, selector_for_weighter
+from oodfs.numeric import weighted_least_squares
+from oodfs.validation import OodfsError
 
 try:
     __version__ = version("oodfs")
@@ -14,6 +24,10 @@ except PackageNotFoundError:  # running from a source tree without an install
 
 __all__ = [
     "Environment",
+    "Evaluation",
+    "Metric",
+    "SuspectRule",
+    "diagnostic",
     "GridFit",
     "OodfsError",
     "Selector",

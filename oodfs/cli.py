@@ -3,6 +3,7 @@
 Each command is a module of :mod:`oodfs.commands`; this module builds the parser and turns an
 :class:`~oodfs.validation.OodfsError` into one line on stderr and exit status 2.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -4,6 +4,7 @@ Sample weights are handled as probabilities p (non-negative, summing to 1); ``No
 uniform. A column counts as constant when its (weighted) standard deviation is below
 ``CONSTANT_RTOL`` times its largest absolute value.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -88,8 +89,9 @@ def max_abs_offdiag_corr(X: np.ndarray, w: np.ndarray | None = None) -> float:
     return float(np.abs(corr).max())
 
 
-def weighted_least_squares(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, *,
-                           strict: bool = True) -> np.ndarray:
+def weighted_least_squares(
+    X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, *, strict: bool = True
+) -> np.ndarray:
     """Coefficients (without the intercept) of least squares with intercept and sample weights.
 
     ``strict=True`` (what scores the independence-driven weighters) refuses n < d + 1 and a

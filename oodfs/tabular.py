@@ -37,6 +37,7 @@ argument parsing, no printing; the ``oodfs select`` command is :mod:`oodfs.comma
   and ``train_envs`` only the rows of those environments are used to fit (e.g. select on a
   training period, then check the selection on later periods yourself).
 """
+
 from __future__ import annotations
 
 import inspect
@@ -128,12 +129,16 @@ def read_table(path) -> pd.DataFrame:
     except pd.errors.EmptyDataError:
         raise OodfsError(f"{path} is empty (no columns)") from None
     except UnicodeDecodeError:
-        raise OodfsError(f"cannot parse {path} as {fmt.upper()}: it is not UTF-8 text (a binary file?)") from None
+        raise OodfsError(
+            f"cannot parse {path} as {fmt.upper()}: it is not UTF-8 text (a binary file?)"
+        ) from None
     except Exception as exc:  # parser errors, pyarrow errors, bad compression, ...
         raise OodfsError(f"cannot parse {path} as {fmt.upper()}: {_one_line(exc)}") from None
     if repeated:
-        raise OodfsError(f"{path}: column name(s) {', '.join(map(repr, repeated))} appear more than once in the "
-                         "header; give every column its own name")
+        raise OodfsError(
+            f"{path}: column name(s) {', '.join(map(repr, repeated))} appear more than once in the "
+            "header; give every column its own name"
+        )
     if df.shape[1] == 0:
         raise OodfsError(f"{path} has no columns")
     if df.shape[0] == 0:
@@ -193,8 +198,10 @@ def _is_nested(s: pd.Series) -> bool:
 def _check_not_nested(df: pd.DataFrame, columns) -> None:
     nested = [c for c in columns if _is_nested(df[c])]
     if nested:
-        raise OodfsError(f"column(s) {', '.join(map(repr, nested))} hold nested values (lists or records); "
-                         "flatten them into plain columns or drop them")
+        raise OodfsError(
+            f"column(s) {', '.join(map(repr, nested))} hold nested values (lists or records); "
+            "flatten them into plain columns or drop them"
+        )
 
 
 def _mostly_numeric(s: pd.Series) -> str:
@@ -212,31 +219,47 @@ def _check_features(frame: pd.DataFrame, categorical: str, max_levels: int) -> l
         raise OodfsError(f"categorical must be one of {', '.join(CATEGORICAL_MODES)}, got {categorical!r}")
     dates = [c for c in frame.columns if _is_datetime(frame[c])]
     if dates:
-        raise OodfsError(f"date/time column(s) {', '.join(map(repr, dates))} cannot be features; "
-                         "convert them to numbers (e.g. year, day of year) or drop them")
+        raise OodfsError(
+            f"date/time column(s) {', '.join(map(repr, dates))} cannot be features; "
+            "convert them to numbers (e.g. year, day of year) or drop them"
+        )
     _check_not_nested(frame, frame.columns)
     missing = {c: int(n) for c, n in frame.isna().sum().items() if n}
     if missing:
         listed = ", ".join(f"{c!r} ({n} missing)" for c, n in missing.items())
-        raise OodfsError(f"feature column(s) with missing values: {listed}; oodfs does not impute -- "
-                         "fill them in or drop the column(s)")
+        raise OodfsError(
+            f"feature column(s) with missing values: {listed}; oodfs does not impute -- "
+            "fill them in or drop the column(s)"
+        )
     cats = [c for c in frame.columns if _is_categorical(frame[c])]
-    infinite = [c for c in frame.columns if c not in cats
-                and np.isinf(frame[c].to_numpy(dtype=float, na_value=np.nan)).any()]
+    infinite = [
+        c
+        for c in frame.columns
+        if c not in cats and np.isinf(frame[c].to_numpy(dtype=float, na_value=np.nan)).any()
+    ]
     if infinite:
-        raise OodfsError(f"feature column(s) {', '.join(map(repr, infinite))} have infinite values; fix or drop them")
+        raise OodfsError(
+            f"feature column(s) {', '.join(map(repr, infinite))} have infinite values; fix or drop them"
+        )
     if cats and categorical == "error":
-        raise OodfsError(f"categorical (non-numeric) column(s) {', '.join(map(repr, cats))}; encode them as numbers, "
-                         "drop them, or use categorical='onehot' (--categorical onehot)")
+        raise OodfsError(
+            f"categorical (non-numeric) column(s) {', '.join(map(repr, cats))}; encode them as numbers, "
+            "drop them, or use categorical='onehot' (--categorical onehot)"
+        )
     for c in cats:
         n_levels = frame[c].nunique()
         looks = _mostly_numeric(frame[c])
         if n_levels > max_levels:
-            raise OodfsError(f"categorical column {c!r} has {n_levels} distinct values (more than {max_levels})"
-                             f"{'; ' + looks if looks else ''}; drop it or encode it as numbers")
+            raise OodfsError(
+                f"categorical column {c!r} has {n_levels} distinct values (more than {max_levels})"
+                f"{'; ' + looks if looks else ''}; drop it or encode it as numbers"
+            )
         if looks:
-            warnings.warn(f"column {c!r} is one-hot encoded as text, but {looks}; clean it if it should be a number",
-                          TableWarning, stacklevel=4)
+            warnings.warn(
+                f"column {c!r} is one-hot encoded as text, but {looks}; clean it if it should be a number",
+                TableWarning,
+                stacklevel=4,
+            )
     return cats
 
 
@@ -260,11 +283,21 @@ def _levels(s: pd.Series) -> list[str]:
 
 def _onehot(s: pd.Series) -> Pipeline:
     levels = _levels(s)
-    return Pipeline([
-        ("text", FunctionTransformer(_as_text, feature_names_out="one-to-one")),
-        ("onehot", OneHotEncoder(categories=[levels], drop="first" if len(levels) > 1 else None,
-                                 sparse_output=False, dtype=float, feature_name_combiner=_level_name)),
-    ])
+    return Pipeline(
+        [
+            ("text", FunctionTransformer(_as_text, feature_names_out="one-to-one")),
+            (
+                "onehot",
+                OneHotEncoder(
+                    categories=[levels],
+                    drop="first" if len(levels) > 1 else None,
+                    sparse_output=False,
+                    dtype=float,
+                    feature_name_combiner=_level_name,
+                ),
+            ),
+        ]
+    )
 
 
 class PowerOfTwoScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -295,8 +328,9 @@ def make_scaler() -> Pipeline:
     return Pipeline([("power_of_two", PowerOfTwoScaler()), ("standard", StandardScaler())])
 
 
-def make_encoder(frame: pd.DataFrame, categorical: str = "onehot", max_levels: int = MAX_LEVELS,
-                 standardize: bool = False):
+def make_encoder(
+    frame: pd.DataFrame, categorical: str = "onehot", max_levels: int = MAX_LEVELS, standardize: bool = False
+):
     """An unfitted scikit-learn transformer from the feature columns of ``frame`` to numbers.
 
     Checks the columns first (the rules of :func:`prepare`; an OodfsError naming the column).
@@ -323,8 +357,9 @@ def make_encoder(frame: pd.DataFrame, categorical: str = "onehot", max_levels: i
         else:
             parts.append(("passthrough", [c]))
     # transformer names c0, c1, ...: column names may contain "__", which scikit-learn reserves
-    encoder = ColumnTransformer([(f"c{i}", trans, cols) for i, (trans, cols) in enumerate(parts)],
-                                verbose_feature_names_out=False)
+    encoder = ColumnTransformer(
+        [(f"c{i}", trans, cols) for i, (trans, cols) in enumerate(parts)], verbose_feature_names_out=False
+    )
     return Pipeline([("encode", encoder), ("scale", make_scaler())]) if standardize else encoder
 
 
@@ -343,8 +378,16 @@ def _target_vector(df: pd.DataFrame, target) -> np.ndarray:
     return s.to_numpy(dtype=float, na_value=np.nan)
 
 
-def prepare(df: pd.DataFrame, target, env_column=None, categorical: str = "onehot", drop=(),
-            features=None, max_levels: int = MAX_LEVELS, standardize: bool = False):
+def prepare(
+    df: pd.DataFrame,
+    target,
+    env_column=None,
+    categorical: str = "onehot",
+    drop=(),
+    features=None,
+    max_levels: int = MAX_LEVELS,
+    standardize: bool = False,
+):
     """``(X, y, feature_names, env_labels)`` from a DataFrame (rules in the module docstring).
 
     ``X`` is a float array (n, d) made by :func:`make_encoder`, ``y`` a float array (n,),
@@ -383,18 +426,25 @@ def prepare(df: pd.DataFrame, target, env_column=None, categorical: str = "oneho
     else:
         columns = [c for c in df.columns if c not in reserved and c not in drop]
     if not columns:
-        raise OodfsError("no feature columns left (every column is the target, the environment column or dropped)")
+        raise OodfsError(
+            "no feature columns left (every column is the target, the environment column or dropped)"
+        )
 
     _check_not_nested(df, [target] + ([env_column] if env_column is not None else []))
     y = _target_vector(df, target)
     if np.isinf(y).any():
-        raise OodfsError(f"target column {target!r} has infinite values (row {df.index[np.isinf(y).nonzero()[0][0]]})")
+        raise OodfsError(
+            f"target column {target!r} has infinite values (row {df.index[np.isinf(y).nonzero()[0][0]]})"
+        )
     keep = ~np.isnan(y)
     if not keep.any():
         raise OodfsError(f"target column {target!r} has no values (all missing)")
     if not keep.all():
-        warnings.warn(f"dropped {int((~keep).sum())} of {len(y)} rows whose target {target!r} is missing",
-                      TableWarning, stacklevel=2)
+        warnings.warn(
+            f"dropped {int((~keep).sum())} of {len(y)} rows whose target {target!r} is missing",
+            TableWarning,
+            stacklevel=2,
+        )
     sub = df.loc[keep, columns]
     sub.columns = [str(c) for c in sub.columns]
     repeated = _repeated(list(sub.columns))
@@ -406,8 +456,10 @@ def prepare(df: pd.DataFrame, target, env_column=None, categorical: str = "oneho
     if env_column is not None:
         env = df.loc[keep, env_column]
         if env.isna().any():
-            raise OodfsError(f"environment column {env_column!r} has {int(env.isna().sum())} missing values; "
-                             "fill or drop those rows first")
+            raise OodfsError(
+                f"environment column {env_column!r} has {int(env.isna().sum())} missing values; "
+                "fill or drop those rows first"
+            )
         env_labels = env.astype(str).to_numpy(dtype=object)
 
     encoder = make_encoder(sub, categorical, max_levels, standardize)
@@ -415,8 +467,10 @@ def prepare(df: pd.DataFrame, target, env_column=None, categorical: str = "oneho
     try:
         names = [str(n) for n in encoder.get_feature_names_out()]
     except ValueError:  # scikit-learn refuses two output columns with one name
-        raise OodfsError(f"two features would both be named {_repeated(_encoded_names(encoder))[0]!r} after "
-                         "one-hot encoding; rename a column") from None
+        raise OodfsError(
+            f"two features would both be named {_repeated(_encoded_names(encoder))[0]!r} after "
+            "one-hot encoding; rename a column"
+        ) from None
     return X, y, names, env_labels
 
 
@@ -440,8 +494,10 @@ def _selector_params(cls, params: dict | None) -> dict:
             raise OodfsError(f"set {reserved!r} through {flag}, not as a selector parameter")
     unknown = [p for p in params if p not in valid]
     if unknown:
-        raise OodfsError(f"selector {cls.name!r} has no parameter {unknown[0]!r}; "
-                         f"valid: {', '.join(valid) if valid else '(none)'}")
+        raise OodfsError(
+            f"selector {cls.name!r} has no parameter {unknown[0]!r}; "
+            f"valid: {', '.join(valid) if valid else '(none)'}"
+        )
     return params
 
 
@@ -451,14 +507,20 @@ def _init_default(cls, name: str, fallback):
 
 
 def _check_seed(random_state) -> int:
-    if isinstance(random_state, (bool, np.bool_)) or not isinstance(random_state, (int, np.integer)) \
-            or not 0 <= random_state <= MAX_SEED:
-        raise OodfsError(f"random_state (--seed) must be an integer from 0 to {MAX_SEED}, got {random_state!r}")
+    if (
+        isinstance(random_state, (bool, np.bool_))
+        or not isinstance(random_state, (int, np.integer))
+        or not 0 <= random_state <= MAX_SEED
+    ):
+        raise OodfsError(
+            f"random_state (--seed) must be an integer from 0 to {MAX_SEED}, got {random_state!r}"
+        )
     return int(random_state)
 
 
 def _named(message: str, names: list[str]) -> str:
     """A selector's message with column indices ("column 3") replaced by the feature names."""
+
     def name(m):
         j = int(m.group(1))
         return f"column {names[j]!r}" if j < len(names) else m.group(0)
@@ -469,17 +531,32 @@ def _named(message: str, names: list[str]) -> str:
 def _check_magnitude(X: np.ndarray, y: np.ndarray, names: list[str], target) -> None:
     big = [names[j] for j in np.nonzero(np.abs(X).max(axis=0) > MAX_ABS_VALUE)[0]]
     if big:
-        raise OodfsError(f"feature column(s) {', '.join(map(repr, big))} have values beyond +-{MAX_ABS_VALUE:.3g}, "
-                         "which selectors computing in 32-bit floats (trees, xgb, neural nets) turn into inf; "
-                         "standardise them (drop --no-standardize) or rescale them")
+        raise OodfsError(
+            f"feature column(s) {', '.join(map(repr, big))} have values beyond +-{MAX_ABS_VALUE:.3g}, "
+            "which selectors computing in 32-bit floats (trees, xgb, neural nets) turn into inf; "
+            "standardise them (drop --no-standardize) or rescale them"
+        )
     if np.abs(y).max() > MAX_ABS_VALUE:
-        raise OodfsError(f"target column {target!r} has values beyond +-{MAX_ABS_VALUE:.3g}, which selectors "
-                         "computing in 32-bit floats turn into inf; rescale it (e.g. to other units or its log)")
+        raise OodfsError(
+            f"target column {target!r} has values beyond +-{MAX_ABS_VALUE:.3g}, which selectors "
+            "computing in 32-bit floats turn into inf; rescale it (e.g. to other units or its log)"
+        )
 
 
-def rank_features(data, target, method: str, top_k: int | None = None, env_column=None, train_envs=None,
-                  params: dict | None = None, random_state: int = 0, categorical: str = "onehot", drop=(),
-                  standardize_features: bool = True, max_levels: int = MAX_LEVELS) -> pd.DataFrame:
+def rank_features(
+    data,
+    target,
+    method: str,
+    top_k: int | None = None,
+    env_column=None,
+    train_envs=None,
+    params: dict | None = None,
+    random_state: int = 0,
+    categorical: str = "onehot",
+    drop=(),
+    standardize_features: bool = True,
+    max_levels: int = MAX_LEVELS,
+) -> pd.DataFrame:
     """Rank every feature of a table with the selector ``method``.
 
     ``data`` is a DataFrame or a path (:func:`read_table`). Returns a DataFrame with columns
@@ -505,15 +582,18 @@ def rank_features(data, target, method: str, top_k: int | None = None, env_colum
     df, source = _as_frame(data)
     if train_envs is not None and env_column is None:
         raise OodfsError("train_envs (--train-envs) needs env_column (--env-column)")
-    X, y, names, env = prepare(df, target, env_column=env_column, categorical=categorical, drop=drop,
-                               max_levels=max_levels)
+    X, y, names, env = prepare(
+        df, target, env_column=env_column, categorical=categorical, drop=drop, max_levels=max_levels
+    )
     n_rows = len(y)
     if train_envs is not None:
         wanted = [str(e) for e in ([train_envs] if isinstance(train_envs, (str, int, float)) else train_envs)]
         labels = list(dict.fromkeys(env))
         unknown = [e for e in wanted if e not in labels]
         if unknown:
-            raise OodfsError(f"environment {unknown[0]!r} is not in column {env_column!r}; valid: {', '.join(labels)}")
+            raise OodfsError(
+                f"environment {unknown[0]!r} is not in column {env_column!r}; valid: {', '.join(labels)}"
+            )
         rows = np.isin(env, wanted)
         X, y = X[rows], y[rows]
     n, d = X.shape
@@ -530,18 +610,30 @@ def rank_features(data, target, method: str, top_k: int | None = None, env_colum
     if constant.all():
         raise OodfsError("every feature is constant on the rows used; nothing to rank")
     if constant.any():
-        warnings.warn(f"constant column(s) {', '.join(names[j] for j in constant.nonzero()[0])} carry no "
-                      "information on the rows used; ranked last with score 0", TableWarning, stacklevel=2)
+        warnings.warn(
+            f"constant column(s) {', '.join(names[j] for j in constant.nonzero()[0])} carry no "
+            "information on the rows used; ranked last with score 0",
+            TableWarning,
+            stacklevel=2,
+        )
     fit_names = [names[j] for j in np.nonzero(~constant)[0]]
     Xfit = Xs[:, ~constant]
     _check_magnitude(Xfit, y, fit_names, target)
     if np.ptp(y) == 0:
-        warnings.warn(f"the target {target!r} is constant ({y[0]:g}) on the rows used: no feature can predict it, "
-                      "so the ranking means nothing", TableWarning, stacklevel=2)
+        warnings.warn(
+            f"the target {target!r} is constant ({y[0]:g}) on the rows used: no feature can predict it, "
+            "so the ranking means nothing",
+            TableWarning,
+            stacklevel=2,
+        )
     if n <= Xfit.shape[1]:
-        warnings.warn(f"{n} rows for {Xfit.shape[1]} features: with no more rows than features, least-squares "
-                      "coefficients (the ols, dwr and srdo scores) are not unique and their ranking is arbitrary; "
-                      "use more rows or fewer features", TableWarning, stacklevel=2)
+        warnings.warn(
+            f"{n} rows for {Xfit.shape[1]} features: with no more rows than features, least-squares "
+            "coefficients (the ols, dwr and srdo scores) are not unique and their ranking is arbitrary; "
+            "use more rows or fewer features",
+            TableWarning,
+            stacklevel=2,
+        )
     selector = cls(**kwargs, k=min(k, Xfit.shape[1]), random_state=random_state)
     try:
         # a DataFrame, so that a selector that keeps feature names (feature_names_in_) has them
@@ -549,20 +641,38 @@ def rank_features(data, target, method: str, top_k: int | None = None, env_colum
     except OodfsError as exc:
         raise OodfsError(_named(str(exc), fit_names)) from exc
     except (ValueError, ArithmeticError) as exc:  # numbers the selector's library refused
-        raise OodfsError(f"selector {method!r} cannot rank this table: {_named(_one_line(exc), fit_names)}") from exc
+        raise OodfsError(
+            f"selector {method!r} cannot rank this table: {_named(_one_line(exc), fit_names)}"
+        ) from exc
     scores = np.zeros(d)
     scores[~constant] = np.asarray(selector.scores_, dtype=float)
     # best first; constant columns after every fitted one
     order = np.lexsort((np.arange(d), -scores, constant))
     ranks = np.empty(d, dtype=int)
     ranks[order] = np.arange(1, d + 1)
-    out = pd.DataFrame({"rank": ranks[order], "feature": [names[j] for j in order], "score": scores[order],
-                        "selected": (ranks[order] <= k) & ~constant[order]}).reset_index(drop=True)
+    out = pd.DataFrame(
+        {
+            "rank": ranks[order],
+            "feature": [names[j] for j in order],
+            "score": scores[order],
+            "selected": (ranks[order] <= k) & ~constant[order],
+        }
+    ).reset_index(drop=True)
     used = {p: v for p, v in selector.get_params(deep=False).items() if p not in ("k", "random_state")}
-    out.attrs.update({
-        "method": method, "params": used, "target": str(target), "source": source,
-        "rows": int(n), "rows_in_table": int(n_rows), "features": d, "top_k": k,
-        "env_column": env_column, "train_envs": None if train_envs is None else wanted,
-        "standardized": bool(standardize_features), "random_state": random_state,
-    })
+    out.attrs.update(
+        {
+            "method": method,
+            "params": used,
+            "target": str(target),
+            "source": source,
+            "rows": int(n),
+            "rows_in_table": int(n_rows),
+            "features": d,
+            "top_k": k,
+            "env_column": env_column,
+            "train_envs": None if train_envs is None else wanted,
+            "standardized": bool(standardize_features),
+            "random_state": random_state,
+        }
+    )
     return out

@@ -38,6 +38,7 @@ seed (random forest, STG, ...) must be reproducible for a fixed seed, match sepa
 ``fit_grid`` to 1e-2 (ties may be broken differently when fits are shared) with each result
 nearest its own point's separate fit, and move with ``sample_weight`` in the right direction.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -46,7 +47,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from oodfs.contract.api import Environment, Selector, WeightCollapseWarning, Weighter, describe, ranking_from_scores
+from oodfs.contract.api import (
+    Environment,
+    Selector,
+    WeightCollapseWarning,
+    Weighter,
+    describe,
+    ranking_from_scores,
+)
 from oodfs.validation import OodfsError
 
 __all__ = [
@@ -66,9 +74,6 @@ __all__ = [
 N, D = 300, 6  # the size of every check's data set
 SEED = 0  # the random_state of every fit
 TIGHT = 1e-6  # relative tolerance for "the same numbers" (relative to the largest |value|)
-
-# environment ids for the built-in environments that do not declare them
-_KNOWN_ENV_IDS = {"synthetic": ((2.5, -1.5), (0.5, 1.0, -1.0))}
 
 
 # -- plumbing ----------------------------------------------------------------------------------
@@ -126,21 +131,35 @@ def with_defaults(cls, **defaults) -> type:
     unknown = set(defaults) - set(sig.parameters)
     if unknown:
         raise TypeError(f"{cls.__name__}.__init__ has no parameter(s) {sorted(unknown)}")
-    new_sig = sig.replace(parameters=[p.replace(default=defaults[p.name]) if p.name in defaults else p
-                                      for p in sig.parameters.values()])
+    new_sig = sig.replace(
+        parameters=[
+            p.replace(default=defaults[p.name]) if p.name in defaults else p for p in sig.parameters.values()
+        ]
+    )
 
     def __init__(self, *args, **kwargs):
         bound = new_sig.bind(self, *args, **kwargs)
         bound.apply_defaults()
-        positional = [v for k, v in bound.arguments.items()
-                      if new_sig.parameters[k].kind in (inspect.Parameter.POSITIONAL_ONLY,)]
-        keywords = {k: v for k, v in bound.arguments.items()
-                    if new_sig.parameters[k].kind is not inspect.Parameter.POSITIONAL_ONLY}
+        positional = [
+            v
+            for k, v in bound.arguments.items()
+            if new_sig.parameters[k].kind in (inspect.Parameter.POSITIONAL_ONLY,)
+        ]
+        keywords = {
+            k: v
+            for k, v in bound.arguments.items()
+            if new_sig.parameters[k].kind is not inspect.Parameter.POSITIONAL_ONLY
+        }
         init(*positional, **keywords)
 
     __init__.__signature__ = new_sig
-    namespace = {"__init__": __init__, "__module__": cls.__module__, "__doc__": cls.__doc__,
-                 "__qualname__": cls.__qualname__, "_conformance_defaults": dict(defaults)}
+    namespace = {
+        "__init__": __init__,
+        "__module__": cls.__module__,
+        "__doc__": cls.__doc__,
+        "__qualname__": cls.__qualname__,
+        "_conformance_defaults": dict(defaults),
+    }
     return type(cls.__name__, (cls,), namespace)
 
 
@@ -148,9 +167,13 @@ def _resolve(plugin, envs=None, invalid_envs=None) -> _Plugin:
     if isinstance(plugin, _Plugin):
         if envs is None and invalid_envs is None:
             return plugin
-        return _Plugin(plugin.cls, plugin.kind, plugin.params,
-                       plugin.envs if envs is None else tuple(envs),
-                       plugin.invalid_envs if invalid_envs is None else tuple(invalid_envs))
+        return _Plugin(
+            plugin.cls,
+            plugin.kind,
+            plugin.params,
+            plugin.envs if envs is None else tuple(envs),
+            plugin.invalid_envs if invalid_envs is None else tuple(invalid_envs),
+        )
     if hasattr(plugin, "cls") and hasattr(plugin, "kind") and isinstance(plugin.cls, type):  # a PluginInfo
         plugin = plugin.cls
     if isinstance(plugin, type):
@@ -158,8 +181,11 @@ def _resolve(plugin, envs=None, invalid_envs=None) -> _Plugin:
     else:
         cls = type(plugin)
         defaults = cls().get_params(deep=False) if _constructible(cls) else {}
-        params = {k: v for k, v in plugin.get_params(deep=False).items()
-                  if k not in defaults or not _same(v, defaults[k])}
+        params = {
+            k: v
+            for k, v in plugin.get_params(deep=False).items()
+            if k not in defaults or not _same(v, defaults[k])
+        }
     for kind, base in _KINDS:
         if isinstance(cls, type) and issubclass(cls, base):
             return _Plugin(cls, kind, params, envs, invalid_envs)
@@ -266,13 +292,18 @@ def _expect_oodfs_error(what: str, call) -> None:
         _ensure("\n" not in msg.strip(), f"{what}: the OodfsError message spans several lines: {msg!r}")
         return
     except Exception as exc:
-        raise _Failed(f"{what}: expected OodfsError with a clear message, got {type(exc).__name__}: {_first_line(exc)}") from None
+        raise _Failed(
+            f"{what}: expected OodfsError with a clear message, got {type(exc).__name__}: {_first_line(exc)}"
+        ) from None
     raise _Failed(f"{what}: expected OodfsError, nothing was raised")
 
 
 def _init_params(cls) -> dict:
-    return {k: p for k, p in inspect.signature(cls.__init__).parameters.items()
-            if k != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    return {
+        k: p
+        for k, p in inspect.signature(cls.__init__).parameters.items()
+        if k != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    }
 
 
 # -- data ----------------------------------------------------------------------------------------
@@ -313,8 +344,13 @@ def _scores(est, d: int, what: str = "fit") -> np.ndarray:
     scores = getattr(est, "scores_", None)
     _ensure(scores is not None, f"{what}: no scores_ after fit")
     scores = np.asarray(scores)
-    _ensure(scores.shape == (d,), f"{what}: scores_ has shape {scores.shape}, expected ({d},) (one score per feature)")
-    _ensure(np.issubdtype(scores.dtype, np.number), f"{what}: scores_ has dtype {scores.dtype}, expected numbers")
+    _ensure(
+        scores.shape == (d,),
+        f"{what}: scores_ has shape {scores.shape}, expected ({d},) (one score per feature)",
+    )
+    _ensure(
+        np.issubdtype(scores.dtype, np.number), f"{what}: scores_ has dtype {scores.dtype}, expected numbers"
+    )
     _ensure(np.all(np.isfinite(scores)), f"{what}: non-finite scores {_fmt(scores)}")
     return scores.astype(float)
 
@@ -328,8 +364,9 @@ def _seed_dependent(p: _Plugin) -> bool:
     key = (p.cls, repr(sorted(p.params.items())))
     if key not in _SEED_DEPENDENT:
         X, y = _regression_data()
-        _SEED_DEPENDENT[key] = not _close(_fit(p, X, y, random_state=0).scores_,
-                                          _fit(p, X, y, random_state=1).scores_, 1e-9)
+        _SEED_DEPENDENT[key] = not _close(
+            _fit(p, X, y, random_state=0).scores_, _fit(p, X, y, random_state=1).scores_, 1e-9
+        )
     return _SEED_DEPENDENT[key]
 
 
@@ -369,29 +406,41 @@ def _check_grid_declaration(p: _Plugin) -> None:
     params = _init_params(cls)
     for key, values in grid.items():
         _ensure(key in params, f"grid parameter {key!r} is not an __init__ parameter (have {sorted(params)})")
-        _ensure(isinstance(values, (list, tuple)) and len(values) > 0,
-                f"grid[{key!r}] must be a non-empty list of values, got {values!r}")
-        _ensure(params[key].default is not inspect.Parameter.empty,
-                f"grid parameter {key!r} has no __init__ default (the default grid point)")
+        _ensure(
+            isinstance(values, (list, tuple)) and len(values) > 0,
+            f"grid[{key!r}] must be a non-empty list of values, got {values!r}",
+        )
+        _ensure(
+            params[key].default is not inspect.Parameter.empty,
+            f"grid parameter {key!r} has no __init__ default (the default grid point)",
+        )
         for i, v in enumerate(values):
             _ensure(not any(_same(v, w) for w in values[:i]), f"grid[{key!r}] lists {v!r} twice")
     default = cls.default_params()
     for key, value in default.items():
-        _ensure(any(_same(value, v) for v in grid[key]),
-                f"the default {key}={value!r} (the __init__ default) is not in grid[{key!r}] = {grid[key]!r}")
-    _ensure(any(all(_same(point[k], default[k]) for k in default) for point in cls.grid_points()),
-            "the default point is not among grid_points()")
+        _ensure(
+            any(_same(value, v) for v in grid[key]),
+            f"the default {key}={value!r} (the __init__ default) is not in grid[{key!r}] = {grid[key]!r}",
+        )
+    _ensure(
+        any(all(_same(point[k], default[k]) for k in default) for point in cls.grid_points()),
+        "the default point is not among grid_points()",
+    )
 
 
 def _check_metadata(p: _Plugin, required: tuple[str, ...]) -> None:
     cls = p.cls
     name = getattr(cls, "name", None)
     _ensure(isinstance(name, str) and name.strip(), f"`name` must be a non-empty string, got {name!r}")
-    _ensure(name == name.strip() and " " not in name and "," not in name,
-            f"`name` {name!r} must be one word (it is typed on the command line, in comma lists)")
+    _ensure(
+        name == name.strip() and " " not in name and "," not in name,
+        f"`name` {name!r} must be one word (it is typed on the command line, in comma lists)",
+    )
     base_docs = {describe(b) for b in (Selector, Weighter, Environment)}
-    _ensure(describe(cls) and describe(cls) not in base_docs,
-            "the class needs a docstring: its first line is the description `oodfs plugins` shows")
+    _ensure(
+        describe(cls) and describe(cls) not in base_docs,
+        "the class needs a docstring: its first line is the description `oodfs plugins` shows",
+    )
     params = _init_params(cls)
     for r in required:
         _ensure(r in params, f"__init__ must take a {r!r} parameter (has {sorted(params)})")
@@ -405,11 +454,15 @@ def _check_points_constructible(p: _Plugin) -> None:
         try:
             est = cls(**point)
         except Exception as exc:
-            raise _Failed(f"{cls.__name__}(**{point!r}) raised {type(exc).__name__}: {_first_line(exc)}") from None
+            raise _Failed(
+                f"{cls.__name__}(**{point!r}) raised {type(exc).__name__}: {_first_line(exc)}"
+            ) from None
         params = est.get_params(deep=False)
         for k, v in point.items():
-            _ensure(k in params and _same(params[k], v),
-                    f"{cls.__name__}(**{point!r}).get_params() gives {k}={params.get(k)!r}, expected {v!r}")
+            _ensure(
+                k in params and _same(params[k], v),
+                f"{cls.__name__}(**{point!r}).get_params() gives {k}={params.get(k)!r}, expected {v!r}",
+            )
         try:
             copy = clone(est)
         except Exception as exc:
@@ -418,8 +471,10 @@ def _check_points_constructible(p: _Plugin) -> None:
                 "(__init__ must store each parameter unchanged under its own name)"
             ) from None
         rebuilt = copy.get_params(deep=False)
-        _ensure(set(rebuilt) == set(params) and all(_same(rebuilt[k], params[k]) for k in params),
-                f"get_params of a clone differs: {rebuilt!r} vs {params!r}")
+        _ensure(
+            set(rebuilt) == set(params) and all(_same(rebuilt[k], params[k]) for k in params),
+            f"get_params of a clone differs: {rebuilt!r} vs {params!r}",
+        )
 
 
 @_check("selector")
@@ -427,8 +482,14 @@ def check_selector_metadata(p: _Plugin) -> None:
     """``name`` (one word), a docstring (description), ``k`` and ``random_state`` in ``__init__``,
     ``grid`` as ``{param: [values]}`` over ``__init__`` parameters, the default point in the grid."""
     _check_metadata(p, ("k", "random_state"))
-    _ensure(isinstance(getattr(p.cls, "supports_sample_weight", True), bool), "supports_sample_weight must be a bool")
-    _ensure(isinstance(getattr(p.cls, "permutation_invariant", True), bool), "permutation_invariant must be a bool")
+    _ensure(
+        isinstance(getattr(p.cls, "supports_sample_weight", True), bool),
+        "supports_sample_weight must be a bool",
+    )
+    _ensure(
+        isinstance(getattr(p.cls, "permutation_invariant", True), bool),
+        "permutation_invariant must be a bool",
+    )
     _check_grid_declaration(p)
 
 
@@ -446,12 +507,19 @@ def check_selector_known_answer(p: _Plugin) -> None:
     X, y = _regression_data()
     est = _fit(p, X, y)
     scores = _scores(est, D)
-    _ensure(np.array_equal(np.asarray(est.feature_importances_, dtype=float), scores),
-            "feature_importances_ differs from scores_")
-    _ensure(getattr(est, "n_features_in_", None) == D, f"n_features_in_ is {getattr(est, 'n_features_in_', None)!r}, expected {D}")
-    _ensure(int(np.argmax(scores)) == 0,
-            f"on y = 2 x0 + 0.5 x1 + 0.1 noise (independent standard normal features) feature 0 should score highest; "
-            f"scores {_fmt(scores)}")
+    _ensure(
+        np.array_equal(np.asarray(est.feature_importances_, dtype=float), scores),
+        "feature_importances_ differs from scores_",
+    )
+    _ensure(
+        getattr(est, "n_features_in_", None) == D,
+        f"n_features_in_ is {getattr(est, 'n_features_in_', None)!r}, expected {D}",
+    )
+    _ensure(
+        int(np.argmax(scores)) == 0,
+        f"on y = 2 x0 + 0.5 x1 + 0.1 noise (independent standard normal features) feature 0 should score highest; "
+        f"scores {_fmt(scores)}",
+    )
 
 
 @_check("selector")
@@ -462,12 +530,22 @@ def check_selector_ranking(p: _Plugin) -> None:
     est = _fit(p, X, y)
     scores = _scores(est, D)
     ranking = np.asarray(getattr(est, "ranking_", None))
-    _ensure(ranking.shape == (D,) and np.issubdtype(ranking.dtype, np.integer),
-            f"ranking_ must be {D} integer feature indices, got {ranking!r}")
-    _ensure(sorted(ranking.tolist()) == list(range(D)), f"ranking_ {ranking.tolist()} is not a permutation of 0..{D - 1}")
-    _ensure(np.all(np.diff(scores[ranking]) <= 0), f"scores_ along ranking_ are not non-increasing: {_fmt(scores[ranking])}")
-    _ensure(np.array_equal(ranking, ranking_from_scores(scores)),
-            f"ranking_ {ranking.tolist()} differs from ranking_from_scores(scores_) {ranking_from_scores(scores).tolist()}")
+    _ensure(
+        ranking.shape == (D,) and np.issubdtype(ranking.dtype, np.integer),
+        f"ranking_ must be {D} integer feature indices, got {ranking!r}",
+    )
+    _ensure(
+        sorted(ranking.tolist()) == list(range(D)),
+        f"ranking_ {ranking.tolist()} is not a permutation of 0..{D - 1}",
+    )
+    _ensure(
+        np.all(np.diff(scores[ranking]) <= 0),
+        f"scores_ along ranking_ are not non-increasing: {_fmt(scores[ranking])}",
+    )
+    _ensure(
+        np.array_equal(ranking, ranking_from_scores(scores)),
+        f"ranking_ {ranking.tolist()} differs from ranking_from_scores(scores_) {ranking_from_scores(scores).tolist()}",
+    )
 
 
 @_check("selector")
@@ -480,16 +558,27 @@ def check_selector_support(p: _Plugin) -> None:
     for k in (1, 3, D):
         est.set_params(k=k)
         mask = np.asarray(est.get_support())
-        _ensure(mask.dtype == bool and mask.shape == (D,), f"get_support() must be a boolean mask of {D}, got {mask!r}")
+        _ensure(
+            mask.dtype == bool and mask.shape == (D,),
+            f"get_support() must be a boolean mask of {D}, got {mask!r}",
+        )
         _ensure(mask.sum() == k, f"k={k}: get_support() keeps {int(mask.sum())} features")
         top = np.zeros(D, dtype=bool)
         top[ranking[:k]] = True
-        _ensure(np.array_equal(mask, top), f"k={k}: get_support() {np.nonzero(mask)[0].tolist()} is not the top k of "
-                                           f"ranking_ {ranking.tolist()}")
-        _ensure(np.array_equal(est.get_support(indices=True), np.sort(ranking[:k])),
-                f"k={k}: get_support(indices=True) is not the sorted top k")
+        _ensure(
+            np.array_equal(mask, top),
+            f"k={k}: get_support() {np.nonzero(mask)[0].tolist()} is not the top k of "
+            f"ranking_ {ranking.tolist()}",
+        )
+        _ensure(
+            np.array_equal(est.get_support(indices=True), np.sort(ranking[:k])),
+            f"k={k}: get_support(indices=True) is not the sorted top k",
+        )
         Xt = np.asarray(est.transform(X))
-        _ensure(Xt.shape == (X.shape[0], k), f"k={k}: transform gives shape {Xt.shape}, expected {(X.shape[0], k)}")
+        _ensure(
+            Xt.shape == (X.shape[0], k),
+            f"k={k}: transform gives shape {Xt.shape}, expected {(X.shape[0], k)}",
+        )
         _ensure(np.array_equal(Xt, X[:, mask]), f"k={k}: transform does not keep the selected columns")
     for bad in (0, D + 1):
         est.set_params(k=bad)
@@ -509,8 +598,11 @@ def check_selector_deterministic(p: _Plugin) -> None:
     est = _fit(p, X, y)
     est.fit(X2, y2)
     c = _scores(est, D, "refit")
-    _ensure(_close(fresh, c, 1e-9), f"refitting a fitted object on new data gives {_fmt(c)}, a fresh object gives "
-                                    f"{_fmt(fresh)} (state carried over from the previous fit)")
+    _ensure(
+        _close(fresh, c, 1e-9),
+        f"refitting a fitted object on new data gives {_fmt(c)}, a fresh object gives "
+        f"{_fmt(fresh)} (state carried over from the previous fit)",
+    )
 
 
 @_check("selector", applies=_not_permutation_invariant)
@@ -521,8 +613,11 @@ def check_selector_column_permutation(p: _Plugin) -> None:
     perm = np.array([3, 0, 5, 1, 4, 2])
     a = _scores(_fit(p, X, y), D)
     b = _scores(_fit(p, X[:, perm], y), D, "fit on permuted columns")
-    _ensure(_close(a[perm], b), f"scores do not follow a column permutation {perm.tolist()}: expected {_fmt(a[perm])}, "
-                                f"got {_fmt(b)} (declare permutation_invariant = False if the fit depends on column order)")
+    _ensure(
+        _close(a[perm], b),
+        f"scores do not follow a column permutation {perm.tolist()}: expected {_fmt(a[perm])}, "
+        f"got {_fmt(b)} (declare permutation_invariant = False if the fit depends on column order)",
+    )
 
 
 @_check("selector", applies=_no_sample_weight)
@@ -546,11 +641,15 @@ def check_selector_sample_weight_direction(p: _Plugin) -> None:
     X, y, a = _two_regime_data()
     on_a = _scores(_fit(p, X, y, sample_weight=a.astype(float)), D, "fit with weights on half A")
     on_b = _scores(_fit(p, X, y, sample_weight=(~a).astype(float)), D, "fit with weights on half B")
-    why = ("y = 2 x0 + noise on half A of the rows, y = 2 x1 + noise on half B; with sample_weight 1 on {} and 0 "
-           "elsewhere feature {} should score above feature {}; scores {}")
+    why = (
+        "y = 2 x0 + noise on half A of the rows, y = 2 x1 + noise on half B; with sample_weight 1 on {} and 0 "
+        "elsewhere feature {} should score above feature {}; scores {}"
+    )
     if np.allclose(on_a, on_b):
-        raise _Failed(f"sample_weight appears to be ignored (weights on A or on B give the same scores {_fmt(on_a)}) "
-                      "although supports_sample_weight is True")
+        raise _Failed(
+            f"sample_weight appears to be ignored (weights on A or on B give the same scores {_fmt(on_a)}) "
+            "although supports_sample_weight is True"
+        )
     _ensure(on_a[0] > on_a[1], why.format("half A", 0, 1, _fmt(on_a)))
     _ensure(on_b[1] > on_b[0], why.format("half B", 1, 0, _fmt(on_b)))
 
@@ -571,10 +670,12 @@ def check_selector_sample_weight_duplication(p: _Plugin) -> None:
     plain = _scores(_fit(p, X, y), D, "unweighted fit")
     effect = np.linalg.norm(plain - dup)
     error = np.linalg.norm(weighted - dup)
-    _ensure(error <= 0.05 * effect or _close(weighted, dup),
-            f"integer sample_weight (3 on half the rows, 0/1 on the other half) should match repeating the rows: "
-            f"weighted {_fmt(weighted)}, repeated rows {_fmt(dup)}, unweighted {_fmt(plain)} "
-            f"(distance {error:.3g} vs effect of the weights {effect:.3g})")
+    _ensure(
+        error <= 0.05 * effect or _close(weighted, dup),
+        f"integer sample_weight (3 on half the rows, 0/1 on the other half) should match repeating the rows: "
+        f"weighted {_fmt(weighted)}, repeated rows {_fmt(dup)}, unweighted {_fmt(plain)} "
+        f"(distance {error:.3g} vs effect of the weights {effect:.3g})",
+    )
 
 
 @_check("selector", applies=_with_sample_weight)
@@ -583,8 +684,10 @@ def check_selector_sample_weight_rejected(p: _Plugin) -> None:
     with an OodfsError instead of silently ignoring it."""
     X, y, a = _two_regime_data()
     w = np.where(a, 1.0, 2.0)
-    _expect_oodfs_error("fit with non-uniform sample_weight (supports_sample_weight is False)",
-                        lambda: _fit(p, X, y, sample_weight=w))
+    _expect_oodfs_error(
+        "fit with non-uniform sample_weight (supports_sample_weight is False)",
+        lambda: _fit(p, X, y, sample_weight=w),
+    )
 
 
 @_check("selector")
@@ -598,8 +701,10 @@ def check_selector_fit_grid(p: _Plugin) -> None:
     X, y = _regression_data(seed=10)
     points = _cheap_points(cls)
     out = cls.fit_grid(X, y, [dict(q) for q in points], random_state=SEED)
-    _ensure(isinstance(out, (list, tuple)) and len(out) == len(points),
-            f"fit_grid with {len(points)} points returned {len(out) if hasattr(out, '__len__') else out!r} results")
+    _ensure(
+        isinstance(out, (list, tuple)) and len(out) == len(points),
+        f"fit_grid with {len(points)} points returned {len(out) if hasattr(out, '__len__') else out!r} results",
+    )
     for q, s in zip(points, out):
         s = np.asarray(s, dtype=float)
         _ensure(s.shape == (D,), f"fit_grid at {q}: shape {s.shape}, expected ({D},)")
@@ -615,10 +720,16 @@ def _check_aligned(points, out, singles, seed_dependent: bool, what: str) -> Non
     rtol = 1e-2 if seed_dependent else TIGHT
     for i, (q, g, single) in enumerate(zip(points, out, singles)):
         g, single = np.asarray(g, dtype=float), np.asarray(single, dtype=float)
-        shown = (f"gives {_fmt(g)} but a separate fit gives {_fmt(single)}" if g.size <= 12 else
-                 f"differs from a separate fit by up to {np.abs(g - single).max():.3g}" if g.shape == single.shape else
-                 f"has shape {g.shape}, a separate fit {single.shape}")
-        _ensure(_close(g, single, rtol), f"fit_grid at {q} {shown} (tolerance {rtol:g} of the largest {what})")
+        shown = (
+            f"gives {_fmt(g)} but a separate fit gives {_fmt(single)}"
+            if g.size <= 12
+            else f"differs from a separate fit by up to {np.abs(g - single).max():.3g}"
+            if g.shape == single.shape
+            else f"has shape {g.shape}, a separate fit {single.shape}"
+        )
+        _ensure(
+            _close(g, single, rtol), f"fit_grid at {q} {shown} (tolerance {rtol:g} of the largest {what})"
+        )
         if not seed_dependent:
             continue
         own = np.linalg.norm(g - single)
@@ -626,8 +737,11 @@ def _check_aligned(points, out, singles, seed_dependent: bool, what: str) -> Non
             other = np.asarray(other, dtype=float)
             if q2 is q or _close(other, single, 1e-9):
                 continue
-            _ensure(own < np.linalg.norm(g - other), f"fit_grid at {q} is nearer the separate fit at {q2} than the one "
-                                                     "at its own point (results out of order?)")
+            _ensure(
+                own < np.linalg.norm(g - other),
+                f"fit_grid at {q} is nearer the separate fit at {q2} than the one "
+                "at its own point (results out of order?)",
+            )
 
 
 @_check("selector")
@@ -637,20 +751,32 @@ def check_selector_invalid_input(p: _Plugin) -> None:
     ``fit_grid``."""
     X, y = _regression_data(n=60, seed=11)
     cases = []
-    Xn = X.copy(); Xn[3, 2] = np.nan  # noqa: E702
-    Xi = X.copy(); Xi[5, 1] = np.inf  # noqa: E702
-    yn = y.copy(); yn[7] = np.nan  # noqa: E702
-    cases += [("NaN in X", Xn, y, None), ("inf in X", Xi, y, None), ("NaN in y", X, yn, None),
-              ("y shorter than X", X, y[:-1], None), ("1-D X", X[:, 0], y, None)]
+    Xn = X.copy()
+    Xn[3, 2] = np.nan  # noqa: E702
+    Xi = X.copy()
+    Xi[5, 1] = np.inf  # noqa: E702
+    yn = y.copy()
+    yn[7] = np.nan  # noqa: E702
+    cases += [
+        ("NaN in X", Xn, y, None),
+        ("inf in X", Xi, y, None),
+        ("NaN in y", X, yn, None),
+        ("y shorter than X", X, y[:-1], None),
+        ("1-D X", X[:, 0], y, None),
+    ]
     if getattr(p.cls, "supports_sample_weight", True):
-        cases += [("sample_weight of the wrong length", X, y, np.ones(len(y) - 1)),
-                  ("negative sample_weight", X, y, np.r_[-1.0, np.ones(len(y) - 1)]),
-                  ("NaN in sample_weight", X, y, np.r_[np.nan, np.ones(len(y) - 1)])]
+        cases += [
+            ("sample_weight of the wrong length", X, y, np.ones(len(y) - 1)),
+            ("negative sample_weight", X, y, np.r_[-1.0, np.ones(len(y) - 1)]),
+            ("NaN in sample_weight", X, y, np.r_[np.nan, np.ones(len(y) - 1)]),
+        ]
     for what, Xc, yc, w in cases:
         _expect_oodfs_error(f"fit with {what}", lambda Xc=Xc, yc=yc, w=w: _fit(p, Xc, yc, sample_weight=w))
     point = _cheap_points(p.cls, limit=1)
     for what, Xc, yc, w in cases[:4]:
-        _expect_oodfs_error(f"fit_grid with {what}", lambda Xc=Xc, yc=yc: p.cls.fit_grid(Xc, yc, point, random_state=SEED))
+        _expect_oodfs_error(
+            f"fit_grid with {what}", lambda Xc=Xc, yc=yc: p.cls.fit_grid(Xc, yc, point, random_state=SEED)
+        )
 
 
 # -- weighters ---------------------------------------------------------------------------------------
@@ -699,7 +825,10 @@ def check_weighter_weights(p: _Plugin) -> None:
     diag = getattr(est, "diagnostics_", None)
     _ensure(isinstance(diag, dict), f"diagnostics_ must be a dict, got {diag!r}")
     for key in ("ess", "ess_fraction", "max_weight", "max_abs_corr"):
-        _ensure(key in diag and np.isfinite(diag[key]), f"diagnostics_[{key!r}] missing or not finite: {diag.get(key)!r}")
+        _ensure(
+            key in diag and np.isfinite(diag[key]),
+            f"diagnostics_[{key!r}] missing or not finite: {diag.get(key)!r}",
+        )
     _ensure(0 < diag["ess"] <= X.shape[0] * (1 + 1e-9), f"diagnostics_['ess'] = {diag['ess']} outside (0, n]")
 
 
@@ -711,8 +840,11 @@ def check_weighter_decorrelates(p: _Plugin) -> None:
     w, _ = _weights(p, X)
     before = _weighted_abs_corr(X, np.ones(X.shape[0]))
     after = _weighted_abs_corr(X, w)
-    _ensure(after < before, f"|corr(X0, X1)| is {before:.3f} unweighted and {after:.3f} under the weights; "
-                            "a weighter should make the features (more) independent")
+    _ensure(
+        after < before,
+        f"|corr(X0, X1)| is {before:.3f} unweighted and {after:.3f} under the weights; "
+        "a weighter should make the features (more) independent",
+    )
 
 
 def _weighted_abs_corr(X, w) -> float:
@@ -735,8 +867,11 @@ def check_weighter_deterministic(p: _Plugin) -> None:
     est = p.make(random_state=SEED)
     est.fit(X)
     c = _valid_weights(est.fit(X2).weights_, X2.shape[0], "refit")
-    _ensure(_close(fresh, c, 1e-9), "refitting a fitted object on new data gives other weights than a fresh object "
-                                    "(state carried over from the previous fit)")
+    _ensure(
+        _close(fresh, c, 1e-9),
+        "refitting a fitted object on new data gives other weights than a fresh object "
+        "(state carried over from the previous fit)",
+    )
 
 
 @_check("weighter")
@@ -747,8 +882,10 @@ def check_weighter_fit_grid(p: _Plugin) -> None:
     X = _correlated_data(seed=5)
     points = _cheap_points(cls)
     out = cls.fit_grid(X, [dict(q) for q in points], random_state=SEED)
-    _ensure(isinstance(out, (list, tuple)) and len(out) == len(points),
-            f"fit_grid with {len(points)} points returned {len(out) if hasattr(out, '__len__') else out!r} results")
+    _ensure(
+        isinstance(out, (list, tuple)) and len(out) == len(points),
+        f"fit_grid with {len(points)} points returned {len(out) if hasattr(out, '__len__') else out!r} results",
+    )
     for q, w in zip(points, out):
         _valid_weights(w, X.shape[0], f"fit_grid at {q}")
     singles = [cls(**q, random_state=SEED).fit(X).weights_ for q in points]
@@ -760,36 +897,43 @@ def check_weighter_fit_grid(p: _Plugin) -> None:
 def check_weighter_invalid_input(p: _Plugin) -> None:
     """NaN or inf in X and 1-D X raise OodfsError with a one-line message (``fit``, ``fit_grid``)."""
     X = _correlated_data(n=60, seed=6)
-    Xn = X.copy(); Xn[4, 0] = np.nan  # noqa: E702
-    Xi = X.copy(); Xi[2, 3] = -np.inf  # noqa: E702
+    Xn = X.copy()
+    Xn[4, 0] = np.nan  # noqa: E702
+    Xi = X.copy()
+    Xi[2, 3] = -np.inf  # noqa: E702
     point = _cheap_points(p.cls, limit=1)
     for what, Xc in (("NaN in X", Xn), ("inf in X", Xi), ("1-D X", X[:, 0])):
         _expect_oodfs_error(f"fit with {what}", lambda Xc=Xc: p.make(random_state=SEED).fit(Xc))
-        _expect_oodfs_error(f"fit_grid with {what}", lambda Xc=Xc: p.cls.fit_grid(Xc, point, random_state=SEED))
+        _expect_oodfs_error(
+            f"fit_grid with {what}", lambda Xc=Xc: p.cls.fit_grid(Xc, point, random_state=SEED)
+        )
 
 
 # -- environments ------------------------------------------------------------------------------------
 def _env_ids(p: _Plugin) -> tuple[tuple, tuple]:
     envs = p.envs if p.envs is not None else getattr(p.cls, "example_envs", None)
     invalid = p.invalid_envs if p.invalid_envs is not None else getattr(p.cls, "invalid_envs", None)
-    known = _KNOWN_ENV_IDS.get(p.name) if p.cls.__module__.startswith("oodfs_plugins.") else None
-    if envs is None and known is not None:
-        envs = known[0]
-    if invalid is None and known is not None:
-        invalid = known[1]
-    _ensure(envs is not None and len(envs) > 0,
-            "no environment ids to test with: declare `example_envs = (...)` on the class "
-            "(and `invalid_envs = (...)`) or pass envs=... to check_environment")
+    _ensure(
+        envs is not None and len(envs) > 0,
+        "no environment ids to test with: declare `example_envs = (...)` on the class "
+        "(and `invalid_envs = (...)`) or pass envs=... to check_environment",
+    )
     return tuple(envs), tuple(invalid or ())
 
 
 def _draw(env_obj, env, n, seed, what):
     out = env_obj.sample(env, n, seed)
-    _ensure(isinstance(out, tuple) and len(out) == 2, f"{what}: sample must return (X, y), got {type(out).__name__}")
+    _ensure(
+        isinstance(out, tuple) and len(out) == 2,
+        f"{what}: sample must return (X, y), got {type(out).__name__}",
+    )
     X, y = np.asarray(out[0]), np.asarray(out[1])
     _ensure(X.ndim == 2 and X.shape[0] == n, f"{what}: X has shape {X.shape}, expected ({n}, n_features)")
     _ensure(y.shape == (n,), f"{what}: y has shape {y.shape}, expected ({n},)")
-    _ensure(np.issubdtype(X.dtype, np.number) and np.issubdtype(y.dtype, np.number), f"{what}: X and y must be numeric")
+    _ensure(
+        np.issubdtype(X.dtype, np.number) and np.issubdtype(y.dtype, np.number),
+        f"{what}: X and y must be numeric",
+    )
     _ensure(np.all(np.isfinite(X)) and np.all(np.isfinite(y)), f"{what}: non-finite values in X or y")
     return X, y
 
@@ -809,21 +953,32 @@ def check_environment_metadata(p: _Plugin) -> None:
         raise _Failed(f"sklearn.base.clone raised {type(exc).__name__}: {_first_line(exc)}") from None
     params = env.get_params(deep=False)
     rebuilt = copy.get_params(deep=False)
-    _ensure(all(_same(rebuilt[k], params[k]) for k in params), f"get_params of a clone differs: {rebuilt} vs {params}")
+    _ensure(
+        all(_same(rebuilt[k], params[k]) for k in params),
+        f"get_params of a clone differs: {rebuilt} vs {params}",
+    )
     settings = getattr(p.cls, "settings", ())
-    _ensure(isinstance(settings, tuple) and all(isinstance(s, str) for s in settings),
-            f"settings must be a tuple of names, got {settings!r}")
+    _ensure(
+        isinstance(settings, tuple) and all(isinstance(s, str) for s in settings),
+        f"settings must be a tuple of names, got {settings!r}",
+    )
     names = env.feature_names
-    _ensure(isinstance(names, (list, tuple)) and len(names) > 0 and all(isinstance(s, str) for s in names),
-            f"feature_names must be a non-empty list of strings, got {names!r}")
+    _ensure(
+        isinstance(names, (list, tuple)) and len(names) > 0 and all(isinstance(s, str) for s in names),
+        f"feature_names must be a non-empty list of strings, got {names!r}",
+    )
     _ensure(len(set(names)) == len(names), f"feature_names has duplicates: {names!r}")
     stable = env.stable_set
     if stable is not None:
         idx = list(stable)
-        _ensure(all(isinstance(j, (int, np.integer)) and not isinstance(j, bool) for j in idx),
-                f"stable_set must hold integer column indices, got {stable!r}")
-        _ensure(len(set(idx)) == len(idx) and all(0 <= j < len(names) for j in idx),
-                f"stable_set {stable!r} must be distinct indices in 0..{len(names) - 1}")
+        _ensure(
+            all(isinstance(j, (int, np.integer)) and not isinstance(j, bool) for j in idx),
+            f"stable_set must hold integer column indices, got {stable!r}",
+        )
+        _ensure(
+            len(set(idx)) == len(idx) and all(0 <= j < len(names) for j in idx),
+            f"stable_set {stable!r} must be distinct indices in 0..{len(names) - 1}",
+        )
 
 
 @_check("environment")
@@ -839,10 +994,14 @@ def check_environment_sample(p: _Plugin) -> None:
             X, _ = _draw(env_obj, env, n, 0, f"sample({env!r}, {n}, 0)")
             _ensure(X.shape[1] == d, f"sample({env!r}, {n}, 0): {X.shape[1]} columns but {d} feature_names")
         X, y = (np.asarray(a) for a in env_obj.sample(env, 5000, 0))
-        _ensure(X.ndim == 2 and 50 <= X.shape[0] <= 5000 and X.shape[1] == d and y.shape == (X.shape[0],),
-                f"sample({env!r}, 5000, 0): shapes {X.shape} and {y.shape}, expected at most 5000 (and at "
-                f"least 50) rows of {d} columns")
-        _ensure(np.all(np.isfinite(X)) and np.all(np.isfinite(y)), f"sample({env!r}, 5000, 0): non-finite values")
+        _ensure(
+            X.ndim == 2 and 50 <= X.shape[0] <= 5000 and X.shape[1] == d and y.shape == (X.shape[0],),
+            f"sample({env!r}, 5000, 0): shapes {X.shape} and {y.shape}, expected at most 5000 (and at "
+            f"least 50) rows of {d} columns",
+        )
+        _ensure(
+            np.all(np.isfinite(X)) and np.all(np.isfinite(y)), f"sample({env!r}, 5000, 0): non-finite values"
+        )
 
 
 @_check("environment")
@@ -852,9 +1011,15 @@ def check_environment_seeds(p: _Plugin) -> None:
     for env in envs:
         X1, y1 = _draw(p.make(), env, 50, 1, f"sample({env!r}, 50, 1)")
         X2, y2 = _draw(p.make(), env, 50, 1, f"sample({env!r}, 50, 1) again")
-        _ensure(np.array_equal(X1, X2) and np.array_equal(y1, y2), f"sample({env!r}, 50, seed=1) is not reproducible")
+        _ensure(
+            np.array_equal(X1, X2) and np.array_equal(y1, y2),
+            f"sample({env!r}, 50, seed=1) is not reproducible",
+        )
         X3, y3 = _draw(p.make(), env, 50, 2, f"sample({env!r}, 50, 2)")
-        _ensure(not (np.array_equal(X1, X3) and np.array_equal(y1, y3)), f"sample({env!r}, ...) ignores the seed (1 and 2 give the same data)")
+        _ensure(
+            not (np.array_equal(X1, X3) and np.array_equal(y1, y3)),
+            f"sample({env!r}, ...) ignores the seed (1 and 2 give the same data)",
+        )
 
 
 @_check("environment")
@@ -867,15 +1032,23 @@ def check_environment_ids(p: _Plugin) -> None:
         try:
             env_obj.check_env(env)
         except Exception as exc:
-            raise _Failed(f"check_env({env!r}) rejects a valid id: {type(exc).__name__}: {_first_line(exc)}") from None
+            raise _Failed(
+                f"check_env({env!r}) rejects a valid id: {type(exc).__name__}: {_first_line(exc)}"
+            ) from None
     for env in invalid:
         _expect_oodfs_error(f"check_env({env!r}) (an invalid id)", lambda env=env: env_obj.check_env(env))
-        _expect_oodfs_error(f"sample({env!r}, 10, 0) (an invalid id)", lambda env=env: env_obj.sample(env, 10, 0))
+        _expect_oodfs_error(
+            f"sample({env!r}, 10, 0) (an invalid id)", lambda env=env: env_obj.sample(env, 10, 0)
+        )
     _expect_oodfs_error(f"sample({envs[0]!r}, 0, 0) (n = 0)", lambda: env_obj.sample(envs[0], 0, 0))
 
 
-@_check("environment", applies=lambda p: None if getattr(p.cls, "settings", ()) and "setting" in _init_params(p.cls)
-        else "no named settings")
+@_check(
+    "environment",
+    applies=lambda p: (
+        None if getattr(p.cls, "settings", ()) and "setting" in _init_params(p.cls) else "no named settings"
+    ),
+)
 def check_environment_settings(p: _Plugin) -> None:
     """Every named setting in ``settings`` samples valid data; an unknown setting raises
     OodfsError when sampling."""
@@ -922,7 +1095,9 @@ def check_weighter(weighter, skip: dict[str, str] | None = None) -> dict[str, st
     return _run("weighter", weighter, skip)
 
 
-def check_environment(environment, envs=None, invalid_envs=None, skip: dict[str, str] | None = None) -> dict[str, str]:
+def check_environment(
+    environment, envs=None, invalid_envs=None, skip: dict[str, str] | None = None
+) -> dict[str, str]:
     """Run every environment check on an Environment class (or instance). ``envs``: valid
     environment ids to sample (default: the class's ``example_envs``); ``invalid_envs``: ids
     ``check_env`` must reject (default: ``invalid_envs``)."""
@@ -961,7 +1136,11 @@ def parametrize_plugin_checks(plugins, skip: dict[str, str] | None = None):
     skip = dict(skip or {})
     params = []
     for plugin in plugins:
-        if not isinstance(plugin, _Plugin) and hasattr(plugin, "cls") and isinstance(getattr(plugin, "cls"), type):
+        if (
+            not isinstance(plugin, _Plugin)
+            and hasattr(plugin, "cls")
+            and isinstance(getattr(plugin, "cls"), type)
+        ):
             plugin = plugin.cls  # a PluginInfo from oodfs.contract.registry.registry().all()
         p = _resolve(plugin)
         for check in _REGISTRY[p.kind]:
@@ -969,6 +1148,3 @@ def parametrize_plugin_checks(plugins, skip: dict[str, str] | None = None):
             marks = [pytest.mark.skip(reason=reason)] if reason else []
             params.append(pytest.param(plugin, check, id=f"{_plugin_id(plugin)}-{check.name}", marks=marks))
     return pytest.mark.parametrize("plugin, check", params)
-
-
-

@@ -1,5 +1,9 @@
 """Input checks shared by every entry point: one clear line per problem, never a deep traceback."""
+
 from __future__ import annotations
+
+import traceback
+from pathlib import Path
 
 import numpy as np
 
@@ -16,7 +20,9 @@ class OodfsTypeError(OodfsError, TypeError):
 def _as_float(v, what: str) -> np.ndarray:
     """``v`` as a float array; sparse, complex and non-numeric input get an error naming it."""
     if hasattr(v, "toarray") and hasattr(v, "nnz"):  # scipy.sparse matrix or array
-        raise OodfsTypeError(f"{what} is a sparse matrix; sparse input is not supported, pass {what}.toarray()")
+        raise OodfsTypeError(
+            f"{what} is a sparse matrix; sparse input is not supported, pass {what}.toarray()"
+        )
     try:
         arr = np.asarray(v)
         if np.iscomplexobj(arr):
@@ -35,7 +41,9 @@ def _as_2d_float(X, what: str = "X") -> np.ndarray:
         raise OodfsError(f"{what} is None; expected a 2-D array (n_samples, n_features)")
     arr = _as_float(X, what)
     if arr.ndim == 1:
-        raise OodfsError(f"{what} must be 2-D (n_samples, n_features), got a 1-D array of length {arr.shape[0]}")
+        raise OodfsError(
+            f"{what} must be 2-D (n_samples, n_features), got a 1-D array of length {arr.shape[0]}"
+        )
     if arr.ndim != 2:
         raise OodfsError(f"{what} must be 2-D (n_samples, n_features), got shape {arr.shape}")
     if arr.shape[0] == 0:
@@ -114,3 +122,14 @@ class RunAborted(OodfsError):
     """A run stopped for a reason that is not the user's input nor a method's failure: its
     results could not be stored (disk full, I/O error, a damaged store), or a worker process
     was killed from outside. Finished tasks stay stored; the CLI exits with status 1."""
+
+
+def error_message(exc: BaseException) -> str:
+    """One line for a failed task: the error and where it was raised."""
+    if isinstance(exc, OodfsError):
+        return str(exc)
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
+    if isinstance(exc, SystemExit):
+        return f"the method called sys.exit({exc.code!r}){where}"
+    return f"{type(exc).__name__}: {exc}{where}"

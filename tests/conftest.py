@@ -34,14 +34,21 @@ def fresh_registry():
     reset_registry()
 
 
-def make_distribution(where: Path, dist: str, entry_points: dict[str, str], modules: dict[str, str] = None,
-                      version: str = "0.1.0") -> Path:
+def make_distribution(
+    where: Path,
+    dist: str,
+    entry_points: dict[str, str],
+    modules: dict[str, str] = None,
+    version: str = "0.1.0",
+) -> Path:
     """An installed-looking distribution (dist-info + modules) in ``where``, found via sys.path."""
     where.mkdir(parents=True, exist_ok=True)
     info = where / f"{dist.replace('-', '_')}-{version}.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
-    (info / "entry_points.txt").write_text("[oodfs]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items()))
+    (info / "entry_points.txt").write_text(
+        "[oodfs]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items())
+    )
     for name, code in (modules or {}).items():
         (where / f"{name}.py").write_text(textwrap.dedent(code))
     return where
@@ -53,6 +60,8 @@ def example_installed(tmp_path, monkeypatch):
     site = make_distribution(tmp_path / "site", "oodfs-variance", {"variance": "oodfs_variance"})
     monkeypatch.syspath_prepend(str(EXAMPLE))
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), str(EXAMPLE), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join([str(site), str(EXAMPLE), os.environ.get("PYTHONPATH", "")])
+    )
     sys.modules.pop("oodfs_variance", None)
     return site

@@ -2,6 +2,7 @@
 files, suite files -- is answered with one line naming what is wrong and exit status 2, before
 any work is done. The commands run in this process (``oodfs.cli.main``), which is what the
 ``oodfs`` script calls."""
+
 import os
 import textwrap
 
@@ -76,85 +77,211 @@ BENCH = ["bench", "--quiet", "--jobs", "1"]
 
 CASES = {
     # --plugin
-    "plugin raises at import": (lambda t: BENCH + ["--suite", suite_with(t), "--out", str(t / "o"), "--plugin",
-                                                   plugin_file(t, "1 / 0")], ["failed to import", "ZeroDivisionError"]),
-    "plugin is not Python": (lambda t: BENCH + ["--suite", suite_with(t), "--out", str(t / "o"), "--plugin",
-                                                plugin_file(t, "", "bin.py", binary=b"\x7fELF\x02\x01\x00\x00")],
-                             ["bin.py", "failed to import"]),
-    "plugin is text, not Python": (lambda t: BENCH + ["--suite", suite_with(t), "--out", str(t / "o"), "--plugin",
-                                                      plugin_file(t, "Remember: buy milk!\n", "notes.py")],
-                                   ["notes.py", "not valid Python"]),
-    "plugin exits at import": (lambda t: BENCH + ["--suite", suite_with(t), "--out", str(t / "o"), "--plugin",
-                                                  plugin_file(t, "import sys; sys.exit(3)")], ["sys.exit(3)"]),
-    "plugin returns a non-class": (lambda t: BENCH + ["--suite", suite_with(t), "--out", str(t / "o"), "--plugin",
-                                                      plugin_file(t, NON_CLASS_PLUGIN)], ["42", "not a Selector subclass"]),
-    "plugin file missing": (lambda t: BENCH + ["--suite", suite_with(t), "--plugin", str(t / "nope.py")], ["does not exist"]),
+    "plugin raises at import": (
+        lambda t: (
+            BENCH + ["--suite", suite_with(t), "--out", str(t / "o"), "--plugin", plugin_file(t, "1 / 0")]
+        ),
+        ["failed to import", "ZeroDivisionError"],
+    ),
+    "plugin is not Python": (
+        lambda t: (
+            BENCH
+            + [
+                "--suite",
+                suite_with(t),
+                "--out",
+                str(t / "o"),
+                "--plugin",
+                plugin_file(t, "", "bin.py", binary=b"\x7fELF\x02\x01\x00\x00"),
+            ]
+        ),
+        ["bin.py", "failed to import"],
+    ),
+    "plugin is text, not Python": (
+        lambda t: (
+            BENCH
+            + [
+                "--suite",
+                suite_with(t),
+                "--out",
+                str(t / "o"),
+                "--plugin",
+                plugin_file(t, "Remember: buy milk!\n", "notes.py"),
+            ]
+        ),
+        ["notes.py", "not valid Python"],
+    ),
+    "plugin exits at import": (
+        lambda t: (
+            BENCH
+            + [
+                "--suite",
+                suite_with(t),
+                "--out",
+                str(t / "o"),
+                "--plugin",
+                plugin_file(t, "import sys; sys.exit(3)"),
+            ]
+        ),
+        ["sys.exit(3)"],
+    ),
+    "plugin returns a non-class": (
+        lambda t: (
+            BENCH
+            + ["--suite", suite_with(t), "--out", str(t / "o"), "--plugin", plugin_file(t, NON_CLASS_PLUGIN)]
+        ),
+        ["42", "not a Selector subclass"],
+    ),
+    "plugin file missing": (
+        lambda t: BENCH + ["--suite", suite_with(t), "--plugin", str(t / "nope.py")],
+        ["does not exist"],
+    ),
     # --out
-    "out is /dev/null": (lambda t: BENCH + ["--suite", suite_with(t), "--out", "/dev/null"], ["not a folder"]),
-    "out is a file": (lambda t: BENCH + ["--suite", suite_with(t), "--out", str(t / "existing.txt")], ["not a folder"]),
-    "out name too long": (lambda t: BENCH + ["--suite", suite_with(t), "--out", str(t / ("x" * 300))],
-                          ["cannot create the output folder", "too long"]),
-    "out holds other files": (lambda t: BENCH + ["--suite", suite_with(t), "--out", str(t)], ["other files", "--out"]),
+    "out is /dev/null": (
+        lambda t: BENCH + ["--suite", suite_with(t), "--out", "/dev/null"],
+        ["not a folder"],
+    ),
+    "out is a file": (
+        lambda t: BENCH + ["--suite", suite_with(t), "--out", str(t / "existing.txt")],
+        ["not a folder"],
+    ),
+    "out name too long": (
+        lambda t: BENCH + ["--suite", suite_with(t), "--out", str(t / ("x" * 300))],
+        ["cannot create the output folder", "too long"],
+    ),
+    "out holds other files": (
+        lambda t: BENCH + ["--suite", suite_with(t), "--out", str(t)],
+        ["other files", "--out"],
+    ),
     # other bench options
-    "task timeout nan": (lambda t: BENCH + ["--suite", suite_with(t), "--task-timeout", "nan"], ["finite positive"]),
-    "task timeout inf": (lambda t: BENCH + ["--suite", suite_with(t), "--task-timeout", "inf"], ["finite positive"]),
-    "task timeout negative": (lambda t: BENCH + ["--suite", suite_with(t), "--task-timeout", "-1"], ["finite positive"]),
-    "task timeout without isolation": (lambda t: BENCH + ["--suite", suite_with(t), "--out", str(t / "o"),
-                                                          "--task-timeout", "5", "--no-isolation"], ["--no-isolation"]),
-    "scheduler without dask": (lambda t: BENCH + ["--suite", suite_with(t), "--scheduler", "tcp://x:1"], ["--backend dask"]),
+    "task timeout nan": (
+        lambda t: BENCH + ["--suite", suite_with(t), "--task-timeout", "nan"],
+        ["finite positive"],
+    ),
+    "task timeout inf": (
+        lambda t: BENCH + ["--suite", suite_with(t), "--task-timeout", "inf"],
+        ["finite positive"],
+    ),
+    "task timeout negative": (
+        lambda t: BENCH + ["--suite", suite_with(t), "--task-timeout", "-1"],
+        ["finite positive"],
+    ),
+    "task timeout without isolation": (
+        lambda t: (
+            BENCH + ["--suite", suite_with(t), "--out", str(t / "o"), "--task-timeout", "5", "--no-isolation"]
+        ),
+        ["--no-isolation"],
+    ),
+    "scheduler without dask": (
+        lambda t: BENCH + ["--suite", suite_with(t), "--scheduler", "tcp://x:1"],
+        ["--backend dask"],
+    ),
     "jobs zero": (lambda t: BENCH + ["--suite", suite_with(t), "--jobs", "0"], ["positive integer"]),
     "r-train not numbers": (lambda t: BENCH + ["--suite", suite_with(t), "--r-train", "a,b"], ["numbers"]),
     # suite files
-    "suite unknown key": (lambda t: BENCH + ["--suite", suite_with(t, extra="n_trian = 5")],
-                          ["unknown key 'n_trian'", "n_train"]),
-    "suite methods a string": (lambda t: BENCH + ["--suite", suite_with(t, drop=["methods"], extra='methods = "ols"')],
-                               ["methods must be a list"]),
-    "suite empty r_test": (lambda t: BENCH + ["--suite", suite_with(t, drop=["r_test"], extra="r_test = []")],
-                           ["r_test is empty"]),
-    "suite n_train a float": (lambda t: BENCH + ["--suite", suite_with(t, drop=["n_train"], extra="n_train = 1e11")],
-                              ["n_train must be a positive integer"]),
-    "suite n_train absurd": (lambda t: BENCH + ["--suite", suite_with(t, drop=["n_train"],
-                                                                      extra="n_train = 100000000000")],
-                             ["n_train + n_val", "typo"]),
-    "suite runs zero": (lambda t: BENCH + ["--suite", suite_with(t, drop=["runs"], extra="runs = 0")], ["runs"]),
-    "suite k a boolean": (lambda t: BENCH + ["--suite", suite_with(t, drop=["k"], extra="k = true")], ["k must be"]),
+    "suite unknown key": (
+        lambda t: BENCH + ["--suite", suite_with(t, extra="n_trian = 5")],
+        ["unknown key 'n_trian'", "n_train"],
+    ),
+    "suite methods a string": (
+        lambda t: BENCH + ["--suite", suite_with(t, drop=["methods"], extra='methods = "ols"')],
+        ["methods must be a list"],
+    ),
+    "suite empty r_test": (
+        lambda t: BENCH + ["--suite", suite_with(t, drop=["r_test"], extra="r_test = []")],
+        ["r_test is empty"],
+    ),
+    "suite n_train a float": (
+        lambda t: BENCH + ["--suite", suite_with(t, drop=["n_train"], extra="n_train = 1e11")],
+        ["n_train must be a positive integer"],
+    ),
+    "suite n_train absurd": (
+        lambda t: BENCH + ["--suite", suite_with(t, drop=["n_train"], extra="n_train = 100000000000")],
+        ["n_train + n_val", "typo"],
+    ),
+    "suite runs zero": (
+        lambda t: BENCH + ["--suite", suite_with(t, drop=["runs"], extra="runs = 0")],
+        ["runs"],
+    ),
+    "suite k a boolean": (
+        lambda t: BENCH + ["--suite", suite_with(t, drop=["k"], extra="k = true")],
+        ["k must be"],
+    ),
     "suite seed negative": (lambda t: BENCH + ["--suite", suite_with(t, extra="seed = -1")], ["seed"]),
-    "suite environment a number": (lambda t: BENCH + ["--suite", suite_with(t, drop=["environment"],
-                                                                            extra="environment = 3")], ["environment"]),
-    "suite unknown environment": (lambda t: BENCH + ["--suite", suite_with(t, drop=["environment"],
-                                                                           extra='environment = "synthetc"')],
-                                  ["unknown environment 'synthetc'", "synthetic"]),
-    "suite val rule without n_val": (lambda t: BENCH + ["--suite", suite_with(t, drop=["n_val"],
-                                                                              extra='selection = "val"')], ["n_val"]),
-    "suite --selection val without n_val": (lambda t: BENCH + ["--suite", suite_with(t, drop=["n_val"]),
-                                                               "--selection", "val"], ["n_val"]),
-    "suite not TOML": (lambda t: BENCH + ["--suite", suite_with(t, extra="this is = = not toml")], ["not valid TOML"]),
-    "suite setting unknown key": (lambda t: BENCH + ["--suite", suite_with(t, extra="[settings.mlp]\nparms = {}")],
-                                  ["unknown key 'parms'", "params"]),
-    "suite settings not a table": (lambda t: BENCH + ["--suite", suite_with(t, drop=["[settings.poly]", "params"],
-                                                                            extra="settings = 3")], ["settings"]),
-    "suite quick unknown key": (lambda t: BENCH + ["--suite", suite_with(t, extra="[quick]\nrunz = 1"), "--quick"],
-                                ["[quick]", "runz"]),
-    "suite curve methods a string": (lambda t: BENCH + ["--suite", suite_with(t, extra='[curve]\nmethods = "ols"')],
-                                     ["curve.methods"]),
+    "suite environment a number": (
+        lambda t: BENCH + ["--suite", suite_with(t, drop=["environment"], extra="environment = 3")],
+        ["environment"],
+    ),
+    "suite unknown environment": (
+        lambda t: BENCH + ["--suite", suite_with(t, drop=["environment"], extra='environment = "synthetc"')],
+        ["unknown environment 'synthetc'", "synthetic"],
+    ),
+    "suite val rule without n_val": (
+        lambda t: BENCH + ["--suite", suite_with(t, drop=["n_val"], extra='selection = "val"')],
+        ["n_val"],
+    ),
+    "suite --selection val without n_val": (
+        lambda t: BENCH + ["--suite", suite_with(t, drop=["n_val"]), "--selection", "val"],
+        ["n_val"],
+    ),
+    "suite not TOML": (
+        lambda t: BENCH + ["--suite", suite_with(t, extra="this is = = not toml")],
+        ["not valid TOML"],
+    ),
+    "suite setting unknown key": (
+        lambda t: BENCH + ["--suite", suite_with(t, extra="[settings.mlp]\nparms = {}")],
+        ["unknown key 'parms'", "params"],
+    ),
+    "suite settings not a table": (
+        lambda t: (
+            BENCH + ["--suite", suite_with(t, drop=["[settings.poly]", "params"], extra="settings = 3")]
+        ),
+        ["settings"],
+    ),
+    "suite quick unknown key": (
+        lambda t: BENCH + ["--suite", suite_with(t, extra="[quick]\nrunz = 1"), "--quick"],
+        ["[quick]", "runz"],
+    ),
+    "suite curve methods a string": (
+        lambda t: BENCH + ["--suite", suite_with(t, extra='[curve]\nmethods = "ols"')],
+        ["curve.methods"],
+    ),
     "suite missing key": (lambda t: BENCH + ["--suite", suite_with(t, drop=["n_test"])], ["n_test"]),
     "suite file missing": (lambda t: BENCH + ["--suite", str(t / "none.toml")], ["does not exist"]),
     # leaderboard / plot
     "leaderboard missing folder": (lambda t: ["leaderboard", str(t / "none")], ["does not exist"]),
-    "leaderboard a text file": (lambda t: ["leaderboard", str(t / "existing.txt")], ["expected a results folder"]),
-    "leaderboard garbage parquet": (lambda t: ["leaderboard", str(t / "garbage.parquet")], ["cannot read", "garbage"]),
-    "leaderboard a foreign csv": (lambda t: ["leaderboard", str(t / "other.csv")], ["not an oodfs results table"]),
+    "leaderboard a text file": (
+        lambda t: ["leaderboard", str(t / "existing.txt")],
+        ["expected a results folder"],
+    ),
+    "leaderboard garbage parquet": (
+        lambda t: ["leaderboard", str(t / "garbage.parquet")],
+        ["cannot read", "garbage"],
+    ),
+    "leaderboard a foreign csv": (
+        lambda t: ["leaderboard", str(t / "other.csv")],
+        ["not an oodfs results table"],
+    ),
     "leaderboard a folder of other files": (lambda t: ["leaderboard", str(t)], ["no results"]),
     "leaderboard bad format": (lambda t: ["leaderboard", str(t), "--format", "yaml"], ["invalid choice"]),
     "plot a text file": (lambda t: ["plot", str(t / "existing.txt")], ["expected a results folder"]),
     # select
-    "select negative seed": (lambda t: ["select", str(t / "table.csv"), "--target", "y", "--method", "mi", "--seed", "-1"],
-                             ["--seed"]),
-    "select nested parquet": (lambda t: ["select", str(t / "nested.parquet"), "--target", "y", "--method", "ols"],
-                              ["nested"]),
-    "select unknown method": (lambda t: ["select", str(t / "table.csv"), "--target", "y", "--method", "nope"],
-                              ["unknown selector 'nope'"]),
-    "select missing target": (lambda t: ["select", str(t / "table.csv"), "--target", "z", "--method", "ols"], ["'z'"]),
+    "select negative seed": (
+        lambda t: ["select", str(t / "table.csv"), "--target", "y", "--method", "mi", "--seed", "-1"],
+        ["--seed"],
+    ),
+    "select nested parquet": (
+        lambda t: ["select", str(t / "nested.parquet"), "--target", "y", "--method", "ols"],
+        ["nested"],
+    ),
+    "select unknown method": (
+        lambda t: ["select", str(t / "table.csv"), "--target", "y", "--method", "nope"],
+        ["unknown selector 'nope'"],
+    ),
+    "select missing target": (
+        lambda t: ["select", str(t / "table.csv"), "--target", "z", "--method", "ols"],
+        ["'z'"],
+    ),
     # plugins
     "plugins missing module": (lambda t: ["plugins", "--plugin", "no_such_mod_zz"], ["no_such_mod_zz"]),
 }
@@ -179,9 +306,13 @@ def test_an_installed_plugin_returning_a_non_class_is_skipped_with_one_warning(t
 
     from .conftest import make_distribution
 
-    site = make_distribution(tmp_path / "site", "oodfs-odd", {"odd": "oodfs_odd"}, {"oodfs_odd": NON_CLASS_PLUGIN})
+    site = make_distribution(
+        tmp_path / "site", "oodfs-odd", {"odd": "oodfs_odd"}, {"oodfs_odd": NON_CLASS_PLUGIN}
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-m", "oodfs.cli", "plugins"], capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "oodfs.cli", "plugins"], capture_output=True, text=True, env=env
+    )
     assert proc.returncode == 0 and "ols" in proc.stdout  # every other command keeps working
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("oodfs: warning:"), proc.stderr
@@ -204,9 +335,11 @@ def test_a_relative_table_path_is_relative_to_the_suite_file(tmp_path, monkeypat
     n = 240
     X = rng.normal(size=(n, 3))
     env = np.repeat(["A", "B"], n // 2)
-    pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "x3": X[:, 2], "y": X[:, 0] + rng.normal(size=n) * 0.1,
-                  "period": env}).to_csv(folder / "data.csv", index=False)
-    (folder / "mine.toml").write_text(textwrap.dedent("""
+    pd.DataFrame(
+        {"x1": X[:, 0], "x2": X[:, 1], "x3": X[:, 2], "y": X[:, 0] + rng.normal(size=n) * 0.1, "period": env}
+    ).to_csv(folder / "data.csv", index=False)
+    (folder / "mine.toml").write_text(
+        textwrap.dedent("""
         environment = "table"
         r_train = ["A"]
         r_test = ["B"]
@@ -219,7 +352,8 @@ def test_a_relative_table_path_is_relative_to_the_suite_file(tmp_path, monkeypat
         path = "data.csv"
         target = "y"
         env_column = "period"
-    """))
+    """)
+    )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)

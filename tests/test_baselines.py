@@ -1,4 +1,5 @@
 """The baseline selectors: known answers, scikit-learn conformance, grid sharing, determinism, errors."""
+
 from __future__ import annotations
 
 import inspect
@@ -126,7 +127,9 @@ def test_rf_grid_cut_trees_match_separate_fits(cls, weighted):
     points = cls.grid_points()[::-1]
     grid = cls.fit_grid(X, y, points, random_state=7, sample_weight=w)
     assert len(grid) == len(points) == 9
-    want_all = [cls(**p, random_state=7, engine=cls.grid_engine).fit(X, y, sample_weight=w).scores_ for p in points]
+    want_all = [
+        cls(**p, random_state=7, engine=cls.grid_engine).fit(X, y, sample_weight=w).scores_ for p in points
+    ]
     for p, got, want in zip(points, grid, want_all):
         if cls.grid_engine == "oodfs" or p["max_depth"] == 10:
             np.testing.assert_array_equal(got, want)
@@ -156,9 +159,13 @@ def test_tree_scores_are_the_library_importances(cls, weighted):
     (the oodfs engine is compared with scikit-learn in test_cart.py)."""
     X, y, w = nonlinear_problem()
     w = w if weighted else None
-    sel = cls(n_estimators=20, max_depth=4, random_state=3, **({} if cls is XGBoost else {"engine": "sklearn"}))
+    sel = cls(
+        n_estimators=20, max_depth=4, random_state=3, **({} if cls is XGBoost else {"engine": "sklearn"})
+    )
     model = sel._model().fit(X, y, sample_weight=w)
-    np.testing.assert_allclose(sel.fit(X, y, sample_weight=w).scores_, model.feature_importances_, rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(
+        sel.fit(X, y, sample_weight=w).scores_, model.feature_importances_, rtol=1e-6, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("cls", [GradientBoosting, RandomForest], ids=lambda c: c.name)
@@ -166,7 +173,9 @@ def test_tree_scores_finite_with_a_negligible_sample_weight(cls):
     """scikit-learn stores NaN impurity for a leaf of weight ~1e-16 and its feature_importances_
     turn NaN; the leaf's contribution is 0 to machine precision, and so it is here."""
     X, y = np.array([[2.0], [1.0], [0.0]]), np.array([-34.0, -6.5, -5.8])
-    sel = cls(n_estimators=5, max_depth=3, random_state=0).fit(X, y, sample_weight=np.array([1e-16, 1.0, 1.0]))
+    sel = cls(n_estimators=5, max_depth=3, random_state=0).fit(
+        X, y, sample_weight=np.array([1e-16, 1.0, 1.0])
+    )
     assert sel.scores_.tolist() == [1.0]
 
 
@@ -202,7 +211,11 @@ def test_mi_grid_equals_sklearn_exactly(seed):
 
 def test_count_within_equals_kdtree_counts_with_ties():
     rng = np.random.default_rng(0)
-    for v in (rng.normal(size=500), rng.integers(0, 7, size=500).astype(float), np.round(rng.normal(size=500), 1)):
+    for v in (
+        rng.normal(size=500),
+        rng.integers(0, 7, size=500).astype(float),
+        np.round(rng.normal(size=500), 1),
+    ):
         radius = np.nextafter(np.abs(rng.normal(size=v.size)) * 0.3, 0)
         radius[:50] = 0.0
         radius[50:100] = np.abs(v[50:100] - v[100:150])  # radii exactly equal to a distance
@@ -269,8 +282,9 @@ def test_integer_weights_equal_repeated_rows(cls):
 
 def test_ols_matches_core_weighted_least_squares_and_correlation_matches_numpy():
     X, y, w = nonlinear_problem()
-    np.testing.assert_allclose(OLS().fit(X, y, sample_weight=w).scores_,
-                               np.abs(oodfs.weighted_least_squares(X, y, w)), rtol=1e-10)
+    np.testing.assert_allclose(
+        OLS().fit(X, y, sample_weight=w).scores_, np.abs(oodfs.weighted_least_squares(X, y, w)), rtol=1e-10
+    )
     want = [abs(np.corrcoef(X[:, j], y)[0, 1]) for j in range(X.shape[1])]
     np.testing.assert_allclose(Correlation().fit(X, y).scores_, want, rtol=1e-10)
 
@@ -291,8 +305,10 @@ def test_mi_rejects_non_uniform_weights_and_accepts_uniform():
         MutualInfo().fit(X, y, sample_weight=w)
     with pytest.raises(oodfs.OodfsError, match="cannot use sample weights"):
         MutualInfo.fit_grid(X, y, MutualInfo.grid_points(), sample_weight=w)
-    np.testing.assert_array_equal(MutualInfo(random_state=0).fit(X, y, sample_weight=np.full(len(y), 2.0)).scores_,
-                                  MutualInfo(random_state=0).fit(X, y).scores_)
+    np.testing.assert_array_equal(
+        MutualInfo(random_state=0).fit(X, y, sample_weight=np.full(len(y), 2.0)).scores_,
+        MutualInfo(random_state=0).fit(X, y).scores_,
+    )
 
 
 # -- bad input ---------------------------------------------------------------------------
@@ -357,9 +373,12 @@ def test_stg_sum_penalty_is_the_mean_penalty_times_d():
 def test_stg_fit_grid_honours_every_setting_of_its_points():
     """Points that differ in more than lambda are trained separately, each with its own settings."""
     X, y, _ = nonlinear_problem(n=300)
-    points = [{"lam": 0.1, "max_epochs": 2}, {"lam": 1.0, "max_epochs": 2, "penalty_reduction": "sum"},
-              {"lam": 0.1, "max_epochs": 2, "sigma": 0.25, "hidden_layer_sizes": (8,)},
-              {"lam": 1.0, "max_epochs": 2}]
+    points = [
+        {"lam": 0.1, "max_epochs": 2},
+        {"lam": 1.0, "max_epochs": 2, "penalty_reduction": "sum"},
+        {"lam": 0.1, "max_epochs": 2, "sigma": 0.25, "hidden_layer_sizes": (8,)},
+        {"lam": 1.0, "max_epochs": 2},
+    ]
     grid = STG.fit_grid(X, y, points, random_state=3)
     for p, got in zip(points, grid):
         np.testing.assert_allclose(got, STG(**p, random_state=3).fit(X, y).scores_, rtol=0, atol=1e-5)

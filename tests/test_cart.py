@@ -5,6 +5,7 @@ trees as scikit-learn whenever no two features give equally good splits (node fo
 feature, threshold, sizes, weights, impurities), and otherwise the same training predictions
 and the same impurity decrease per tree -- ties only change which feature gets the credit.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -51,12 +52,15 @@ def assert_same_tree(ours: cart.Tree, theirs):
 
 # -- single trees --------------------------------------------------------------------------------
 @pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("params", [
-    {"max_depth": 5},
-    {"max_depth": 6, "min_samples_leaf": 3, "min_samples_split": 10},
-    {"max_depth": 6, "min_weight_fraction_leaf": 0.02},
-    {"max_depth": 8, "min_impurity_decrease": 1e-3},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"max_depth": 5},
+        {"max_depth": 6, "min_samples_leaf": 3, "min_samples_split": 10},
+        {"max_depth": 6, "min_weight_fraction_leaf": 0.02},
+        {"max_depth": 8, "min_impurity_decrease": 1e-3},
+    ],
+)
 def test_tree_equals_sklearn_node_for_node_without_ties(params, weighted):
     X, y, w = tie_free_data()
     w = w if weighted else None
@@ -113,8 +117,12 @@ def test_gb_training_predictions_and_tree_decreases_equal_sklearn(depth):
     np.testing.assert_allclose(ours.predict(X), want, rtol=0, atol=1e-12)
     for (a,), (b,) in zip(ours.estimators_, theirs.estimators_):
         assert a.tree_.node_count == b.tree_.node_count
-        np.testing.assert_allclose(_impurity_decrease(a.tree_, 10).sum(), _impurity_decrease(b.tree_, 10).sum(),
-                                   rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(
+            _impurity_decrease(a.tree_, 10).sum(),
+            _impurity_decrease(b.tree_, 10).sum(),
+            rtol=1e-12,
+            atol=1e-15,
+        )
     assert sum(a.tree_.n_tied for (a,) in ours.estimators_) > 0  # the benchmark's data do have ties
 
 
@@ -122,8 +130,12 @@ def test_gb_training_predictions_and_tree_decreases_equal_sklearn(depth):
 def test_gb_importances_equal_sklearn_without_ties(weighted):
     X, y, w = tie_free_data()
     w = w if weighted else None
-    ours = cart.GradientBoostingRegressor(n_estimators=10, max_depth=3, random_state=0).fit(X, y, sample_weight=w)
-    theirs = GradientBoostingRegressor(n_estimators=10, max_depth=3, random_state=0).fit(X, y, sample_weight=w)
+    ours = cart.GradientBoostingRegressor(n_estimators=10, max_depth=3, random_state=0).fit(
+        X, y, sample_weight=w
+    )
+    theirs = GradientBoostingRegressor(n_estimators=10, max_depth=3, random_state=0).fit(
+        X, y, sample_weight=w
+    )
     assert all(a.tree_.n_tied == 0 for (a,) in ours.estimators_)
     for (a,), (b,) in zip(ours.estimators_, theirs.estimators_):
         assert_same_tree(a.tree_, b.tree_)
@@ -136,15 +148,23 @@ def test_gb_with_sample_weights_equals_sklearn():
     X, y = benchmark_data(seed=5)
     w = np.random.default_rng(0).uniform(0.0, 3.0, size=len(y))
     w[:50] = 0.0  # rows that take no part in the trees
-    ours = cart.GradientBoostingRegressor(n_estimators=20, max_depth=8, random_state=1).fit(X, y, sample_weight=w)
-    theirs = GradientBoostingRegressor(n_estimators=20, max_depth=8, random_state=1).fit(X, y, sample_weight=w)
+    ours = cart.GradientBoostingRegressor(n_estimators=20, max_depth=8, random_state=1).fit(
+        X, y, sample_weight=w
+    )
+    theirs = GradientBoostingRegressor(n_estimators=20, max_depth=8, random_state=1).fit(
+        X, y, sample_weight=w
+    )
     # rows of weight 0 go through the thresholds, which differ where tied features split the
     # other rows alike (test_rows_of_weight_zero_take_no_part checks them without ties)
     used = w > 0
     np.testing.assert_allclose(ours.train_raw_prediction_[used], theirs.predict(X)[used], rtol=0, atol=1e-12)
     for (a,), (b,) in zip(ours.estimators_, theirs.estimators_):
-        np.testing.assert_allclose(_impurity_decrease(a.tree_, 10).sum(), _impurity_decrease(b.tree_, 10).sum(),
-                                   rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(
+            _impurity_decrease(a.tree_, 10).sum(),
+            _impurity_decrease(b.tree_, 10).sum(),
+            rtol=1e-12,
+            atol=1e-15,
+        )
 
 
 # -- random forest -------------------------------------------------------------------------------
@@ -153,14 +173,19 @@ def test_rf_same_bootstrap_and_tree_decreases_at_every_depth_cut(weighted):
     X, y = benchmark_data(seed=7, setting="mlp")
     w = np.random.default_rng(1).uniform(0.2, 2.0, size=len(y)) if weighted else None
     ours = cart.RandomForestRegressor(n_estimators=8, max_depth=10, random_state=4).fit(X, y, sample_weight=w)
-    theirs = RandomForestRegressor(n_estimators=8, max_depth=10, random_state=4, n_jobs=1).fit(X, y, sample_weight=w)
+    theirs = RandomForestRegressor(n_estimators=8, max_depth=10, random_state=4, n_jobs=1).fit(
+        X, y, sample_weight=w
+    )
     for a, b in zip(ours.estimators_, theirs.estimators_):
         # the same bootstrap: as many distinct rows, each counted as often
         assert a.tree_.n_node_samples[0] == b.tree_.n_node_samples[0]
         assert a.tree_.weighted_n_node_samples[0] == b.tree_.weighted_n_node_samples[0]
         for depth in (6, 8, 10):
-            np.testing.assert_allclose(_impurity_decrease(a.tree_, 10, depth).sum(),
-                                       _impurity_decrease(b.tree_, 10, depth).sum(), rtol=1e-12)
+            np.testing.assert_allclose(
+                _impurity_decrease(a.tree_, 10, depth).sum(),
+                _impurity_decrease(b.tree_, 10, depth).sum(),
+                rtol=1e-12,
+            )
 
 
 def test_rf_importances_equal_sklearn_without_ties():
@@ -170,7 +195,9 @@ def test_rf_importances_equal_sklearn_without_ties():
     assert all(a.tree_.n_tied == 0 for a in ours.estimators_)
     for a, b in zip(ours.estimators_, theirs.estimators_):
         assert_same_tree(a.tree_, b.tree_)
-    got = _mean_normalised([_normalised(_impurity_decrease(a.tree_, X.shape[1])) for a in ours.estimators_], X.shape[1])
+    got = _mean_normalised(
+        [_normalised(_impurity_decrease(a.tree_, X.shape[1])) for a in ours.estimators_], X.shape[1]
+    )
     np.testing.assert_allclose(got, theirs.feature_importances_, rtol=0, atol=1e-12)
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-12)
 

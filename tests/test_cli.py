@@ -1,5 +1,5 @@
 """The command line: the bench/leaderboard/plot/plugins contract and every error path."""
-import json
+
 import subprocess
 import sys
 
@@ -26,7 +26,10 @@ def assert_clean_error(proc, *needles):
     "args, needles",
     [
         (["bench", "--suite", "nope"], ["unknown suite 'nope'", "synthetic"]),
-        (["bench", "--suite", "synthetic", "--methods", "ols,nope"], ["unknown selector 'nope'", "correlation"]),
+        (
+            ["bench", "--suite", "synthetic", "--methods", "ols,nope"],
+            ["unknown selector 'nope'", "correlation"],
+        ),
         (["bench", "--suite", "synthetic", "--settings", "cubic"], ["unknown setting 'cubic'", "mlp"]),
         (["bench", "--suite", "synthetic", "--r-train", "0.5"], ["|r| > 1", "0.5"]),
         (["bench", "--suite", "synthetic", "--runs", "0"], ["positive integer"]),
@@ -57,8 +60,21 @@ def test_help_explains_itself():
 @pytest.fixture(scope="module")
 def bench_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench") / "out"
-    code = main(["bench", "--suite", "synthetic", "--quick", "--methods", "ols,correlation", "--settings", "poly",
-                 "--out", str(out), "--quiet"])
+    code = main(
+        [
+            "bench",
+            "--suite",
+            "synthetic",
+            "--quick",
+            "--methods",
+            "ols,correlation",
+            "--settings",
+            "poly",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert code == 0
     return out
 
@@ -66,13 +82,26 @@ def bench_dir(tmp_path_factory):
 def test_bench_writes_leaderboard_results_and_figures(bench_dir):
     assert (bench_dir / "leaderboard.md").read_text().startswith("# oodfs leaderboard")
     df = pd.read_parquet(bench_dir / "results.parquet")
-    assert {"setting", "r_train", "run", "method", "metric", "value", "seed", "params", "versions"} <= set(df.columns)
+    assert {"setting", "r_train", "run", "method", "metric", "value", "seed", "params", "versions"} <= set(
+        df.columns
+    )
     assert (bench_dir / "figures" / "figure1-val.png").stat().st_size > 10_000
     assert (bench_dir / "figures" / "figure1-val.pdf").exists()
 
 
 def test_bench_refuses_to_overwrite_without_resume(bench_dir):
-    proc = cli("bench", "--suite", "synthetic", "--quick", "--methods", "ols", "--settings", "poly", "--out", str(bench_dir))
+    proc = cli(
+        "bench",
+        "--suite",
+        "synthetic",
+        "--quick",
+        "--methods",
+        "ols",
+        "--settings",
+        "poly",
+        "--out",
+        str(bench_dir),
+    )
     assert_clean_error(proc, "--resume")
 
 
@@ -80,8 +109,19 @@ def test_leaderboard_formats(bench_dir):
     csv = cli("leaderboard", str(bench_dir), "--format", "csv")
     assert csv.returncode == 0, csv.stderr
     table = pd.read_csv(pd.io.common.StringIO(csv.stdout))
-    assert {"setting", "r_train", "method", "metric", "mean", "low", "high", "n", "runs", "failed",
-            "in_best_set"} <= set(table.columns)
+    assert {
+        "setting",
+        "r_train",
+        "method",
+        "metric",
+        "mean",
+        "low",
+        "high",
+        "n",
+        "runs",
+        "failed",
+        "in_best_set",
+    } <= set(table.columns)
     assert set(table["metric"]) == {"rank_avg", "f1", "rmse_mean", "rmse_std"}
     assert set(table["method"]) == {"ols", "correlation"}
     assert not table["in_best_set"].any() and table["low"].isna().all()  # one run: no interval, no best

@@ -5,6 +5,7 @@ exactly as a plugin author would. The second half hands the kit deliberately bro
 one defect each, and asserts that the check meant to catch that defect fails (with a message
 naming the check and the reason) -- so no check is vacuous -- and that correct toy plugins pass.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -44,9 +45,13 @@ def _table_spec():
     x = rng.standard_normal((n, 3))
     group = np.repeat(["a", "b", "c"], n // 3)
     y = x[:, 0] + 0.5 * x[:, 1] + 0.1 * rng.standard_normal(n)
-    lines = ["x0,x1,x2,group,y"] + [f"{a:.6f},{b:.6f},{c:.6f},{g},{t:.6f}" for (a, b, c), g, t in zip(x, group, y)]
+    lines = ["x0,x1,x2,group,y"] + [
+        f"{a:.6f},{b:.6f},{c:.6f},{g},{t:.6f}" for (a, b, c), g, t in zip(x, group, y)
+    ]
     where.write_text("\n".join(lines) + "\n")
-    return with_envs(Table(path=str(where), target="y", env_column="group"), envs=("a", "c"), invalid_envs=("zzz",))
+    return with_envs(
+        Table(path=str(where), target="y", env_column="group"), envs=("a", "c"), invalid_envs=("zzz",)
+    )
 
 
 #: environments that cannot be checked from their class alone: how to build a checkable one
@@ -89,19 +94,28 @@ def test_builtin_plugin_conforms(plugin, check):
 
 
 def oracle_plugins() -> list:
-    return [_oracle_spec(info.cls) for info in registry().all() if info.package == "oodfs" and info.name in ORACLES]
+    return [
+        _oracle_spec(info.cls)
+        for info in registry().all()
+        if info.package == "oodfs" and info.name in ORACLES
+    ]
 
 
-@parametrize_plugin_checks(oracle_plugins(), skip={
-    "check_weighter_decorrelates": "an oracle undoes a known selection; it is not meant to decorrelate features "
-                                   "whose dependence does not come from that selection (the kit's X0, X1)"})
+@parametrize_plugin_checks(
+    oracle_plugins(),
+    skip={
+        "check_weighter_decorrelates": "an oracle undoes a known selection; it is not meant to decorrelate features "
+        "whose dependence does not come from that selection (the kit's X0, X1)"
+    },
+)
 def test_oracle_weighters_conform(plugin, check):
     check(plugin)
 
 
 def test_oracles_are_checked():
     assert sorted((kit._resolve(p).kind, kit._resolve(p).name) for p in oracle_plugins()) == sorted(
-        (kind, name) for kind in ("selector", "weighter") for name in ORACLES)
+        (kind, name) for kind in ("selector", "weighter") for name in ORACLES
+    )
 
 
 def test_every_builtin_kind_is_covered():
@@ -128,7 +142,7 @@ class AbsCorr(oodfs.Selector):
         Xc, yc = X - p @ X, y - p @ y
         sx, sy = np.sqrt(p @ Xc**2), np.sqrt(p @ yc**2)
         corr = np.abs(p @ (Xc * yc[:, None])) / np.where(sx * sy > 0, sx * sy, 1.0)
-        return corr ** self.power
+        return corr**self.power
 
 
 class NoisyCorr(AbsCorr):
@@ -258,7 +272,9 @@ def test_wrong_answer_is_caught():
 
 
 def test_unseeded_randomness_is_caught():
-    cls = selector("unseeded", lambda self, X, y, w: AbsCorr._fit_scores(self, X, y, w) + np.random.random(X.shape[1]))
+    cls = selector(
+        "unseeded", lambda self, X, y, w: AbsCorr._fit_scores(self, X, y, w) + np.random.random(X.shape[1])
+    )
     caught(kit.check_selector_deterministic, cls, "random_state=0 differ")
 
 
@@ -289,21 +305,31 @@ def test_ignored_sample_weight_is_caught():
 
 def test_sample_weight_in_the_wrong_way_is_caught():
     # sqrt of the weights: still the right direction, but integer weights no longer act like repeated rows
-    cls = selector("sqrtweights", lambda self, X, y, w: AbsCorr._fit_scores(self, X, y, None if w is None else np.sqrt(w)))
+    cls = selector(
+        "sqrtweights",
+        lambda self, X, y, w: AbsCorr._fit_scores(self, X, y, None if w is None else np.sqrt(w)),
+    )
     kit.check_selector_sample_weight_direction(cls)
     caught(kit.check_selector_sample_weight_duplication, cls, "repeating the rows")
     # inverted weights: the wrong direction
-    inverted = selector("invweights", lambda self, X, y, w: AbsCorr._fit_scores(self, X, y, None if w is None else 1 - w / w.max()))
+    inverted = selector(
+        "invweights",
+        lambda self, X, y, w: AbsCorr._fit_scores(self, X, y, None if w is None else 1 - w / w.max()),
+    )
     caught(kit.check_selector_sample_weight_direction, inverted, "should score above")
 
 
 def test_weights_of_one_must_change_nothing():
-    cls = selector("ones", lambda self, X, y, w: AbsCorr._fit_scores(self, X, y, w) * (1.0 if w is None else 2.0))
+    cls = selector(
+        "ones", lambda self, X, y, w: AbsCorr._fit_scores(self, X, y, w) * (1.0 if w is None else 2.0)
+    )
     caught(kit.check_selector_sample_weight_ones, cls, "sample_weight of ones")
 
 
 def test_silently_ignored_unsupported_sample_weight_is_caught():
-    cls = selector("quiet", lambda self, X, y, w: AbsCorr._fit_scores(self, X, y, None), supports_sample_weight=False)
+    cls = selector(
+        "quiet", lambda self, X, y, w: AbsCorr._fit_scores(self, X, y, None), supports_sample_weight=False
+    )
     caught(kit.check_selector_sample_weight_rejected, cls, "expected OodfsError, nothing was raised")
 
 
@@ -321,7 +347,11 @@ def test_bad_metadata_is_caught():
     caught(kit.check_selector_metadata, NoDoc, "docstring")
     caught(kit.check_selector_metadata, selector("scalargrid", grid={"power": 1}), "non-empty list")
     caught(kit.check_selector_metadata, selector("offgrid", grid={"power": [2, 3]}), "power=1", "not in grid")
-    caught(kit.check_selector_metadata, selector("unknownparam", grid={"alpha": [1]}), "not an __init__ parameter")
+    caught(
+        kit.check_selector_metadata,
+        selector("unknownparam", grid={"alpha": [1]}),
+        "not an __init__ parameter",
+    )
 
     class NoK(oodfs.Selector):
         """No k parameter."""
@@ -478,7 +508,9 @@ def test_a_crash_inside_the_plugin_is_reported_as_a_failure_of_that_check():
     def boom(self, X, y, w):
         raise ZeroDivisionError("oops")
 
-    message = caught(kit.check_selector_known_answer, selector("boom", boom), "raised ZeroDivisionError: oops")
+    message = caught(
+        kit.check_selector_known_answer, selector("boom", boom), "raised ZeroDivisionError: oops"
+    )
     assert "\n" not in message
 
 
@@ -504,13 +536,23 @@ def raw_weighter(name, make):
 
 def test_negative_weights_are_caught():
     caught(kit.check_weighter_weights, weighter("negative", lambda self, X: X[:, 0]), "invalid weights")
-    caught(kit.check_weighter_weights, raw_weighter("rawnegative", lambda self, X: 1 + 2 * X[:, 0]), "negative weights")
+    caught(
+        kit.check_weighter_weights,
+        raw_weighter("rawnegative", lambda self, X: 1 + 2 * X[:, 0]),
+        "negative weights",
+    )
 
 
 def test_weights_not_mean_one_or_wrong_length_are_caught():
-    caught(kit.check_weighter_weights, raw_weighter("mean2", lambda self, X: np.full(X.shape[0], 2.0)), "mean 1")
-    caught(kit.check_weighter_weights, raw_weighter("rawshort", lambda self, X: np.ones(X.shape[0] - 1)), "shape")
-    caught(kit.check_weighter_weights, weighter("short", lambda self, X: np.ones(X.shape[0] - 1)), "weights for")
+    caught(
+        kit.check_weighter_weights, raw_weighter("mean2", lambda self, X: np.full(X.shape[0], 2.0)), "mean 1"
+    )
+    caught(
+        kit.check_weighter_weights, raw_weighter("rawshort", lambda self, X: np.ones(X.shape[0] - 1)), "shape"
+    )
+    caught(
+        kit.check_weighter_weights, weighter("short", lambda self, X: np.ones(X.shape[0] - 1)), "weights for"
+    )
 
 
 def test_missing_diagnostics_are_caught():
@@ -527,9 +569,14 @@ def test_unseeded_weighter_is_caught():
 
 
 def test_weighter_fit_grid_mistakes_are_caught():
-    cls = weighter("gridless", fit_grid=classmethod(lambda cls, X, points, random_state=None: [np.ones(len(X))]))
+    cls = weighter(
+        "gridless", fit_grid=classmethod(lambda cls, X, points, random_state=None: [np.ones(len(X))])
+    )
     caught(kit.check_weighter_fit_grid, cls, "returned 1 results")
-    raw = weighter("rawgrid", fit_grid=classmethod(lambda cls, X, points, random_state=None: [np.ones(len(X))] * len(points)))
+    raw = weighter(
+        "rawgrid",
+        fit_grid=classmethod(lambda cls, X, points, random_state=None: [np.ones(len(X))] * len(points)),
+    )
     message = caught(kit.check_weighter_fit_grid, raw, "differs from a separate fit by up to")
     assert len(message) < 300
 
@@ -592,15 +639,22 @@ def test_seed_mistakes_are_caught():
 
 
 def test_lenient_check_env_is_caught():
-    caught(kit.check_environment_ids, environment("lenient", check_env=lambda self, env: env), "check_env('left')")
+    caught(
+        kit.check_environment_ids,
+        environment("lenient", check_env=lambda self, env: env),
+        "check_env('left')",
+    )
     missing = environment("noids", example_envs=None)
     caught(kit.check_environment_sample, missing, "example_envs")
     kit.check_environment(missing, envs=(0.5,))  # ids given directly
 
 
 def test_bad_stable_set_and_settings_are_caught():
-    caught(kit.check_environment_metadata, environment("unstable", stable_set=property(lambda self: (0, 9))),
-           "stable_set")
+    caught(
+        kit.check_environment_metadata,
+        environment("unstable", stable_set=property(lambda self: (0, 9))),
+        "stable_set",
+    )
 
     def sample(self, env, n, seed):  # accepts any setting
         rng = np.random.default_rng(seed)
@@ -613,7 +667,9 @@ def test_bad_stable_set_and_settings_are_caught():
 def test_parametrize_helper_ids_and_skips():
     from oodfs_plugins.baselines.mi import MutualInfo
 
-    mark = parametrize_plugin_checks([AbsCorr, MutualInfo, ProductWeighter, with_envs(Gaussian(d=3), [0.0])]).mark
+    mark = parametrize_plugin_checks(
+        [AbsCorr, MutualInfo, ProductWeighter, with_envs(Gaussian(d=3), [0.0])]
+    ).mark
     argnames, params = mark.args
     assert argnames == "plugin, check"
     ids = [p.id for p in params]
@@ -624,7 +680,9 @@ def test_parametrize_helper_ids_and_skips():
     skipped = {p.id: p.marks[0].kwargs["reason"] for p in params if p.marks}
     assert skipped["selector-mi-check_selector_sample_weight_direction"] == "supports_sample_weight is False"
     assert "selector-abscorr-check_selector_sample_weight_rejected" in skipped
-    assert len(params) == 2 * len(kit.SELECTOR_CHECKS) + len(kit.WEIGHTER_CHECKS) + len(kit.ENVIRONMENT_CHECKS)
+    assert len(params) == 2 * len(kit.SELECTOR_CHECKS) + len(kit.WEIGHTER_CHECKS) + len(
+        kit.ENVIRONMENT_CHECKS
+    )
 
 
 def test_a_check_refuses_the_wrong_kind():

@@ -2,6 +2,7 @@
 damaged and read-only stores; a second run on a folder; killed runs. Each fault ends either as
 a recorded failed task with the run going on, or as one line and a non-zero exit status, and
 never loses, duplicates or changes another task's numbers."""
+
 import contextlib
 import io
 import os
@@ -18,19 +19,26 @@ import pandas as pd
 import pytest
 
 from oodfs.cli import main
-from oodfs.run.runner import run_suite
 from oodfs.results.store import ResultStore, StorageError, load_results
+from oodfs.run.runner import run_suite
 from oodfs.run.suite import suite_from_dict
 
 from .conftest import TINY_SUITE_TOML
 
 TINY = {
-    "environment": "synthetic", "r_train": [2.5], "r_test": [-2.0, 2.0], "runs": 2,
-    "n_train": 300, "n_val": 100, "n_test": 300, "k": 5, "methods": ["ols", "correlation"],
+    "environment": "synthetic",
+    "r_train": [2.5],
+    "r_test": [-2.0, 2.0],
+    "runs": 2,
+    "n_train": 300,
+    "n_val": 100,
+    "n_test": 300,
+    "k": 5,
+    "methods": ["ols", "correlation"],
     "settings": {"poly": {"params": {"setting": "poly"}}},
 }
 
-FAULTS = '''
+FAULTS = """
 import ctypes, os, signal, sys, time
 from pathlib import Path
 import numpy as np
@@ -92,7 +100,7 @@ SELECTORS = [selector(name, fit) for name, fit in FITS.items()]
 @oodfs.hookimpl
 def oodfs_selectors():
     return SELECTORS
-'''
+"""
 
 
 @pytest.fixture
@@ -132,13 +140,20 @@ def run_main(*args):
 def values(out, methods=("ols", "correlation")) -> pd.Series:
     df = load_results(out)
     df = df[(df["status"] == "ok") & df["method"].isin(methods)]
-    df = df.assign(env=df["env"].fillna("")).astype({"point": int, "k": int, "run": int})  # failed rows hold NULLs
-    return df.set_index(["setting", "r_train", "run", "method", "point", "metric", "env", "k"])["value"].sort_index()
+    df = df.assign(env=df["env"].fillna("")).astype(
+        {"point": int, "k": int, "run": int}
+    )  # failed rows hold NULLs
+    return df.set_index(["setting", "r_train", "run", "method", "point", "metric", "env", "k"])[
+        "value"
+    ].sort_index()
 
 
 def tasks(out) -> dict:
     with sqlite3.connect(Path(out) / "results.sqlite") as con:
-        return {(run, m): (status, error) for run, m, status, error in con.execute("SELECT run, method, status, error FROM tasks")}
+        return {
+            (run, m): (status, error)
+            for run, m, status, error in con.execute("SELECT run, method, status, error FROM tasks")
+        }
 
 
 @pytest.fixture(scope="module")
@@ -158,13 +173,25 @@ def assert_one_line(proc, code, *needles):
 
 
 # -- 1. a plugin that edits its input --------------------------------------------------------------
-@pytest.mark.parametrize("jobs, isolate, method", [
-    (1, True, "zeroer"), (2, True, "zeroer"), (1, False, "zeroer"), (1, True, "zeroer_anyway"),
-])
+@pytest.mark.parametrize(
+    "jobs, isolate, method",
+    [
+        (1, True, "zeroer"),
+        (2, True, "zeroer"),
+        (1, False, "zeroer"),
+        (1, True, "zeroer_anyway"),
+    ],
+)
 def test_a_plugin_editing_its_input_changes_no_other_number(tmp_path, faults, clean, jobs, isolate, method):
     out = tmp_path / "out"
-    run_suite(tiny(methods=[method, "ols", "correlation"]), out, jobs=jobs, isolate=isolate,
-              plugin_modules=(faults,), progress=False)
+    run_suite(
+        tiny(methods=[method, "ols", "correlation"]),
+        out,
+        jobs=jobs,
+        isolate=isolate,
+        plugin_modules=(faults,),
+        progress=False,
+    )
     pd.testing.assert_series_equal(values(out), clean, check_exact=True)
     status = {m: s for (_, m), (s, _) in tasks(out).items()}
     if method == "zeroer":  # the arrays are read-only: the edit fails and the task with it
@@ -175,15 +202,32 @@ def test_a_plugin_editing_its_input_changes_no_other_number(tmp_path, faults, cl
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_crashing_plugins_are_failed_tasks_and_the_run_goes_on(tmp_path, faults, clean, jobs):
     out = tmp_path / "out"
-    proc = run_main("bench", "--suite", tiny_file(tmp_path), "--plugin", faults, "--out", str(out), "--jobs", str(jobs),
-               "--methods", "exit0,osexit,segfault,suicide,raises,ols,correlation", "--quiet")
+    proc = run_main(
+        "bench",
+        "--suite",
+        tiny_file(tmp_path),
+        "--plugin",
+        faults,
+        "--out",
+        str(out),
+        "--jobs",
+        str(jobs),
+        "--methods",
+        "exit0,osexit,segfault,suicide,raises,ols,correlation",
+        "--quiet",
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""  # --quiet: nothing but the leaderboard
     assert proc.stdout == (out / "leaderboard.md").read_text() + "\n"
     found = tasks(out)
     assert len(found) == 14
-    expected = {"exit0": "called sys.exit(0)", "osexit": "died (exit code 3)", "segfault": "SIGSEGV",
-                "suicide": "SIGKILL", "raises": "ZeroDivisionError"}
+    expected = {
+        "exit0": "called sys.exit(0)",
+        "osexit": "died (exit code 3)",
+        "segfault": "SIGSEGV",
+        "suicide": "SIGKILL",
+        "raises": "ZeroDivisionError",
+    }
     for run in (0, 1):
         for method, needle in expected.items():
             status, error = found[(run, method)]
@@ -193,17 +237,43 @@ def test_crashing_plugins_are_failed_tasks_and_the_run_goes_on(tmp_path, faults,
 
 def test_plugin_output_goes_to_stderr_never_into_the_leaderboard(tmp_path, faults):
     out = tmp_path / "out"
-    proc = cli("bench", "--suite", tiny_file(tmp_path, runs=1), "--plugin", faults, "--out", str(out), "--jobs", "1",
-               "--methods", "noisy,ols", "--quiet")
+    proc = cli(
+        "bench",
+        "--suite",
+        tiny_file(tmp_path, runs=1),
+        "--plugin",
+        faults,
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--methods",
+        "noisy,ols",
+        "--quiet",
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == (out / "leaderboard.md").read_text() + "\n"
     assert "PLUGIN-NOISE" in proc.stderr and "FD-NOISE" in proc.stderr
 
 
-def test_a_worker_killed_from_outside_stops_the_run_in_one_line_and_resume_finishes_it(tmp_path, faults, clean):
+def test_a_worker_killed_from_outside_stops_the_run_in_one_line_and_resume_finishes_it(
+    tmp_path, faults, clean
+):
     out = tmp_path / "out"
-    args = ["bench", "--suite", tiny_file(tmp_path), "--plugin", faults, "--out", str(out), "--jobs", "2",
-            "--methods", "kill_worker_once,ols,correlation", "--quiet"]
+    args = [
+        "bench",
+        "--suite",
+        tiny_file(tmp_path),
+        "--plugin",
+        faults,
+        "--out",
+        str(out),
+        "--jobs",
+        "2",
+        "--methods",
+        "kill_worker_once,ols,correlation",
+        "--quiet",
+    ]
     proc = cli(*args)
     assert_one_line(proc, 1, "a worker process died", "--resume")
     resumed = cli(*args, "--resume")
@@ -217,8 +287,15 @@ def test_a_worker_killed_from_outside_stops_the_run_in_one_line_and_resume_finis
 def test_dask_with_task_timeout_records_the_slow_and_keeps_the_healthy(tmp_path, faults, clean):
     pytest.importorskip("distributed")
     out = tmp_path / "out"
-    run_suite(tiny(methods=["sleep_long", "segfault", "ols", "correlation"]), out, jobs=2, backend_name="dask",
-              task_timeout=10, plugin_modules=(faults,), progress=False)
+    run_suite(
+        tiny(methods=["sleep_long", "segfault", "ols", "correlation"]),
+        out,
+        jobs=2,
+        backend_name="dask",
+        task_timeout=10,
+        plugin_modules=(faults,),
+        progress=False,
+    )
     found = tasks(out)
     assert found[(0, "sleep_long")][0] == "failed" and "timed out after 10 s" in found[(0, "sleep_long")][1]
     assert found[(1, "segfault")][0] == "failed" and "SIGSEGV" in found[(1, "segfault")][1]
@@ -236,7 +313,9 @@ def test_local_dask_cluster_serves_no_dashboard_and_uses_tls():
     results = dask_backend.run(_scheduler_address, [()], jobs=1)
     address = next(results)  # the cluster is up while the generator is open
     me = psutil.Process()
-    connections = me.net_connections(kind="tcp") if hasattr(me, "net_connections") else me.connections(kind="tcp")
+    connections = (
+        me.net_connections(kind="tcp") if hasattr(me, "net_connections") else me.connections(kind="tcp")
+    )
     listening = [c.laddr for c in connections if c.status == psutil.CONN_LISTEN]
     results.close()
     assert address.startswith("tls://127.0.0.1:")
@@ -281,11 +360,18 @@ def test_a_full_disk_stops_the_run_and_blames_no_method(tmp_path, monkeypatch, c
 def _unshare_ok() -> bool:
     if not shutil.which("unshare"):
         return False
-    return subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "true"], capture_output=True).returncode == 0
+    return (
+        subprocess.run(
+            ["unshare", "--user", "--map-root-user", "--mount", "true"], capture_output=True
+        ).returncode
+        == 0
+    )
 
 
-needs_mounts = pytest.mark.skipif(sys.platform != "linux" or not _unshare_ok(),
-                                  reason="needs unshare (user and mount namespaces) for a small or read-only mount")
+needs_mounts = pytest.mark.skipif(
+    sys.platform != "linux" or not _unshare_ok(),
+    reason="needs unshare (user and mount namespaces) for a small or read-only mount",
+)
 
 
 @needs_mounts
@@ -315,13 +401,27 @@ def test_a_really_full_file_system_stops_the_run_in_one_line_and_resume_complete
     assert (tmp_path / "second.rc").read_text().strip() == "0", (tmp_path / "second.err").read_text()
     assert len(tasks(tmp_path / "resumed")) == 12
     resumed = values(tmp_path / "resumed")
-    pd.testing.assert_series_equal(resumed[resumed.index.get_level_values("run") < 2], clean, check_exact=True)
+    pd.testing.assert_series_equal(
+        resumed[resumed.index.get_level_values("run") < 2], clean, check_exact=True
+    )
 
 
 def test_failed_tasks_stay_on_resume_and_are_run_again_with_retry_failed(tmp_path, faults):
     out = tmp_path / "out"
-    args = ["bench", "--suite", tiny_file(tmp_path, runs=1), "--plugin", faults, "--out", str(out), "--jobs", "1",
-            "--methods", "fail_once,ols", "--quiet"]
+    args = [
+        "bench",
+        "--suite",
+        tiny_file(tmp_path, runs=1),
+        "--plugin",
+        faults,
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--methods",
+        "fail_once,ols",
+        "--quiet",
+    ]
     assert run_main(*args).returncode == 0
     status, error = tasks(out)[(0, "fail_once")]
     assert status == "failed" and error.startswith("RuntimeError: transient failure")
@@ -336,7 +436,9 @@ def test_failed_tasks_stay_on_resume_and_are_run_again_with_retry_failed(tmp_pat
     assert after.duplicated(["method", "point", "metric", "env", "k"]).sum() == 0
     kept = ["point", "metric", "env", "k", "value", "seed", "scores"]
     ols = lambda df: df.loc[df["method"] == "ols", kept].reset_index(drop=True)  # noqa: E731
-    pd.testing.assert_frame_equal(ols(after), ols(before), check_dtype=False)  # the finished task is untouched
+    pd.testing.assert_frame_equal(
+        ols(after), ols(before), check_dtype=False
+    )  # the finished task is untouched
 
 
 def test_bench_never_replaces_results_of_another_kind(tmp_path):
@@ -345,12 +447,14 @@ def test_bench_never_replaces_results_of_another_kind(tmp_path):
     pd.DataFrame({"method": ["dwr"] * 810, "value": 1.0}).to_parquet(out / "results.parquet")
     before = (out / "results.parquet").read_bytes()
     proc = run_main("bench", "--suite", tiny_file(tmp_path), "--out", str(out), "--quiet")
-    assert_one_line(proc, 2, "results.parquet", f"no results.sqlite")
+    assert_one_line(proc, 2, "results.parquet", "no results.sqlite")
     assert (out / "results.parquet").read_bytes() == before and sorted(os.listdir(out)) == ["results.parquet"]
     other = tmp_path / "photos"
     other.mkdir()
     (other / "holiday.jpg").write_bytes(b"\xff\xd8")
-    assert_one_line(run_main("bench", "--suite", tiny_file(tmp_path), "--out", str(other), "--quiet"), 2, "holiday.jpg")
+    assert_one_line(
+        run_main("bench", "--suite", tiny_file(tmp_path), "--out", str(other), "--quiet"), 2, "holiday.jpg"
+    )
     assert sorted(os.listdir(other)) == ["holiday.jpg"]
 
 
@@ -366,8 +470,11 @@ def stored(tmp_path_factory):
 def _snapshot(folder: Path) -> dict:
     # results.sqlite-shm is SQLite's shared-memory index of the journal, which every reader
     # updates; it holds no data
-    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) if not p.name.endswith("-shm") else None
-            for p in folder.rglob("*") if p.is_file()}
+    return {
+        p.name: (p.read_bytes(), p.stat().st_mtime_ns) if not p.name.endswith("-shm") else None
+        for p in folder.rglob("*")
+        if p.is_file()
+    }
 
 
 def test_leaderboard_reads_without_writing(stored):
@@ -389,8 +496,11 @@ def test_leaderboard_on_a_read_only_mount(stored, tmp_path):
         {sys.executable} -m oodfs.cli plot {copy} > /dev/null 2> {tmp_path}/plot.err
         echo $? > {tmp_path}/plot.rc
     """)
-    done = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script], capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
+        capture_output=True,
+        text=True,
+    )
     assert "writable" not in done.stdout
     assert (tmp_path / "board.rc").read_text().strip() == "0", (tmp_path / "board.err").read_text()
     board = pd.read_csv(tmp_path / "board.csv")
@@ -419,7 +529,9 @@ def test_a_damaged_store_is_one_line_naming_the_file(stored, tmp_path, damage):
         assert_one_line(proc, 2, str(db))
         if damage == "empty_next_to_parquet":
             assert "results.parquet" in proc.stderr and "0 bytes" in proc.stderr
-    proc = run_main("bench", "--suite", tiny_file(tmp_path, runs=1), "--out", str(copy), "--resume", "--quiet")
+    proc = run_main(
+        "bench", "--suite", tiny_file(tmp_path, runs=1), "--out", str(copy), "--resume", "--quiet"
+    )
     assert proc.returncode in (1, 2) and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert str(db) in proc.stderr and "Traceback" not in proc.stderr
 
@@ -463,9 +575,27 @@ def test_killing_the_run_leaves_no_worker_behind(tmp_path, faults, how):
     pytest.importorskip("psutil")
     out = tmp_path / "out"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "oodfs.cli", "bench", "--suite", tiny_file(tmp_path), "--plugin", faults, "--out",
-         str(out), "--jobs", "2", "--methods", "sleep_long", "--quiet"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "oodfs.cli",
+            "bench",
+            "--suite",
+            tiny_file(tmp_path),
+            "--plugin",
+            faults,
+            "--out",
+            str(out),
+            "--jobs",
+            "2",
+            "--methods",
+            "sleep_long",
+            "--quiet",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 120
     while time.time() < deadline and len(list(tmp_path.glob("marker.*"))) < 2:  # both workers are fitting
         time.sleep(0.2)

@@ -3,6 +3,7 @@
 The quality tests fit on n = 10000 rows of the synthetic data and take ~30 s together (SRDO
 ~3 s per fit); they are marked ``slow`` and stay in the default run.
 """
+
 from __future__ import annotations
 
 import os
@@ -83,8 +84,16 @@ def test_dwr_gradient_matches_finite_differences(seed):
     w = rng.random(30) / 20
     _, grad = dwr_objective(w, X, 0.1, 0.05)
     h = 1e-6
-    fd = np.array([(dwr_objective(w + h * e, X, 0.1, 0.05, return_grad=False)
-                    - dwr_objective(w - h * e, X, 0.1, 0.05, return_grad=False)) / (2 * h) for e in np.eye(30)])
+    fd = np.array(
+        [
+            (
+                dwr_objective(w + h * e, X, 0.1, 0.05, return_grad=False)
+                - dwr_objective(w - h * e, X, 0.1, 0.05, return_grad=False)
+            )
+            / (2 * h)
+            for e in np.eye(30)
+        ]
+    )
     np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-8 * np.abs(fd).max())
     # and scipy's forward differences agree too
     fwd = approx_fprime(w, lambda v: dwr_objective(v, X, 0.1, 0.05, return_grad=False), 1e-8)
@@ -187,8 +196,9 @@ def test_dwr_adam_is_torch_adam_projected():
             opt.step()
             with torch.no_grad():
                 v.clamp_(min=0.0)
-        est = DWRWeighter(lambda1=0.05, lambda2=0.02, solver="adam", adam_lr=2e-3, adam_steps=40,
-                          adam_scale=scale).fit(X)
+        est = DWRWeighter(
+            lambda1=0.05, lambda2=0.02, solver="adam", adam_lr=2e-3, adam_steps=40, adam_scale=scale
+        ).fit(X)
         want = v.detach().numpy() * factor  # the mean-1 scale
         np.testing.assert_allclose(est.weights_, want / want.mean(), rtol=1e-9, atol=1e-12)
         assert est.n_iter_ == 40
@@ -233,8 +243,10 @@ def test_dwr_diagnostics_per_grid_point():
 def test_dwr_collapse_warns_from_fit_grid_naming_the_point():
     """Run to convergence on a small poly sample, DWR's weights collapse (ESS ~2 % of n)."""
     X, _ = synthetic(n=500)
-    with pytest.warns(oodfs.WeightCollapseWarning,
-                      match=r"weighter 'dwr' at \{\"lambda1\": 0.05, \"lambda2\": 0.05\}: weights collapsed \(ess_fraction 0\.0"):
+    with pytest.warns(
+        oodfs.WeightCollapseWarning,
+        match=r"weighter 'dwr' at \{\"lambda1\": 0.05, \"lambda2\": 0.05\}: weights collapsed \(ess_fraction 0\.0",
+    ):
         fits = DWRWeighter.fit_grid_detailed(X, [{"tol": 0.0}])
     assert fits[0].diagnostics["ess_fraction"] < DWRWeighter.collapse_ess_fraction
     with warnings.catch_warnings():
@@ -292,7 +304,14 @@ def test_srdo_weights_mean_one_and_clipped():
         raw = clip_ratio(est.log_ratio_, gamma)
         assert raw.min() >= 1 / gamma * (1 - 1e-12) and raw.max() <= gamma * (1 + 1e-12)
         np.testing.assert_allclose(w, raw / raw.mean())
-        for key in ("ess", "ess_fraction", "max_weight", "max_abs_corr", "frac_clipped_low", "frac_clipped_high"):
+        for key in (
+            "ess",
+            "ess_fraction",
+            "max_weight",
+            "max_abs_corr",
+            "frac_clipped_low",
+            "frac_clipped_high",
+        ):
             assert np.isfinite(est.diagnostics_[key])
 
 
@@ -339,7 +358,9 @@ def test_srdo_fit_grid_trains_once_and_equals_separate_fits(monkeypatch):
     for p, w in zip(points, grid):
         np.testing.assert_array_equal(w, SRDOWeighter(**p, random_state=7).fit(X).weights_)
     # points that differ in more than gamma get their own classifier
-    SRDOWeighter.fit_grid(X, [dict(gamma=5, **FAST_SRDO), dict(gamma=5, epochs=21, batch_size=256)], random_state=7)
+    SRDOWeighter.fit_grid(
+        X, [dict(gamma=5, **FAST_SRDO), dict(gamma=5, epochs=21, batch_size=256)], random_state=7
+    )
     assert len(calls) == 1 + 3 + 2  # the grid, the three separate fits, then two classifiers
 
 
@@ -376,14 +397,16 @@ def test_srdo_bad_parameters(params, match):
 
 
 def test_srdo_schedules():
-    """"constant" trains at lr throughout: the same run as "warm" with no warm phase, or with
+    """ "constant" trains at lr throughout: the same run as "warm" with no warm phase, or with
     lr_start = lr; the default warm schedule is a different run."""
     X = correlated(seed=15)
     kw = dict(random_state=2, **FAST_SRDO)
     constant = SRDOWeighter(lr_schedule="constant", **kw).fit(X).log_ratio_
     np.testing.assert_array_equal(constant, SRDOWeighter(warm_fraction=0.0, **kw).fit(X).log_ratio_)
     np.testing.assert_array_equal(constant, SRDOWeighter(lr_start=1e-3, **kw).fit(X).log_ratio_)
-    np.testing.assert_array_equal(constant, SRDOWeighter(lr_schedule="constant", lr_start=0.5, **kw).fit(X).log_ratio_)
+    np.testing.assert_array_equal(
+        constant, SRDOWeighter(lr_schedule="constant", lr_start=0.5, **kw).fit(X).log_ratio_
+    )
     warm = SRDOWeighter(**kw).fit(X).log_ratio_
     assert not np.allclose(warm, constant)
     faster = SRDOWeighter(lr_schedule="constant", lr=1e-2, **kw).fit(X).log_ratio_
@@ -426,7 +449,14 @@ def test_srdo_diagnostics_per_grid_point():
     assert low[0] + high[0] > low[2] + high[2]
     for p, f in zip(points, fits):
         est = SRDOWeighter(**p, random_state=4).fit(X)
-        for key in ("ess_fraction", "max_weight", "max_abs_corr", "frac_clipped_low", "frac_clipped_high", "n_iter"):
+        for key in (
+            "ess_fraction",
+            "max_weight",
+            "max_abs_corr",
+            "frac_clipped_low",
+            "frac_clipped_high",
+            "n_iter",
+        ):
             assert f.diagnostics[key] == pytest.approx(est.diagnostics_[key], rel=1e-12), key
         lg = np.log(p["gamma"])
         assert f.diagnostics["frac_clipped_low"] == np.mean(est.log_ratio_ <= -lg)
@@ -471,8 +501,14 @@ def test_profiles_declare_real_parameters():
         (est._check_params if hasattr(est, "_check_params") else est._training_params)()
         for point in cls.grid_points():
             cls(**{**point, **overrides})
-    assert DWRWeighter.profiles["paper"]["solver"] == "adam" and DWRWeighter.profiles["paper"]["adam_scale"] == "sum1"
-    assert SRDOWeighter.profiles["paper"]["lr_schedule"] == "constant" and SRDOWeighter.profiles["paper"]["lr"] == 1e-3
+    assert (
+        DWRWeighter.profiles["paper"]["solver"] == "adam"
+        and DWRWeighter.profiles["paper"]["adam_scale"] == "sum1"
+    )
+    assert (
+        SRDOWeighter.profiles["paper"]["lr_schedule"] == "constant"
+        and SRDOWeighter.profiles["paper"]["lr"] == 1e-3
+    )
 
 
 @pytest.mark.parametrize("cls", [DWRWeighter, SRDOWeighter], ids=["dwr", "srdo"])
@@ -484,7 +520,9 @@ def test_paper_profile_runs_through_fit_grid(cls):
         warnings.simplefilter("ignore", oodfs.WeightCollapseWarning)
         fits = cls.fit_grid_detailed(X, points, random_state=0)
     assert len(fits) == 2 and all(np.isfinite(f.values).all() for f in fits)
-    assert all(f.diagnostics["n_iter"] == (50 if cls is DWRWeighter else f.diagnostics["n_iter"]) for f in fits)
+    assert all(
+        f.diagnostics["n_iter"] == (50 if cls is DWRWeighter else f.diagnostics["n_iter"]) for f in fits
+    )
 
 
 # -- both, through the selector -----------------------------------------------------------------
@@ -593,13 +631,17 @@ def _table_param(setting, r, run):
         # not SRDO's fault: this MLP cancels S1's linear effect. Under the product of the training
         # marginals the least-squares coefficient of S1 on f(S) is 0.005 (others 0.33-1.17), so
         # no |WLS coefficient| score can put S1 in the top five.
-        marks.append(pytest.mark.xfail(reason="mlp_seed=2: S1 has no linear effect (ideal |coef| 0.005)", strict=False))
+        marks.append(
+            pytest.mark.xfail(reason="mlp_seed=2: S1 has no linear effect (ideal |coef| 0.005)", strict=False)
+        )
     return pytest.param(setting, r, run, marks=marks, id=f"{setting}-{r}-run{run}")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("setting, r, run", [_table_param(s, r, run) for s, r, run in
-                                             (ALL_CELLS if FULL else [(s, r, 0) for s, r in TABLE_CELLS])])
+@pytest.mark.parametrize(
+    "setting, r, run",
+    [_table_param(s, r, run) for s, r, run in (ALL_CELLS if FULL else [(s, r, 0) for s, r in TABLE_CELLS])],
+)
 def test_srdo_ranking_table(setting, r, run):
     """The paper's feature-ranking table: SRDO puts S1..S5 in the first five places for r_tr in
     {1.5, 2.0, 2.5, 3.0}, in both settings (mlp: run i uses mlp_seed = i)."""

@@ -1,4 +1,5 @@
 """Metrics against hand-computed values, ties included."""
+
 import numpy as np
 import pytest
 

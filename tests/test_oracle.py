@@ -1,5 +1,6 @@
 """Oracle weighters of the synthetic environment: known answers, independence in the weighted law,
 column layouts, and bad parameters."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -93,7 +94,9 @@ def test_conditional_oracle_keeps_the_selected_law_of_s():
     S = X[:, :5]
     np.testing.assert_allclose((w @ S**2) / w.sum(), (S**2).mean(axis=0), atol=0.02)  # S's selected law
     # less spread than the inverse selection probability
-    assert weight_diagnostics(X, w)["ess"] > 1.5 * OracleIPW.for_environment(env, r).fit(X).diagnostics_["ess"]
+    assert (
+        weight_diagnostics(X, w)["ess"] > 1.5 * OracleIPW.for_environment(env, r).fit(X).diagnostics_["ess"]
+    )
 
 
 def test_oracle_wls_zeroes_the_v_coefficients():
@@ -113,8 +116,11 @@ def test_weights_follow_the_layout(cls):
     fixed, moved = Synthetic(), Synthetic(layout_seed=3)
     Xf, _ = fixed.sample(2.0, 1000, 5)
     Xm, _ = moved.sample(2.0, 1000, 5)
-    np.testing.assert_allclose(cls.for_environment(moved, 2.0).fit(Xm).weights_,
-                               cls.for_environment(fixed, 2.0).fit(Xf).weights_, rtol=1e-12)
+    np.testing.assert_allclose(
+        cls.for_environment(moved, 2.0).fit(Xm).weights_,
+        cls.for_environment(fixed, 2.0).fit(Xf).weights_,
+        rtol=1e-12,
+    )
 
 
 def test_registered_as_weighters_and_selectors():

@@ -1,4 +1,5 @@
 """The plugin contract: discovery, listing, clashes, broken plugins, OODFS_LOAD_PLUGINS, --plugin."""
+
 import json
 import subprocess
 import sys
@@ -87,8 +88,12 @@ def test_register_and_unregister_at_run_time():
 
 
 def test_broken_plugin_warns_and_the_rest_load(tmp_path, monkeypatch):
-    site = make_distribution(tmp_path, "oodfs-broken", {"broken": "broken_plugin"},
-                             {"broken_plugin": "raise RuntimeError('no such backend')\n"})
+    site = make_distribution(
+        tmp_path,
+        "oodfs-broken",
+        {"broken": "broken_plugin"},
+        {"broken_plugin": "raise RuntimeError('no such backend')\n"},
+    )
     monkeypatch.syspath_prepend(str(site))
     with pytest.warns(PluginLoadWarning, match=r"'broken'.*oodfs-broken.*no such backend"):
         reg = Registry()
@@ -133,7 +138,8 @@ def test_example_plugin_visible_in_cli(example_installed):
 
 def test_plugin_option_registers_a_module_file(tmp_path):
     path = tmp_path / "myplug.py"
-    path.write_text(textwrap.dedent('''
+    path.write_text(
+        textwrap.dedent('''
         import numpy as np, oodfs
         class Last(oodfs.Selector):
             """Prefers the last columns."""
@@ -143,7 +149,8 @@ def test_plugin_option_registers_a_module_file(tmp_path):
         @oodfs.hookimpl
         def oodfs_selectors():
             return [Last]
-    '''))
+    ''')
+    )
     proc = run_cli("plugins", "--json", "--plugin", str(path))
     assert proc.returncode == 0, proc.stderr
     assert any(e["name"] == "last" for e in json.loads(proc.stdout))
@@ -179,4 +186,6 @@ def test_weighter_becomes_a_selector_with_its_grid():
     sel = cls(scale=2.0, k=2).fit(X, y)
     assert sel.get_params()["scale"] == 2.0
     assert sel.get_support().tolist() == [True, True, False]
-    np.testing.assert_allclose(sel.scores_, np.abs(np.linalg.lstsq(np.c_[X, np.ones(200)], y, rcond=None)[0][:3]))
+    np.testing.assert_allclose(
+        sel.scores_, np.abs(np.linalg.lstsq(np.c_[X, np.ones(200)], y, rcond=None)[0][:3])
+    )

@@ -11,6 +11,7 @@ NaN. NaN / inf in the input must be an ``OodfsError``.
 Expensive selectors run in a small setting (5 trees, 2 epochs); every test has a bounded
 number of examples and no deadline.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -25,14 +26,25 @@ from oodfs.contract.metrics import f1_at_k, feature_ranks, rank_average, rmse, r
 from oodfs.contract.registry import registry
 
 SCALES = [1e-8, 1e-4, 1.0, 1e4, 1e8]
-SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-                derandomize=True, database=None)
+SETTINGS = dict(
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    derandomize=True,
+    database=None,
+)
 
 #: (selector or weighter name, parameters for fit) -- cheap settings of the expensive ones
 SELECTORS = [
-    ("ols", {}), ("correlation", {}), ("lasso", {}), ("mi", {}), ("dwr", {}), ("srdo", {}),
-    ("gb", {"n_estimators": 5, "max_depth": 2}), ("xgb", {"n_estimators": 5, "max_depth": 2}),
-    ("rf", {"n_estimators": 5, "max_depth": 3}), ("stg", {"max_epochs": 2, "hidden_layer_sizes": (8,)}),
+    ("ols", {}),
+    ("correlation", {}),
+    ("lasso", {}),
+    ("mi", {}),
+    ("dwr", {}),
+    ("srdo", {}),
+    ("gb", {"n_estimators": 5, "max_depth": 2}),
+    ("xgb", {"n_estimators": 5, "max_depth": 2}),
+    ("rf", {"n_estimators": 5, "max_depth": 3}),
+    ("stg", {"max_epochs": 2, "hidden_layer_sizes": (8,)}),
 ]
 #: fit_grid points for the selectors whose defaults are expensive (others: the default point)
 GRID_POINTS = {
@@ -45,13 +57,20 @@ GRID_POINTS = {
 }
 EXAMPLES = {"stg": 12, "gb": 15, "xgb": 15, "rf": 15, "srdo": 15, "dwr": 15}  # default 25
 
+
 def settings_for(max_examples: int):
     """Bounded examples, no deadline."""
     return settings(max_examples=max_examples, **SETTINGS)
 
+
 #: OodfsError messages that are not a clear answer to the input but the core catching a plugin bug
-PLUGIN_BUG_MESSAGES = ("produced a non-finite score", "scores for", "produced invalid scores", "produced invalid weights",
-                       "weights for")
+PLUGIN_BUG_MESSAGES = (
+    "produced a non-finite score",
+    "scores for",
+    "produced invalid scores",
+    "produced invalid weights",
+    "weights for",
+)
 
 
 def lookup(kind: str, name: str):
@@ -156,8 +175,11 @@ def poisoned(draw, problem):
 
 
 def sample_weights(n: int):
-    return st.lists(st.sampled_from([0.0, 1e-8, 0.5, 1.0, 3.0, 1e8]), min_size=n, max_size=n).map(np.array).filter(
-        lambda w: w.sum() > 0)
+    return (
+        st.lists(st.sampled_from([0.0, 1e-8, 0.5, 1.0, 3.0, 1e8]), min_size=n, max_size=n)
+        .map(np.array)
+        .filter(lambda w: w.sum() > 0)
+    )
 
 
 # -- what a valid answer is ------------------------------------------------------------------
@@ -187,8 +209,10 @@ def assert_scores(scores, d: int, what: str) -> None:
 
 
 def describe(X, y) -> str:
-    return (f"n={X.shape[0]}, d={X.shape[1]}, |X| max {np.abs(X).max():.3g}, sd(X) {np.round(X.std(0), 12).tolist()}, "
-            f"y sd {y.std():.3g}")
+    return (
+        f"n={X.shape[0]}, d={X.shape[1]}, |X| max {np.abs(X).max():.3g}, sd(X) {np.round(X.std(0), 12).tolist()}, "
+        f"y sd {y.std():.3g}"
+    )
 
 
 # -- selectors ---------------------------------------------------------------------------------
@@ -241,8 +265,16 @@ def test_selector_sample_weight(name, params):
 
 def test_gb_tiny_sample_weight():
     """The minimal example hypothesis found for gb (test_selector_sample_weight)."""
-    scores = outcome(lambda: fit_scores("gb", {}, np.array([[2.0], [1.0], [0.0]]), np.array([-34.0, -6.5, -5.8]),
-                                        np.array([1e-16, 1.0, 1.0])), "gb with a 1e-16 sample weight")
+    scores = outcome(
+        lambda: fit_scores(
+            "gb",
+            {},
+            np.array([[2.0], [1.0], [0.0]]),
+            np.array([-34.0, -6.5, -5.8]),
+            np.array([1e-16, 1.0, 1.0]),
+        ),
+        "gb with a 1e-16 sample weight",
+    )
     if scores is not None:
         assert_scores(scores, 1, "gb with a 1e-16 sample weight")
 
@@ -253,7 +285,10 @@ def test_selector_rejects_nan_and_inf(name, params):
     @given(poisoned(regression_problems(max_n=20)))
     def prop(problem):
         X, y = problem
-        for what, call in (("fit", lambda: fit_scores(name, params, X, y)), ("fit_grid", lambda: grid_scores(name, X, y))):
+        for what, call in (
+            ("fit", lambda: fit_scores(name, params, X, y)),
+            ("fit_grid", lambda: grid_scores(name, X, y)),
+        ):
             try:
                 call()
             except Exception as exc:  # noqa: BLE001
@@ -294,8 +329,10 @@ def test_weighter_rejects_nan_and_inf(name, params):
     def prop(X, bad, data):
         X = X.copy()
         X[data.draw(st.integers(0, X.shape[0] - 1)), data.draw(st.integers(0, X.shape[1] - 1))] = bad
-        for what, call in (("fit", lambda: cls(**params, random_state=0).fit(X)),
-                           ("fit_grid", lambda: cls.fit_grid(X, [cls.default_params()], random_state=0))):
+        for what, call in (
+            ("fit", lambda: cls(**params, random_state=0).fit(X)),
+            ("fit_grid", lambda: cls.fit_grid(X, [cls.default_params()], random_state=0)),
+        ):
             try:
                 call()
             except Exception as exc:  # noqa: BLE001
@@ -329,9 +366,15 @@ def metric_outcome(call, what):
 @settings(max_examples=200, **SETTINGS)
 @given(score_vectors, true_sets, st.integers(-1, 14))
 def test_rank_average_and_f1(scores, true_set, k):
-    valid = scores.size > 0 and np.all(np.isfinite(scores)) and len(true_set) > 0 and all(
-        0 <= j < scores.size for j in true_set)
-    ra = metric_outcome(lambda: rank_average(scores, true_set), f"rank_average({scores.tolist()}, {true_set})")
+    valid = (
+        scores.size > 0
+        and np.all(np.isfinite(scores))
+        and len(true_set) > 0
+        and all(0 <= j < scores.size for j in true_set)
+    )
+    ra = metric_outcome(
+        lambda: rank_average(scores, true_set), f"rank_average({scores.tolist()}, {true_set})"
+    )
     f1 = metric_outcome(lambda: f1_at_k(scores, true_set, k), f"f1_at_k({scores.tolist()}, {true_set}, {k})")
     if not valid:
         assert ra is None and f1 is None, "invalid scores or true set must be an OodfsError"
@@ -344,9 +387,14 @@ def test_rank_average_and_f1(scores, true_set, k):
         assert f1 is None
 
 
-finite_vectors = st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e8, max_value=1e8),
-                                   st.sampled_from([0.0, 1e-8, -1e-8, 1e8])),
-                         min_size=1, max_size=12).map(lambda v: np.array(v, dtype=float))
+finite_vectors = st.lists(
+    st.one_of(
+        st.floats(allow_nan=False, allow_infinity=False, min_value=-1e8, max_value=1e8),
+        st.sampled_from([0.0, 1e-8, -1e-8, 1e8]),
+    ),
+    min_size=1,
+    max_size=12,
+).map(lambda v: np.array(v, dtype=float))
 
 
 @settings(max_examples=100, **SETTINGS)

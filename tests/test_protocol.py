@@ -1,13 +1,14 @@
 """Column-order neutrality: ties and column positions never decide a result (docs/PROTOCOL.md,
 "Ties" and "Column layout")."""
+
 import json
 
 import numpy as np
 
 import oodfs
 from oodfs import ranking_from_scores
-from oodfs.run.runner import run_suite
 from oodfs.results.store import load_results
+from oodfs.run.runner import run_suite
 from oodfs.run.suite import suite_from_dict
 
 TIE_PLUGIN = '''
@@ -61,19 +62,30 @@ def test_selector_support_of_tied_scores_follows_random_state():
 def test_an_all_ties_or_column_index_selector_is_never_the_best(tmp_path):
     plugin = tmp_path / "ties_plugin.py"
     plugin.write_text(TIE_PLUGIN)
-    suite = suite_from_dict("neutral", {
-        "environment": "synthetic", "r_train": [2.5], "r_test": [-2.0, 2.5], "runs": 6, "n_train": 1500,
-        "n_val": 300, "n_test": 1000, "k": 5, "methods": ["allties", "colindex", "ols", "dwr"],
-        "settings": {"poly": {"params": {"setting": "poly"}, "run_params": {"layout_seed": "seed"}}},
-    })
+    suite = suite_from_dict(
+        "neutral",
+        {
+            "environment": "synthetic",
+            "r_train": [2.5],
+            "r_test": [-2.0, 2.5],
+            "runs": 6,
+            "n_train": 1500,
+            "n_val": 300,
+            "n_test": 1000,
+            "k": 5,
+            "methods": ["allties", "colindex", "ols", "dwr"],
+            "settings": {"poly": {"params": {"setting": "poly"}, "run_params": {"layout_seed": "seed"}}},
+        },
+    )
     run_suite(suite, tmp_path / "out", plugin_modules=(str(plugin),), progress=False)
     df = load_results(tmp_path / "out")
     assert (df["status"] == "ok").all(), df.loc[df["status"] != "ok", "error"].unique()
     # the layout changes between runs: S is not always in the first columns
     layouts = {tuple(json.loads(n)) for n in df.drop_duplicates("run")["feature_names"]}
     assert len(layouts) == 6
-    v = df[df["env"].isna() & (df["k"] == 5)].pivot_table(index=["method", "run"], columns="metric", values="value",
-                                                            aggfunc="min")
+    v = df[df["env"].isna() & (df["k"] == 5)].pivot_table(
+        index=["method", "run"], columns="metric", values="value", aggfunc="min"
+    )
     ties = v.loc["allties"]
     assert (ties["rank_avg"] == 5.5).all() and np.allclose(ties["f1"], 0.5)  # the fair tie values
     col = v.loc["colindex"]

@@ -1,4 +1,5 @@
 """The batched downstream regressor: shapes, determinism, batch independence, learning, errors."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -151,12 +152,16 @@ def test_default_profile_is_the_signature_defaults():
     from oodfs.run.downstream import PROFILES
 
     sig = inspect.signature(fit_downstream)
-    defaults = {k: p.default for k, p in sig.parameters.items() if p.kind is p.KEYWORD_ONLY and k != "block_size"}
+    defaults = {
+        k: p.default for k, p in sig.parameters.items() if p.kind is p.KEYWORD_ONLY and k != "block_size"
+    }
     assert PROFILES["default"] == defaults
     # the paper's constant Adam lr 0.001: lr_start = lr; everything else as the default
     paper = PROFILES["paper"]
     assert paper["lr_start"] == paper["lr"] == 1e-3
-    assert {k: v for k, v in paper.items() if k != "lr_start"} == {k: v for k, v in defaults.items() if k != "lr_start"}
+    assert {k: v for k, v in paper.items() if k != "lr_start"} == {
+        k: v for k, v in defaults.items() if k != "lr_start"
+    }
 
 
 def test_paper_profile_trains_at_constant_lr_and_differs(data):

@@ -1,5 +1,6 @@
 """Reports on hand-made results tables: intervals, tested best sets, unequal counts, escaping,
 figures and the compare command — what a reader of a leaderboard relies on."""
+
 import json
 
 import numpy as np
@@ -20,10 +21,24 @@ def results(values: dict, runs=range(10), r_trains=(1.5, 2.5), setting="poly", s
         for r in r_trains:
             for run in runs:
                 rank_avg, rmse = fn(r, run)
-                base = dict(suite="t", profile="default", setting=setting, r_train=r, run=run, method=method,
-                            method_kind="selector", point=0, params="{}", is_default=1, env=None, k=5,
-                            scores=json.dumps([1.0, 0.5]), feature_names=json.dumps(["a", "b"]), status="ok",
-                            error=None)
+                base = dict(
+                    suite="t",
+                    profile="default",
+                    setting=setting,
+                    r_train=r,
+                    run=run,
+                    method=method,
+                    method_kind="selector",
+                    point=0,
+                    params="{}",
+                    is_default=1,
+                    env=None,
+                    k=5,
+                    scores=json.dumps([1.0, 0.5]),
+                    feature_names=json.dumps(["a", "b"]),
+                    status="ok",
+                    error=None,
+                )
                 metrics = {"rmse_mean": rmse, "rmse_std": 0.1, "rmse_val": rmse}
                 if stable:
                     metrics.update(rank_avg=rank_avg, f1=1.0 if rank_avg < 3.5 else 0.6)
@@ -64,8 +79,11 @@ def test_unequal_run_counts_are_shown():
     text = Leaderboard(Report(df, "val")).to_markdown()
     assert "Unequal run counts" in text
     averaged = text.split("by r_train")[0]
-    rows = {line.split("|")[1].strip(): line.split("|")[2].strip() for line in averaged.splitlines()
-            if line.startswith("| a ") or line.startswith("| b ")}
+    rows = {
+        line.split("|")[1].strip(): line.split("|")[2].strip()
+        for line in averaged.splitlines()
+        if line.startswith("| a ") or line.startswith("| b ")
+    }
     assert rows["a"] == "10" and rows["b"] == "5"
 
 
@@ -91,7 +109,9 @@ def test_rules_write_their_figures_side_by_side(tmp_path):
     df = results({"a": noisy(0.3, 0.01, 0), "b": noisy(0.5, 0.01, 1)})
     make_figures(Report(df, "val"), tmp_path)
     make_figures(Report(df, "oracle"), tmp_path)
-    assert (tmp_path / "figures" / "figure1-val.png").exists() and (tmp_path / "figures" / "figure1-oracle.png").exists()
+    assert (tmp_path / "figures" / "figure1-val.png").exists() and (
+        tmp_path / "figures" / "figure1-oracle.png"
+    ).exists()
 
 
 def test_compare_command(tmp_path, capsys):
@@ -103,11 +123,17 @@ def test_compare_command(tmp_path, capsys):
     rmse = out.split("RMSE mean")[1]
     line = next(row for row in rmse.splitlines() if row.startswith("| bad") and "good" in row)
     assert "good better" in line
-    assert (tmp_path / "compare.md").exists() and list((tmp_path / "figures").glob("cd_poly_rmse_mean-val.png"))
+    assert (tmp_path / "compare.md").exists() and list(
+        (tmp_path / "figures").glob("cd_poly_rmse_mean-val.png")
+    )
 
 
 def test_a_report_never_mixes_profiles():
-    df = pd.concat([results({"a": noisy(0.3, 0.01, 0)}),
-                    results({"a": noisy(0.3, 0.01, 0)}).assign(profile="paper", method="b")])
+    df = pd.concat(
+        [
+            results({"a": noisy(0.3, 0.01, 0)}),
+            results({"a": noisy(0.3, 0.01, 0)}).assign(profile="paper", method="b"),
+        ]
+    )
     with pytest.raises(Exception, match="mix profiles"):
         Report(df, "val")

@@ -1,6 +1,7 @@
 """Results you can reuse: task identity and resume, --force, merging folders, reference results,
 provenance. Tiny suites (n_train 300, ols/correlation and a --plugin file whose code the tests
 change between runs)."""
+
 import json
 import shutil
 import sqlite3
@@ -11,13 +12,14 @@ import pandas as pd
 import pytest
 
 from oodfs.cli import main
-from oodfs.commands.merge import merge_stores
-from oodfs.run.identity import code_hash, explain, task_identities
 from oodfs.contract.registry import registry
-from oodfs.run.provenance import environment, git_state
+from oodfs.results.identity import explain
+from oodfs.results.merge import merge_stores
+from oodfs.results.provenance import environment, git_state
+from oodfs.results.store import ResultStore, load_results
+from oodfs.run.identity import code_hash, method_code_hashes, task_identities
 from oodfs.run.reference import COLUMNS, load_reference, write_reference
 from oodfs.run.runner import resume_plan, run_suite
-from oodfs.results.store import ResultStore, load_results
 from oodfs.run.suite import suite_from_dict
 from oodfs.validation import OodfsError
 
@@ -83,7 +85,9 @@ def tasks(out) -> pd.DataFrame:
 
 def run(suite, out, plugin=None, **kw):
     notes = []
-    run_suite(suite, out, progress=False, plugin_modules=(plugin,) if plugin else (), notes=notes.append, **kw)
+    run_suite(
+        suite, out, progress=False, plugin_modules=(plugin,) if plugin else (), notes=notes.append, **kw
+    )
     return notes
 
 
@@ -131,18 +135,28 @@ def test_identity_parts_and_explanations():
     assert ols.parts["class"].endswith(".OLS") and ols.parts["package"] == "oodfs"
     changed = task_identities(tiny(settings={"poly": {"params": {"setting": "mlp"}}}))["poly", "ols"]
     assert changed.parts["data"] != ols.parts["data"] and changed.parts["code"] == ols.parts["code"]
-    assert explain(ols.parts, changed.parts) == "data changed"  # a setting is data; narrowing a suite changes no task
+    assert (
+        explain(ols.parts, changed.parts) == "data changed"
+    )  # a setting is data; narrowing a suite changes no task
     assert explain(ols.parts, {**ols.parts, "code": "x"}) == "code changed"
-    assert explain(ols.parts, {**ols.parts, "version": "9"}) == f"version ({ols.parts['version']} -> 9) changed"
+    assert (
+        explain(ols.parts, {**ols.parts, "version": "9"}) == f"version ({ols.parts['version']} -> 9) changed"
+    )
     assert explain(None, ols.parts) == "no identity recorded (stored by an older oodfs)"
     assert task_identities(tiny(profile="paper"))["poly", "ols"].parts["profile"].startswith("paper:")
 
 
 def test_a_table_file_is_part_of_the_data_identity(tmp_path):
     csv = tmp_path / "t.csv"
-    pd.DataFrame({"y": [1.0, 2, 3, 4], "x": [1.0, 0, 1, 0], "g": ["a", "a", "b", "b"]}).to_csv(csv, index=False)
-    suite = tiny(environment="table", r_train=["a"], r_test=["b"],
-                 settings={"t": {"params": {"path": str(csv), "target": "y", "env_column": "g"}}})
+    pd.DataFrame({"y": [1.0, 2, 3, 4], "x": [1.0, 0, 1, 0], "g": ["a", "a", "b", "b"]}).to_csv(
+        csv, index=False
+    )
+    suite = tiny(
+        environment="table",
+        r_train=["a"],
+        r_test=["b"],
+        settings={"t": {"params": {"path": str(csv), "target": "y", "env_column": "g"}}},
+    )
     before = task_identities(suite)["t", "ols"].parts["data"]
     assert task_identities(suite)["t", "ols"].parts["data"] == before
     csv.write_text(csv.read_text().replace("4.0", "5.0"))
@@ -225,8 +239,14 @@ def test_force_reruns_a_method_and_replaces_its_rows(copy):
     notes = run(tiny(methods=["ols", "correlation", "mine"]), out, plugin, force=("ols",))
     assert notes == ["1 task of ols rerun: forced (--force)"]
     after = tasks(out)
-    assert after.loc[("poly", "2.5", 0, "ols"), "finished_at"] > before.loc[("poly", "2.5", 0, "ols"), "finished_at"]
-    assert after.loc[("poly", "2.5", 0, "mine"), "finished_at"] == before.loc[("poly", "2.5", 0, "mine"), "finished_at"]
+    assert (
+        after.loc[("poly", "2.5", 0, "ols"), "finished_at"]
+        > before.loc[("poly", "2.5", 0, "ols"), "finished_at"]
+    )
+    assert (
+        after.loc[("poly", "2.5", 0, "mine"), "finished_at"]
+        == before.loc[("poly", "2.5", 0, "mine"), "finished_at"]
+    )
     pd.testing.assert_series_equal(values(out), old)  # same identity, same seeds: the same numbers, once
     with pytest.raises(OodfsError, match="--force names 'lasso', which this run does not include"):
         run(tiny(), out, plugin, force=("lasso",))
@@ -263,8 +283,26 @@ def test_an_old_schema_is_migrated(tmp_path):
     assert store.frame()["value"].tolist() == [0.5]
     rec = store.task_records()[("poly", "2.5", 0, "ols")]
     assert rec["identity"] is None and rec["origin"] == "run"
-    store.commit_task(("poly", "2.5", 1, "ols"), "ok", None, [{"suite": "tiny", "setting": "poly", "r_train": "2.5",
-                      "run": 1, "method": "ols", "metric": "f1", "k": 5, "value": 0.7, "identity": "abc"}], "abc", {})
+    store.commit_task(
+        ("poly", "2.5", 1, "ols"),
+        "ok",
+        None,
+        [
+            {
+                "suite": "tiny",
+                "setting": "poly",
+                "r_train": "2.5",
+                "run": 1,
+                "method": "ols",
+                "metric": "f1",
+                "k": 5,
+                "value": 0.7,
+                "identity": "abc",
+            }
+        ],
+        "abc",
+        {},
+    )
     assert sorted(store.frame()["value"]) == [0.5, 0.7]
 
 
@@ -273,15 +311,21 @@ def test_commit_replaces_a_task_but_a_failure_never_erases_its_result(tmp_path):
     key = ("poly", "2.5", 0, "ols")
 
     def rows(v, n):
-        return [{"setting": "poly", "r_train": "2.5", "run": 0, "method": "ols", "metric": f"m{i}", "value": v}
-                for i in range(n)]
+        return [
+            {"setting": "poly", "r_train": "2.5", "run": 0, "method": "ols", "metric": f"m{i}", "value": v}
+            for i in range(n)
+        ]
 
     store.commit_task(key, "ok", None, rows(1.0, 3), "id1", {"code": "a"})
     store.commit_task(key, "ok", None, rows(2.0, 2), "id2", {"code": "b"})
     assert store.frame()["value"].tolist() == [2.0, 2.0]
-    store.commit_task(key, "failed", "boom", [{"setting": "poly", "r_train": "2.5", "run": 0, "method": "ols"}], "id2")
+    store.commit_task(
+        key, "failed", "boom", [{"setting": "poly", "r_train": "2.5", "run": 0, "method": "ols"}], "id2"
+    )
     assert store.frame()["value"].tolist() == [2.0, 2.0] and store.task_records()[key]["status"] == "ok"
-    store.commit_task(key, "failed", "boom", [{"setting": "poly", "r_train": "2.5", "run": 0, "method": "ols"}], "id3")
+    store.commit_task(
+        key, "failed", "boom", [{"setting": "poly", "r_train": "2.5", "run": 0, "method": "ols"}], "id3"
+    )
     assert store.task_records()[key]["status"] == "failed" and len(store.frame()) == 1
 
 
@@ -295,8 +339,11 @@ def test_resume_plan_outside_the_selection():
     records = {
         ("poly", "2.5", 0, "ols"): {"identity": cur["ols"].digest, "parts": cur["ols"].parts, "status": "ok"},
         ("poly", "2.5", 1, "ols"): {"identity": "stale", "parts": old_parts, "status": "ok"},
-        ("poly", "2.5", 0, "correlation"): {"identity": "stale", "parts": {**cur["correlation"].parts, "grid": "g"},
-                                            "status": "ok"},
+        ("poly", "2.5", 0, "correlation"): {
+            "identity": "stale",
+            "parts": {**cur["correlation"].parts, "grid": "g"},
+            "status": "ok",
+        },
         ("poly", "2.5", 0, "unknown"): {"identity": "x", "parts": None, "status": "ok"},
     }
     plan = resume_plan(tiny(methods=["ols"]), records, ident)
@@ -325,8 +372,16 @@ def test_an_edited_table_is_rerun_not_averaged(tmp_path):
     df["y"] = df["a"] + 0.3 * rng.normal(size=n)
     csv = tmp_path / "t.csv"
     df.to_csv(csv, index=False)
-    table = dict(environment="table", r_train=["old"], r_test=["new"], n_train=200, n_val=50, n_test=1000, k=2,
-                 settings={"t": {"params": {"path": str(csv), "target": "y", "env_column": "g"}}})
+    table = dict(
+        environment="table",
+        r_train=["old"],
+        r_test=["new"],
+        n_train=200,
+        n_val=50,
+        n_test=1000,
+        k=2,
+        settings={"t": {"params": {"path": str(csv), "target": "y", "env_column": "g"}}},
+    )
     run(tiny(**table), tmp_path / "out")
     df["y"] = df["b"] + 0.3 * rng.normal(size=n)  # another target: other results
     df.to_csv(csv, index=False)
@@ -343,7 +398,9 @@ def test_merge_combines_shards_and_accepts_identical_duplicates(copy, tmp_path, 
     assert main(["merge", str(out), str(tmp_path / "shard"), "--out", str(tmp_path / "merged")]) == 0
     assert "merged 2 folders into" in capsys.readouterr().err
     merged = values(tmp_path / "merged")
-    expected = pd.concat([values(out), values(tmp_path / "shard").xs(1, level="run", drop_level=False)]).sort_index()
+    expected = pd.concat(
+        [values(out), values(tmp_path / "shard").xs(1, level="run", drop_level=False)]
+    ).sort_index()
     pd.testing.assert_series_equal(merged, expected)
     assert len(tasks(tmp_path / "merged")) == 4
     assert (tmp_path / "merged" / "results.parquet").exists()
@@ -371,14 +428,27 @@ def test_merge_refuses_different_suites_and_conflicting_tasks(copy, tmp_path, ca
     with sqlite3.connect(ResultStore(other).path) as con:
         con.execute("UPDATE results SET value = value + 1e-9 WHERE method = 'ols' AND metric = 'rmse'")
     err = _cli_error(["merge", str(out), str(other), "--out", str(target)], capsys)
-    assert "task (setting poly, r_train 2.5, run 0, method ols) has different values" in err and not target.exists()
+    assert (
+        "task (setting poly, r_train 2.5, run 0, method ols) has different values" in err
+        and not target.exists()
+    )
 
     other = tmp_path / "other2"
     shutil.copytree(out, other)
     with sqlite3.connect(ResultStore(other).path) as con:
-        con.execute("UPDATE tasks SET identity = 'x', parts = ? WHERE method = 'mine'",
-                    (json.dumps({**json.loads(con.execute("SELECT parts FROM tasks WHERE method = 'mine'").fetchone()[0]),
-                                 "code": "old"}),))
+        con.execute(
+            "UPDATE tasks SET identity = 'x', parts = ? WHERE method = 'mine'",
+            (
+                json.dumps(
+                    {
+                        **json.loads(
+                            con.execute("SELECT parts FROM tasks WHERE method = 'mine'").fetchone()[0]
+                        ),
+                        "code": "old",
+                    }
+                ),
+            ),
+        )
     err = _cli_error(["merge", str(out), str(other), "--out", str(target)], capsys)
     assert "method mine) differs between" in err and "different identities (code changed)" in err
 
@@ -397,8 +467,10 @@ def test_merge_prefers_a_result_to_a_failed_copy(copy, tmp_path):
     with sqlite3.connect(ResultStore(failed).path) as con:
         con.execute("UPDATE tasks SET status = 'failed', error = 'timeout' WHERE method = 'ols'")
         con.execute("DELETE FROM results WHERE method = 'ols'")
-        con.execute("INSERT INTO results (setting, r_train, run, method, status, error) VALUES "
-                    "('poly', '2.5', 0, 'ols', 'failed', 'timeout')")
+        con.execute(
+            "INSERT INTO results (setting, r_train, run, method, status, error) VALUES "
+            "('poly', '2.5', 0, 'ols', 'failed', 'timeout')"
+        )
     info = merge_stores([failed, out], tmp_path / "merged")
     assert info == {"folders": 2, "tasks": 3, "duplicates": 3, "replaced_failures": 1}
     pd.testing.assert_series_equal(values(tmp_path / "merged"), values(out))
@@ -433,17 +505,42 @@ def test_write_and_read_a_reference(base, reference):
 def test_bench_reference_runs_only_the_new_method(base, reference, tmp_path, capsys):
     plugin = write_plugin(tmp_path / "mine.py", sign=-1.0)
     out = tmp_path / "out"
-    assert main(["bench", "--suite", _suite_file(tmp_path), "--methods", "mine", "--reference", str(reference),
-                 "--plugin", plugin, "--out", str(out), "--jobs", "1"]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "--suite",
+                _suite_file(tmp_path),
+                "--methods",
+                "mine",
+                "--reference",
+                str(reference),
+                "--plugin",
+                plugin,
+                "--out",
+                str(out),
+                "--jobs",
+                "1",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
-    assert "from the reference results tiny-default.parquet" in captured.err and "ols, correlation" in captured.err
+    assert (
+        "from the reference results tiny-default.parquet" in captured.err
+        and "ols, correlation" in captured.err
+    )
     assert "| ols" in captured.out and "| mine" in captured.out
     t = tasks(out)
-    assert t["origin"].to_dict() == {("poly", "2.5", 0, "correlation"): "reference",
-                                     ("poly", "2.5", 0, "mine"): "run", ("poly", "2.5", 0, "ols"): "reference"}
+    assert t["origin"].to_dict() == {
+        ("poly", "2.5", 0, "correlation"): "reference",
+        ("poly", "2.5", 0, "mine"): "run",
+        ("poly", "2.5", 0, "ols"): "reference",
+    }
     # the reference rows are copied exactly; mine (changed code) was run, not taken
-    pd.testing.assert_series_equal(values(out).drop("mine", level="method"),
-                                   values(base / "out").drop("mine", level="method"))
+    pd.testing.assert_series_equal(
+        values(out).drop("mine", level="method"), values(base / "out").drop("mine", level="method")
+    )
     assert (load_results(out).query("method != 'mine'")["origin"] == "reference").all()
 
 
@@ -460,23 +557,42 @@ def test_reference_methods_whose_identity_differs_are_run(base, reference, tmp_p
     plugin = write_plugin(tmp_path / "mine.py", sign=-1.0)  # changes mine's (and theirs') code
     suite = tiny(methods=["ols"])
     ref = load_reference("tiny", "default", reference)
-    notes = run(suite, tmp_path / "out", plugin, reference=ref, reference_methods=["ols", "correlation", "mine"])
-    assert notes == ["mine: not taken from the reference (code changed); running it",
-                     "from the reference results tiny-default.parquet (oodfs "
-                     f"{ref.meta['oodfs_version']}, {ref.meta['created'][:10]}): correlation (1 task, "
-                     f"{(ref.results['method'] == 'correlation').sum()} rows; column origin = 'reference')"]
+    notes = run(
+        suite, tmp_path / "out", plugin, reference=ref, reference_methods=["ols", "correlation", "mine"]
+    )
+    assert notes == [
+        "mine: not taken from the reference (code changed); running it",
+        "from the reference results tiny-default.parquet (oodfs "
+        f"{ref.meta['oodfs_version']}, {ref.meta['created'][:10]}): correlation (1 task, "
+        f"{(ref.results['method'] == 'correlation').sum()} rows; column origin = 'reference')",
+    ]
     assert tasks(tmp_path / "out")["origin"].to_dict() == {
-        ("poly", "2.5", 0, "correlation"): "reference", ("poly", "2.5", 0, "mine"): "run",
-        ("poly", "2.5", 0, "ols"): "run"}
+        ("poly", "2.5", 0, "correlation"): "reference",
+        ("poly", "2.5", 0, "mine"): "run",
+        ("poly", "2.5", 0, "ols"): "run",
+    }
     # another seed: the suite identity differs, nothing is taken
-    notes = run(tiny(methods=["ols"], seed=5), tmp_path / "seed5", plugin, reference=ref,
-                reference_methods=["correlation"])
-    assert notes == ["correlation: not taken from the reference (the reference was made with a different seed); "
-                     "running it"]
+    notes = run(
+        tiny(methods=["ols"], seed=5),
+        tmp_path / "seed5",
+        plugin,
+        reference=ref,
+        reference_methods=["correlation"],
+    )
+    assert notes == [
+        "correlation: not taken from the reference (the reference was made with a different seed); running it"
+    ]
     # more runs than the reference holds
-    notes = run(tiny(methods=["ols"], runs=2), tmp_path / "runs2", plugin, reference=ref,
-                reference_methods=["correlation"])
-    assert notes[0].startswith("correlation: not taken from the reference (the reference holds 1 of the 2 tasks")
+    notes = run(
+        tiny(methods=["ols"], runs=2),
+        tmp_path / "runs2",
+        plugin,
+        reference=ref,
+        reference_methods=["correlation"],
+    )
+    assert notes[0].startswith(
+        "correlation: not taken from the reference (the reference holds 1 of the 2 tasks"
+    )
 
 
 def test_reference_bad_input(reference, tmp_path, capsys):
@@ -514,8 +630,11 @@ def test_invocations_record_packages_code_hashes_and_threads(base):
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_git_state_commit_and_dirty_flag(tmp_path):
     def git(*args):
-        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            check=True,
+            capture_output=True,
+        )
 
     assert git_state(tmp_path) is None  # not a checkout
     git("init", "-q")
@@ -528,7 +647,7 @@ def test_git_state_commit_and_dirty_flag(tmp_path):
     assert git_state(tmp_path)["dirty"] is True
     (tmp_path / "untracked").mkdir()
     assert git_state(tmp_path / "untracked") is None  # a folder the checkout does not track
-    assert environment(["ols"])["method_code"] == {"ols": code_hash(registry().get("selector", "ols"))}
+    assert environment(method_code_hashes(["ols"]))["method_code"] == {"ols": code_hash(registry().get("selector", "ols"))}
 
 
 def test_the_shipped_reference_matches_the_code_that_ships_with_it():
@@ -548,7 +667,10 @@ def test_the_shipped_reference_matches_the_code_that_ships_with_it():
 
 
 # -- settings added, narrowed or split -----------------------------------------------------------
-TWO_SETTINGS = {"poly": {"params": {"setting": "poly"}}, "strong": {"params": {"setting": "poly", "exponent": 20.0}}}
+TWO_SETTINGS = {
+    "poly": {"params": {"setting": "poly"}},
+    "strong": {"params": {"setting": "poly", "exponent": 20.0}},
+}
 
 
 def test_resume_adds_a_setting_and_keeps_what_was_run(tmp_path):
@@ -585,8 +707,12 @@ def test_merge_combines_shards_split_by_setting(tmp_path, capsys):
     run(suite, tmp_path / "whole")
     assert main(["merge", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "m")]) == 0
     pd.testing.assert_series_equal(values(tmp_path / "m"), values(tmp_path / "whole"))
-    assert ResultStore(tmp_path / "m").get_meta("suite_identity") == ResultStore(tmp_path / "whole").get_meta("suite_identity")
+    assert ResultStore(tmp_path / "m").get_meta("suite_identity") == ResultStore(tmp_path / "whole").get_meta(
+        "suite_identity"
+    )
     capsys.readouterr()
     run(tiny(settings={"strong": {"params": {"setting": "poly", "exponent": 5.0}}}), tmp_path / "c")
-    err = _cli_error(["merge", str(tmp_path / "b"), str(tmp_path / "c"), "--out", str(tmp_path / "m2")], capsys)
+    err = _cli_error(
+        ["merge", str(tmp_path / "b"), str(tmp_path / "c"), "--out", str(tmp_path / "m2")], capsys
+    )
     assert "setting 'strong'" in err

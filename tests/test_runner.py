@@ -1,4 +1,5 @@
 """The runner end to end on a tiny suite: numbers, determinism across backends, resume, failures."""
+
 import json
 import os
 import signal
@@ -12,9 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from oodfs.contract.task import DataKey
 from oodfs.report.leaderboard import Leaderboard
-from oodfs.run.runner import run_suite
 from oodfs.results.store import ResultStore, load_results
+from oodfs.run.runner import run_suite
 from oodfs.run.suite import suite_from_dict
 
 TINY = {
@@ -65,7 +67,9 @@ def values(out) -> pd.Series:
     df = load_results(out)
     df = df[df["status"] == "ok"]
     df = df.assign(env=df["env"].fillna(""))
-    return df.set_index(["setting", "r_train", "run", "method", "point", "metric", "env", "k"])["value"].sort_index()
+    return df.set_index(["setting", "r_train", "run", "method", "point", "metric", "env", "k"])[
+        "value"
+    ].sort_index()
 
 
 def test_numbers_are_real_and_in_range(tmp_path):
@@ -97,7 +101,7 @@ def test_ols_known_scores_reproduced(tmp_path):
     run_suite(suite, tmp_path / "out", progress=False)
     df = load_results(tmp_path / "out")
     stored = np.array(json.loads(df["scores"].iloc[0]))
-    data = make_dataset(suite, suite.settings[0], 2.5, 0)
+    data = make_dataset(suite, DataKey(suite.settings[0].name, 2.5, 0))
     expected = registry().get("selector", "ols")().fit(data.X_train, data.y_train).scores_
     np.testing.assert_allclose(stored, expected, rtol=1e-8)
 
@@ -112,9 +116,14 @@ def test_fewer_data_sets_than_workers_split_by_method_with_the_same_numbers(tmp_
     from oodfs.run.jobs import Job, plan
 
     suite = tiny(runs=1)
-    assert plan(suite, set(), workers=1) == [Job("poly", 2.5, 0, ("ols", "correlation"))]
-    assert plan(suite, set(), workers=2) == [Job("poly", 2.5, 0, ("ols",)), Job("poly", 2.5, 0, ("correlation",))]
-    assert plan(suite, {("poly", "2.5", 0, "ols")}, workers=1) == [Job("poly", 2.5, 0, ("correlation",))]
+    assert plan(suite, set(), workers=1) == [Job(DataKey("poly", 2.5, 0), ("ols", "correlation"))]
+    assert plan(suite, set(), workers=2) == [
+        Job(DataKey("poly", 2.5, 0), ("ols",)),
+        Job(DataKey("poly", 2.5, 0), ("correlation",)),
+    ]
+    assert plan(suite, {("poly", "2.5", 0, "ols")}, workers=1) == [
+        Job(DataKey("poly", 2.5, 0), ("correlation",))
+    ]
     run_suite(suite, tmp_path / "a", jobs=1, progress=False)
     run_suite(suite, tmp_path / "b", jobs=2, progress=False)
     pd.testing.assert_series_equal(values(tmp_path / "a"), values(tmp_path / "b"), check_exact=True)
@@ -152,8 +161,13 @@ def test_failing_and_slow_plugins_are_recorded_and_the_rest_runs(tmp_path):
     plugin = tmp_path / "broken_plugin.py"
     plugin.write_text(BROKEN_PLUGIN)
     out = tmp_path / "out"
-    run_suite(tiny(runs=1, methods=["broken", "sleepy", "ols"]), out, plugin_modules=(str(plugin),),
-              task_timeout=3, progress=False)
+    run_suite(
+        tiny(runs=1, methods=["broken", "sleepy", "ols"]),
+        out,
+        plugin_modules=(str(plugin),),
+        task_timeout=3,
+        progress=False,
+    )
     df = load_results(out)
     status = df.groupby("method")["status"].first()
     assert status.to_dict() == {"broken": "failed", "ols": "ok", "sleepy": "failed"}
@@ -171,7 +185,8 @@ def test_sigkill_then_resume_loses_and_repeats_nothing(tmp_path):
     plugin = tmp_path / "sleepy_plugin.py"
     plugin.write_text(BROKEN_PLUGIN.replace("seconds = 60.0", "seconds = 0.4"))
     suite_file = tmp_path / "killme.toml"
-    suite_file.write_text(textwrap.dedent("""
+    suite_file.write_text(
+        textwrap.dedent("""
         environment = "synthetic"
         r_train = [2.5, 3.0]
         r_test = [-2.0, 2.0]
@@ -183,8 +198,19 @@ def test_sigkill_then_resume_loses_and_repeats_nothing(tmp_path):
         methods = ["ols", "sleepy", "correlation"]
         [settings.poly]
         params = { setting = "poly" }
-    """))
-    base = [sys.executable, "-m", "oodfs.cli", "bench", "--suite", str(suite_file), "--plugin", str(plugin), "--quiet"]
+    """)
+    )
+    base = [
+        sys.executable,
+        "-m",
+        "oodfs.cli",
+        "bench",
+        "--suite",
+        str(suite_file),
+        "--plugin",
+        str(plugin),
+        "--quiet",
+    ]
     out = tmp_path / "killed"
     proc = subprocess.Popen(base + ["--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     db = out / "results.sqlite"

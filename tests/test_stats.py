@@ -1,4 +1,5 @@
 """oodfs.report.stats against known answers: scipy's own numbers, hand computations, clear-cut data."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,8 +14,11 @@ LOWER = {"rmse_mean": True, "f1": False}
 def table(values: dict, setting="poly", r_trains=(1.5, 2.0), runs=5):
     """A tidy results frame: ``values[method]`` lists rmse_mean over (r_train, run) blocks."""
     blocks = [(r, run) for r in r_trains for run in range(runs)]
-    rows = [dict(setting=setting, r_train=r, run=run, method=m, rmse_mean=v)
-            for m, vals in values.items() for (r, run), v in zip(blocks, vals)]
+    rows = [
+        dict(setting=setting, r_train=r, run=run, method=m, rmse_mean=v)
+        for m, vals in values.items()
+        for (r, run), v in zip(blocks, vals)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -23,6 +27,7 @@ def base(n=10, seed=0):
 
 
 # -- cell_summary ----------------------------------------------------------------------------
+
 
 def test_t_interval_equals_scipy():
     x = np.array([0.31, 0.42, 0.38, 0.55, 0.47])
@@ -36,8 +41,9 @@ def test_t_interval_equals_scipy():
 def test_bootstrap_interval_equals_scipy_and_is_seeded():
     x = np.array([0.31, 0.42, 0.38, 0.55, 0.47, 0.29])
     cs = S.cell_summary(x, method="bootstrap", random_state=3)
-    ci = st.bootstrap((x,), np.mean, method="percentile", n_resamples=S.N_RESAMPLES,
-                      rng=np.random.default_rng(3)).confidence_interval
+    ci = st.bootstrap(
+        (x,), np.mean, method="percentile", n_resamples=S.N_RESAMPLES, rng=np.random.default_rng(3)
+    ).confidence_interval
     assert (cs.low, cs.high) == (pytest.approx(ci.low), pytest.approx(ci.high))
     assert cs == S.cell_summary(x, method="bootstrap", random_state=3)
     assert cs.low < x.mean() < cs.high
@@ -52,12 +58,15 @@ def test_one_run_has_no_interval_and_nans_are_dropped():
 
 def test_describe_interval_and_bad_method():
     assert "t interval" in S.describe_interval("t") and "95 %" in S.describe_interval("t")
-    assert "bootstrap" in S.describe_interval("bootstrap", level=0.9) and "90 %" in S.describe_interval("bootstrap", level=0.9)
+    assert "bootstrap" in S.describe_interval("bootstrap", level=0.9) and "90 %" in S.describe_interval(
+        "bootstrap", level=0.9
+    )
     with pytest.raises(OodfsError, match="unknown interval method 'bca'; valid: t, bootstrap"):
         S.cell_summary([1, 2], method="bca")
 
 
 # -- multiple comparisons --------------------------------------------------------------------
+
 
 def test_holm_matches_hand_computation():
     # sorted 0.01, 0.03, 0.04 -> 3*0.01 = 0.03, 2*0.03 = 0.06, max(0.06, 1*0.04) = 0.06
@@ -70,6 +79,7 @@ def test_holm_matches_hand_computation():
 @pytest.mark.parametrize("correction", ["holm", "bonferroni", "fdr_bh"])
 def test_corrections_equal_statsmodels(correction):
     from statsmodels.stats.multitest import multipletests
+
     p = np.random.default_rng(5).uniform(0, 0.2, 12) ** 2
     p[3] = p[7]  # a tie
     assert S.adjust_pvalues(p, correction) == pytest.approx(multipletests(p, method=correction)[1])
@@ -77,11 +87,12 @@ def test_corrections_equal_statsmodels(correction):
 
 # -- best_set --------------------------------------------------------------------------------
 
+
 def test_constant_margin_over_ten_pairs_is_significantly_worse():
     b = base()
     res = S.best_set(table({"dwr": b, "ols": b + 0.05}), "rmse_mean", LOWER).set_index("method")
     assert res.loc["dwr", "is_best"] and res.loc["dwr", "in_best_set"]
-    assert res.loc["ols", "p_raw"] == pytest.approx(2 / 2 ** 10)  # exact Wilcoxon, all 10 signs agree
+    assert res.loc["ols", "p_raw"] == pytest.approx(2 / 2**10)  # exact Wilcoxon, all 10 signs agree
     assert not res.loc["ols", "in_best_set"] and res.loc["ols", "n_pairs"] == 10
     # higher is better flips the winner
     res = S.best_set(table({"dwr": b, "ols": b + 0.05}).rename(columns={"rmse_mean": "f1"}), "f1", LOWER)
@@ -99,8 +110,11 @@ def test_identical_methods_share_the_best_set():
 def test_holm_is_applied_to_the_comparisons_with_the_best():
     b = base(10, seed=1)
     noise = np.random.default_rng(2).normal(0, 0.05, (3, 10))
-    res = S.best_set(table({"best": b - 1, "a": b + noise[0], "b": b + 0.02 + noise[1], "c": b + noise[2]}),
-                     "rmse_mean", LOWER)
+    res = S.best_set(
+        table({"best": b - 1, "a": b + noise[0], "b": b + 0.02 + noise[1], "c": b + noise[2]}),
+        "rmse_mean",
+        LOWER,
+    )
     tested = res[~res["is_best"]]
     assert tested["p_vs_best"].to_numpy() == pytest.approx(S.adjust_pvalues(tested["p_raw"], "holm"))
     bonf = S.best_set(table({"best": b - 1, "a": b + noise[0]}), "rmse_mean", LOWER, correction="bonferroni")
@@ -123,7 +137,9 @@ def test_few_pairs_cannot_reach_alpha_and_say_so():
     assert res.loc["ols", "note"] == "too few pairs to reach alpha"
     assert "Too few pairs for the test to reach alpha" in S.describe_best_rule(res.reset_index())
     # the paired t-test can decide on 5 pairs
-    t = S.best_set(table({"dwr": b, "ols": b + 1 + base(5, 9) / 10}, r_trains=(2.0,)), "rmse_mean", LOWER, test="ttest")
+    t = S.best_set(
+        table({"dwr": b, "ols": b + 1 + base(5, 9) / 10}, r_trains=(2.0,)), "rmse_mean", LOWER, test="ttest"
+    )
     assert not t.set_index("method").loc["ols", "in_best_set"]
 
 
@@ -136,7 +152,10 @@ def test_unequal_run_counts_are_reported():
     assert res.loc["ols", "note"] == "4 unpaired values dropped"
     text = S.describe_best_rule(res.reset_index())
     assert "Unequal run counts: setting=poly: dwr 10, ols 6." in text
-    assert "Wilcoxon signed-rank test paired over (r_train, run), Holm-corrected within each setting, alpha 0.05" in text
+    assert (
+        "Wilcoxon signed-rank test paired over (r_train, run), Holm-corrected within each setting, alpha 0.05"
+        in text
+    )
 
 
 def test_a_method_missing_from_one_setting_still_shows():
@@ -163,6 +182,7 @@ def test_bad_input_is_named():
 
 # -- pairwise_tests --------------------------------------------------------------------------
 
+
 def test_pairwise_verdicts_effect_size_and_interval():
     b = base()
     shift = 0.05 + np.random.default_rng(4).normal(0, 0.01, 10)
@@ -171,12 +191,17 @@ def test_pairwise_verdicts_effect_size_and_interval():
     assert r.loc[("dwr", "ols"), "verdict"] == "dwr better" and r.loc[("dwr", "ols"), "better"] == "dwr"
     assert r.loc[("dwr", "ols"), "mean_diff"] == pytest.approx(-shift.mean())
     cs = S.cell_summary(-shift)
-    assert (r.loc[("dwr", "ols"), "diff_low"], r.loc[("dwr", "ols"), "diff_high"]) == (pytest.approx(cs.low), pytest.approx(cs.high))
+    assert (r.loc[("dwr", "ols"), "diff_low"], r.loc[("dwr", "ols"), "diff_high"]) == (
+        pytest.approx(cs.low),
+        pytest.approx(cs.high),
+    )
     assert r.loc[("dwr", "ols"), "p"] == pytest.approx(st.wilcoxon(-shift).pvalue)
     assert r.loc[("dwr", "ols"), "p_adjusted"] == pytest.approx(S.adjust_pvalues(res["p"])[0])
     assert r.loc[("ols", "lasso"), "verdict"] == "not distinguishable" and r.loc[("ols", "lasso"), "p"] == 1.0
     # higher is better: the larger method wins
-    res = S.pairwise_tests(table({"dwr": b, "ols": b + shift}).rename(columns={"rmse_mean": "f1"}), "f1", LOWER)
+    res = S.pairwise_tests(
+        table({"dwr": b, "ols": b + shift}).rename(columns={"rmse_mean": "f1"}), "f1", LOWER
+    )
     assert res["verdict"].iloc[0] == "ols better"
 
 
@@ -191,18 +216,25 @@ def test_pairwise_counts_dropped_blocks():
 
 # -- friedman --------------------------------------------------------------------------------
 
+
 def test_friedman_equals_scipy_and_ranks_average_ties():
     a = [0.30, 0.40, 0.35, 0.50]
     b = [0.32, 0.40, 0.36, 0.55]
     c = [0.40, 0.41, 0.30, 0.60]
     res = S.friedman(table({"a": a, "b": b, "c": c}, r_trains=(2.0,), runs=4), "rmse_mean", LOWER)
     ref = st.friedmanchisquare(a, b, c)
-    assert res["statistic"].iloc[0] == pytest.approx(ref.statistic) and res["p"].iloc[0] == pytest.approx(ref.pvalue)
+    assert res["statistic"].iloc[0] == pytest.approx(ref.statistic) and res["p"].iloc[0] == pytest.approx(
+        ref.pvalue
+    )
     # ranks per block (1 = lowest): (1,2,3), (1.5,1.5,3), (2,3,1), (1,2,3)
     assert res["avg_rank"].tolist() == pytest.approx([5.5 / 4, 8.5 / 4, 10 / 4])
     assert (res["n_blocks"].iloc[0], res["k"].iloc[0], res["n_dropped"].iloc[0]) == (4, 3, 0)
     # higher is better reverses the ranks
-    hi = S.friedman(table({"a": a, "b": b, "c": c}, r_trains=(2.0,), runs=4).rename(columns={"rmse_mean": "f1"}), "f1", LOWER)
+    hi = S.friedman(
+        table({"a": a, "b": b, "c": c}, r_trains=(2.0,), runs=4).rename(columns={"rmse_mean": "f1"}),
+        "f1",
+        LOWER,
+    )
     assert hi["avg_rank"].tolist() == pytest.approx([4 - r for r in [5.5 / 4, 8.5 / 4, 10 / 4]])
 
 
@@ -217,8 +249,13 @@ def test_friedman_drops_incomplete_blocks_and_needs_three_methods():
 
 # -- trend_test ------------------------------------------------------------------------------
 
+
 def trend_frame(y, xs=(1.5, 1.7, 2.0, 2.3, 2.5, 2.7, 3.0), runs=5):
-    rows = [dict(setting="mlp", method="dwr", r_train=x, run=run, rmse_mean=y(x, run)) for x in xs for run in range(runs)]
+    rows = [
+        dict(setting="mlp", method="dwr", r_train=x, run=run, rmse_mean=y(x, run))
+        for x in xs
+        for run in range(runs)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -261,17 +298,30 @@ def test_trend_needs_numeric_x():
 
 # -- cd_diagram ------------------------------------------------------------------------------
 
+
 def test_cd_diagram_writes_png_and_pdf(tmp_path):
     rng = np.random.default_rng(0)
     b = base(14)
-    df = pd.concat([table({m: b + off + rng.normal(0, 0.01, 14) for m, off in
-                           [("dwr", 0), ("srdo", 0.001), ("ols", 0.1), ("rf", 0.3)]}, setting=s, runs=7)
-                    for s in ("poly", "mlp")])
+    df = pd.concat(
+        [
+            table(
+                {
+                    m: b + off + rng.normal(0, 0.01, 14)
+                    for m, off in [("dwr", 0), ("srdo", 0.001), ("ols", 0.1), ("rf", 0.3)]
+                },
+                setting=s,
+                runs=7,
+            )
+            for s in ("poly", "mlp")
+        ]
+    )
     png, pdf = S.cd_diagram(df, "rmse_mean", LOWER, tmp_path / "cd" / "mlp_rmse.png", within_value="mlp")
     assert (png.name, pdf.name) == ("mlp_rmse.png", "mlp_rmse.pdf")
     assert png.read_bytes()[:4] == b"\x89PNG" and pdf.read_bytes()[:4] == b"%PDF"
     # dwr and srdo are not distinguishable, every other pair is
-    p = S.posthoc_matrix(df[df["setting"] == "mlp"].pivot(index=["r_train", "run"], columns="method", values="rmse_mean"), True)
+    p = S.posthoc_matrix(
+        df[df["setting"] == "mlp"].pivot(index=["r_train", "run"], columns="method", values="rmse_mean"), True
+    )
     assert p.loc["dwr", "srdo"] > 0.05 and p.loc["dwr", "ols"] < 0.05 and p.loc["ols", "rf"] < 0.05
     with pytest.raises(OodfsError, match="within_value 'lin' is not a group of setting; valid: poly, mlp"):
         S.cd_diagram(df, "rmse_mean", LOWER, tmp_path / "x", within_value="lin")

@@ -1,13 +1,15 @@
 """Per-setting options of a suite: per-run environment parameters (run index or derived seed),
 the per-setting training size, and the shipped synthetic suites that use them."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from oodfs import OodfsError
-from oodfs.run.dataset import make_dataset
 from oodfs.contract.seeds import derive_seed
+from oodfs.contract.task import DataKey
+from oodfs.run.dataset import make_dataset
 from oodfs.run.suite import customise, load_suite, suite_from_dict
 
 BASE = {
@@ -34,22 +36,28 @@ def suite(**changes):
 def test_run_params_run_index_and_derived_seed():
     s = suite(seed=7)
     poly, _, mlp = s.settings
-    assert poly.environment_params(2, s.seed) == {"setting": "poly", "layout_seed": derive_seed(7, "poly", 2, "layout_seed")}
-    assert mlp.environment_params(2, s.seed) == {"setting": "mlp", "mlp_seed": 2}  # the older run_param spelling
+    assert poly.environment_params(2, s.seed) == {
+        "setting": "poly",
+        "layout_seed": derive_seed(7, "poly", 2, "layout_seed"),
+    }
+    assert mlp.environment_params(2, s.seed) == {
+        "setting": "mlp",
+        "mlp_seed": 2,
+    }  # the older run_param spelling
 
 
 def test_layout_is_fixed_within_a_run_and_changes_between_runs_and_seeds():
     s = suite()
     poly = s.settings[0]
-    a, b = make_dataset(s, poly, 2.5, 0), make_dataset(s, poly, 3.0, 0)
+    a, b = make_dataset(s, DataKey(poly.name, 2.5, 0)), make_dataset(s, DataKey(poly.name, 3.0, 0))
     # the same run: the same layout and the same test data for every r_train
     assert a.stable_set == b.stable_set
     for (ra, Xa, ya), (rb, Xb, yb) in zip(a.tests, b.tests):
         assert ra == rb
         np.testing.assert_array_equal(Xa, Xb)
-    layouts = {make_dataset(s, poly, 2.5, run).stable_set for run in range(3)}
+    layouts = {make_dataset(s, DataKey(poly.name, 2.5, run)).stable_set for run in range(3)}
     assert len(layouts) == 3
-    assert make_dataset(customise(s, seed=1), poly, 2.5, 0).stable_set != a.stable_set
+    assert make_dataset(customise(s, seed=1), DataKey(poly.name, 2.5, 0)).stable_set != a.stable_set
 
 
 def test_train_val_and_test_share_the_layout():
@@ -60,24 +68,28 @@ def test_train_val_and_test_share_the_layout():
 
     env = Synthetic(**poly.environment_params(1, s.seed))
     j = env.column_of("V4")
-    data = make_dataset(s, poly, 2.5, 1)
+    data = make_dataset(s, DataKey(poly.name, 2.5, 1))
     assert data.stable_set == env.stable_set
     for X, y, sign in [(data.X_train, data.y_train, 1), (data.X_val, data.y_val, 1)] + [
-            (X, y, np.sign(r)) for r, X, y in data.tests]:
+        (X, y, np.sign(r)) for r, X, y in data.tests
+    ]:
         assert sign * np.corrcoef(X[:, j], y)[0, 1] > 0.7
 
 
 def test_setting_overrides_n_train():
     s = suite()
-    assert make_dataset(s, s.settings[1], 2.5, 0).X_train.shape == (150, 10)
-    data = make_dataset(s, s.settings[0], 2.5, 0)
+    assert make_dataset(s, DataKey(s.settings[1].name, 2.5, 0)).X_train.shape == (150, 10)
+    data = make_dataset(s, DataKey(s.settings[0].name, 2.5, 0))
     assert data.X_train.shape == (400, 10) and data.X_val.shape == (100, 10)
 
 
 @pytest.mark.parametrize(
     "settings, match",
     [
-        ({"a": {"run_params": {"layout_seed": "random"}}}, r"run_params.layout_seed must be one of 'run', 'seed', got 'random'"),
+        (
+            {"a": {"run_params": {"layout_seed": "random"}}},
+            r"run_params.layout_seed must be one of 'run', 'seed', got 'random'",
+        ),
         ({"a": {"params": {}, "ntrain": 10}}, r"setting 'a' has the unknown key 'ntrain'"),
         ({"a": {"n_train": 0}}, r"n_train of setting 'a' must be a positive integer, got 0"),
         ({"a": "poly"}, r"setting 'a' must be a table"),
@@ -91,7 +103,9 @@ def test_bad_setting_tables(settings, match):
 def test_shipped_synthetic_suite_uses_random_layouts():
     s = load_suite("synthetic")
     assert {st.name: st.run_params for st in s.settings} == {
-        "mlp": {"mlp_seed": "run", "layout_seed": "seed"}, "poly": {"layout_seed": "seed"}}
+        "mlp": {"mlp_seed": "run", "layout_seed": "seed"},
+        "poly": {"layout_seed": "seed"},
+    }
 
 
 def test_variants_suite():

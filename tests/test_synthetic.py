@@ -5,6 +5,7 @@ Every random draw uses a fixed seed, so each test is deterministic; thresholds a
 other seeds pass too (several standard errors of slack), yet a wrong distribution fails (see
 ``test_comparison_has_power``).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -124,8 +125,15 @@ def test_deterministic_per_seed(sampler):
 def test_c_closed_form_matches_quadrature(lam):
     """c(f) = E exp(-lam |f - V|) for the clipped normal V (two atoms + a density)."""
     for f in (-5.0, -2.0, -1.3, 0.0, 0.7, 2.0, 3.5):
-        dens = integrate.quad(lambda v: stats.norm.pdf(v) * np.exp(-lam * abs(f - v)), -2, 2,
-                              points=[np.clip(f, -2, 2)], epsabs=0, epsrel=1e-12, limit=200)[0]
+        dens = integrate.quad(
+            lambda v: stats.norm.pdf(v) * np.exp(-lam * abs(f - v)),
+            -2,
+            2,
+            points=[np.clip(f, -2, 2)],
+            epsabs=0,
+            epsrel=1e-12,
+            limit=200,
+        )[0]
         atoms = stats.norm.cdf(-2) * (np.exp(-lam * abs(f - 2)) + np.exp(-lam * abs(f + 2)))
         assert np.exp(_log_c(np.array([f]), lam, 2.0))[0] == pytest.approx(dens + atoms, rel=1e-10)
     # the acceptance bound really bounds c (checked on a grid 100x finer than the one it uses)
@@ -221,7 +229,9 @@ def test_comparison_has_power():
             V[:, 3:] = np.sign(r) * _sample_w(self._f(S), 10 * np.log(abs(r)), 2.0, 2, rng)
             return np.hstack([S, V])
 
-    p, _ = compare(NoSReweighting().sample(2.5, N, 0), Synthetic(sampler="rejection").sample(2.5, N, 1), env, 2.5)
+    p, _ = compare(
+        NoSReweighting().sample(2.5, N, 0), Synthetic(sampler="rejection").sample(2.5, N, 1), env, 2.5
+    )
     assert p < 1e-3
 
 
@@ -350,7 +360,9 @@ def test_variant_comparison_has_power():
     p, _ = compare_named(env.sample(2.0, 5000, 0), other.sample(2.0, 5000, 1), env, 2.0, ("V4", "V5"))
     assert p < 1e-3
     env = Synthetic(exponent=20.0)
-    p, _ = compare_named(env.sample(1.5, 5000, 0), Synthetic(sampler="rejection").sample(1.5, 5000, 1), env, 1.5, ("V4", "V5"))
+    p, _ = compare_named(
+        env.sample(1.5, 5000, 0), Synthetic(sampler="rejection").sample(1.5, 5000, 1), env, 1.5, ("V4", "V5")
+    )
     assert p < 1e-3
 
 
@@ -366,7 +378,12 @@ def test_variant_comparison_has_power():
         ({}, 2.0, 2.5, "n must be a positive integer"),
         ({"setting": "quadratic"}, 2.0, 10, "unknown setting 'quadratic'.*mlp, poly"),
         ({"sampler": "mcmc"}, 2.0, 10, "unknown sampler 'mcmc'.*exact, pool, rejection"),
-        ({"spurious": ("S3", "V5")}, 2.0, 10, "spurious names .S3., not a non-stable feature.*valid: V1, V2, V3, V4, V5"),
+        (
+            {"spurious": ("S3", "V5")},
+            2.0,
+            10,
+            "spurious names .S3., not a non-stable feature.*valid: V1, V2, V3, V4, V5",
+        ),
         ({"exponent": -1.0}, 2.0, 10, "exponent must be"),
         ({"noise_sd": -0.3}, 2.0, 10, "noise_sd must be"),
         ({"exponent": 0.0}, 2.0, 10, "exponent must be a finite positive number"),

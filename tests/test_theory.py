@@ -1,5 +1,6 @@
 """The theory runner (oodfs.theory): a tiny grid end to end, the target coefficients, the slope
 fits, and bad options."""
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,16 @@ def one_torch_thread():
 
 def test_tiny_run_writes_its_outputs(tmp_path):
     paths = T.run_theory(tiny_config(), tmp_path, progress=False)
-    for key in ("results", "slopes", "summary", "config", "theory_beta_v", "theory_err_s", "theory_ess",
-                "theory_independence"):
+    for key in (
+        "results",
+        "slopes",
+        "summary",
+        "config",
+        "theory_beta_v",
+        "theory_err_s",
+        "theory_ess",
+        "theory_independence",
+    ):
         assert paths[key].exists() and paths[key].stat().st_size > 0, key
     res = pd.read_csv(paths["results"])
     counts = res.groupby("method").size().to_dict()
@@ -62,7 +71,11 @@ def test_tiny_run_writes_its_outputs(tmp_path):
     results, targets, config = T.load_run(tmp_path)
     assert config == tiny_config() and len(results) == len(res)
     assert [p.name for p in T.make_figures(results, targets, config, tmp_path)] == [
-        "theory_beta_v.png", "theory_err_s.png", "theory_ess.png", "theory_independence.png"]
+        "theory_beta_v.png",
+        "theory_err_s.png",
+        "theory_ess.png",
+        "theory_independence.png",
+    ]
 
 
 def test_deterministic():
@@ -91,9 +104,16 @@ def test_target_coefficients():
 def test_slopes_recover_a_known_rate():
     rng = np.random.default_rng(0)
     n = np.repeat([500, 1000, 2000, 5000, 10_000], 20)
-    res = pd.DataFrame({"condition": "c", "method": "m", "n": n, "ess": n / 2.0,
-                        "beta_v": 3 * n ** -0.5 * rng.lognormal(0, 0.2, n.size),
-                        "err_s": 0.2 * rng.lognormal(0, 0.2, n.size)})
+    res = pd.DataFrame(
+        {
+            "condition": "c",
+            "method": "m",
+            "n": n,
+            "ess": n / 2.0,
+            "beta_v": 3 * n**-0.5 * rng.lognormal(0, 0.2, n.size),
+            "err_s": 0.2 * rng.lognormal(0, 0.2, n.size),
+        }
+    )
     t = T.slopes(res).set_index("metric")
     assert t.loc["beta_v", "slope_lo"] < -0.5 < t.loc["beta_v", "slope_hi"]
     assert t.loc["beta_v", "theil_lo"] < -0.5 < t.loc["beta_v", "theil_hi"]
@@ -122,8 +142,13 @@ def test_bad_options(argv, match):
 
 
 def test_options_select_conditions_and_methods():
-    cfg = theory_cli.config_from_args(parse("--quick", "--conditions", "exp10-r2.5", "--methods", "ols,dwr", "--seed", "3"))
-    assert [c.name for c in cfg.conditions] == ["exp10-r2.5"] and [m.name for m in cfg.methods] == ["ols", "dwr"]
+    cfg = theory_cli.config_from_args(
+        parse("--quick", "--conditions", "exp10-r2.5", "--methods", "ols,dwr", "--seed", "3")
+    )
+    assert [c.name for c in cfg.conditions] == ["exp10-r2.5"] and [m.name for m in cfg.methods] == [
+        "ols",
+        "dwr",
+    ]
     assert cfg.seed == 3 and cfg.n_grid == (500, 2000, 10_000)
 
 

@@ -1,4 +1,5 @@
 """``oodfs bench``: run a suite, store its results, print the leaderboard, draw the figures."""
+
 from __future__ import annotations
 
 import contextlib
@@ -7,77 +8,140 @@ import sys
 import time
 from pathlib import Path
 
+from oodfs.commands.options import (
+    add_selection,
+    available_cpus,
+    csv_list,
+    float_list,
+    positive_int,
+    positive_seconds,
+)
 from oodfs.validation import OodfsError, RunAborted
-from oodfs.commands.options import add_selection, available_cpus, csv_list, float_list, positive_int, positive_seconds
 
 
 def add_parser(sub) -> None:
     from oodfs.run.executors import BACKENDS
 
     p = sub.add_parser(
-        "bench", help="run a benchmark suite and print its leaderboard",
+        "bench",
+        help="run a benchmark suite and print its leaderboard",
         description="Run every (setting, r_train, run, method, grid point) task of a suite, store the results "
         "in OUT/results.sqlite (+ results.parquet), write OUT/leaderboard.md and draw OUT/figures/.",
     )
     p.add_argument("--suite", required=True, help="suite name (e.g. synthetic) or path to a suite .toml")
     p.add_argument("--quick", action="store_true", help="the suite's small version (fewer r_train and runs)")
     p.add_argument("--out", default=None, help="output folder (default: results/SUITE[-quick])")
-    p.add_argument("--jobs", type=positive_int, default=available_cpus(),
-                   help=f"parallel worker processes (default: one per CPU, {available_cpus()} here)")
+    p.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=available_cpus(),
+        help=f"parallel worker processes (default: one per CPU, {available_cpus()} here)",
+    )
     p.add_argument("--methods", type=csv_list, help="comma-separated selector names (default: the suite's)")
     p.add_argument("--settings", type=csv_list, help="comma-separated settings, e.g. mlp,poly")
     p.add_argument("--r-train", type=float_list, help="comma-separated training bias rates, e.g. 1.5,2.5")
     p.add_argument("--runs", type=positive_int, help="runs per (setting, r_train)")
     p.add_argument("--seed", type=int, help="base seed of the whole suite (default: the suite's, 0)")
     add_selection(p)
-    from oodfs.run.suite import PROFILES
+    from oodfs.contract.profiles import PROFILES
 
-    p.add_argument("--profile", choices=list(PROFILES),
-                   help="settings outside the grids: " + "; ".join(f"{k}: {v}" for k, v in PROFILES.items())
-                   + " (default: the suite's, usually default; see docs/PROTOCOL.md)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue the run in OUT: skip tasks stored with the current identity (method code, version, "
-                   "grid, profile, data); rerun the others, replacing their rows, and say why")
-    p.add_argument("--force", type=csv_list, default=[], metavar="METHOD[,METHOD]",
-                   help="rerun every task of these methods, replacing their stored rows (implies --resume)")
-    p.add_argument("--reference", nargs="?", const="", default=None, metavar="FILE",
-                   help="run only --methods and take every other method of the suite from the reference results "
-                   "shipped with oodfs (or from FILE, a reference .parquet); a method whose code, version, grid, "
-                   "profile or data differ from the reference's is run instead")
-    p.add_argument("--retry-failed", action="store_true",
-                   help="as --resume, and run the stored failed tasks again (each replaces its failure once it ends)")
-    p.add_argument("--plugin", action="append", default=[], metavar="MODULE",
-                   help="register an unpackaged plugin module (dotted name or .py file) for this run; repeatable")
-    p.add_argument("--backend", default="local", choices=list(BACKENDS),
-                   help="; ".join(f"{name}: {what}" for name, what in BACKENDS.items()))
-    p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="with --backend dask: address of an existing scheduler (default: start a LocalCluster of --jobs workers)")
-    p.add_argument("--task-timeout", type=positive_seconds, metavar="SECONDS",
-                   help="record a method whose fit runs longer than this on one data set as failed and go on")
-    p.add_argument("--no-isolation", action="store_true",
-                   help="fit each method in its worker process instead of a forked child of it (a little faster; "
-                   "a plugin that crashes or exits then ends the run; no --task-timeout)")
-    p.add_argument("--quiet", action="store_true", help="print only the leaderboard (no progress, no file list)")
+    p.add_argument(
+        "--profile",
+        choices=list(PROFILES),
+        help="settings outside the grids: "
+        + "; ".join(f"{k}: {v}" for k, v in PROFILES.items())
+        + " (default: the suite's, usually default; see docs/PROTOCOL.md)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in OUT: skip tasks stored with the current identity (method code, version, "
+        "grid, profile, data); rerun the others, replacing their rows, and say why",
+    )
+    p.add_argument(
+        "--force",
+        type=csv_list,
+        default=[],
+        metavar="METHOD[,METHOD]",
+        help="rerun every task of these methods, replacing their stored rows (implies --resume)",
+    )
+    p.add_argument(
+        "--reference",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="FILE",
+        help="run only --methods and take every other method of the suite from the reference results "
+        "shipped with oodfs (or from FILE, a reference .parquet); a method whose code, version, grid, "
+        "profile or data differ from the reference's is run instead",
+    )
+    p.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="as --resume, and run the stored failed tasks again (each replaces its failure once it ends)",
+    )
+    p.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="register an unpackaged plugin module (dotted name or .py file) for this run; repeatable",
+    )
+    p.add_argument(
+        "--backend",
+        default="local",
+        choices=list(BACKENDS),
+        help="; ".join(f"{name}: {what}" for name, what in BACKENDS.items()),
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="with --backend dask: address of an existing scheduler (default: start a LocalCluster of --jobs workers)",
+    )
+    p.add_argument(
+        "--task-timeout",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="record a method whose fit runs longer than this on one data set as failed and go on",
+    )
+    p.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="fit each method in its worker process instead of a forked child of it (a little faster; "
+        "a plugin that crashes or exits then ends the run; no --task-timeout)",
+    )
+    p.add_argument(
+        "--quiet", action="store_true", help="print only the leaderboard (no progress, no file list)"
+    )
 
 
 def run(args) -> int:
+    from oodfs.contract.selection import get_rule
     from oodfs.report.leaderboard import Leaderboard
     from oodfs.report.plots import make_figures
     from oodfs.report.report import Report
-    from oodfs.run.runner import run_suite
-    from oodfs.contract.selection import get_rule
     from oodfs.results.store import export
+    from oodfs.run.runner import run_suite
     from oodfs.run.suite import customise, load_suite
 
-    options = dict(quick=args.quick, settings=args.settings, r_train=args.r_train, runs=args.runs, seed=args.seed,
-                   selection=args.selection, profile=args.profile)
+    options = dict(
+        quick=args.quick,
+        settings=args.settings,
+        r_train=args.r_train,
+        runs=args.runs,
+        seed=args.seed,
+        selection=args.selection,
+        profile=args.profile,
+    )
     suite = customise(load_suite(args.suite), methods=args.methods, **options)
     reference = reference_methods = None
     if args.reference is not None:  # read and checked before anything is written
         from oodfs.run.reference import load_reference
 
         reference = load_reference(suite.name, suite.profile, args.reference or None)
-        reference_methods = customise(load_suite(args.suite), **options).methods  # the suite's, before --methods
+        reference_methods = customise(
+            load_suite(args.suite), **options
+        ).methods  # the suite's, before --methods
         if args.methods is None:
             suite = customise(suite, methods=[])
     rule = get_rule(suite.selection).name
@@ -87,12 +151,24 @@ def run(args) -> int:
     if args.scheduler and args.backend != "dask":
         raise OodfsError("--scheduler needs --backend dask")
     with plugin_output_to_stderr():  # what methods print never mixes into the leaderboard on stdout
-        store = run_suite(suite, out, jobs=args.jobs, resume=args.resume, plugin_modules=tuple(args.plugin),
-                          progress=not args.quiet, argv=["oodfs"] + sys.argv[1:], backend_name=args.backend,
-                          scheduler=args.scheduler, task_timeout=args.task_timeout, force=tuple(args.force),
-                          reference=reference, reference_methods=reference_methods,
-                          notes=(lambda line: None) if args.quiet else _note,
-                          isolate=not args.no_isolation, retry_failed=args.retry_failed)
+        store = run_suite(
+            suite,
+            out,
+            jobs=args.jobs,
+            resume=args.resume,
+            plugin_modules=tuple(args.plugin),
+            progress=not args.quiet,
+            argv=["oodfs"] + sys.argv[1:],
+            backend_name=args.backend,
+            scheduler=args.scheduler,
+            task_timeout=args.task_timeout,
+            force=tuple(args.force),
+            reference=reference,
+            reference_methods=reference_methods,
+            notes=(lambda line: None) if args.quiet else _note,
+            isolate=not args.no_isolation,
+            retry_failed=args.retry_failed,
+        )
     results = store.frame()
     report = Report(results, rule, store.get_meta("metrics"), list(suite.methods))
     text = Leaderboard(report).to_markdown()
@@ -102,12 +178,16 @@ def run(args) -> int:
         print(text)
         paths = make_figures(report, out)
     except OSError as exc:
-        raise RunAborted(f"cannot write to {out}: {exc.strerror or exc} (the results are stored in "
-                         f"{store.path}; `oodfs leaderboard {out}` prints them)") from None
+        raise RunAborted(
+            f"cannot write to {out}: {exc.strerror or exc} (the results are stored in "
+            f"{store.path}; `oodfs leaderboard {out}` prints them)"
+        ) from None
     if not args.quiet:
         print(f"figures: {', '.join(str(p) for p in paths)}", file=sys.stderr)
-        print(f"wrote {out / 'leaderboard.md'} and {out / 'results.parquet'} in {time.perf_counter() - start:.1f} s",
-              file=sys.stderr)
+        print(
+            f"wrote {out / 'leaderboard.md'} and {out / 'results.parquet'} in {time.perf_counter() - start:.1f} s",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -1,18 +1,22 @@
 """``oodfs leaderboard``: the leaderboard of a results folder, in several formats."""
+
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+from oodfs.commands.options import add_selection
 from oodfs.validation import OodfsError
-from oodfs.commands.options import add_selection, stored_rule
 
 
 def add_parser(sub) -> None:
     from oodfs.report.leaderboard import FORMATS
 
-    p = sub.add_parser("leaderboard", help="print the leaderboard of a results folder",
-                       description="Aggregate a results folder (or results.parquet/.csv file) into a leaderboard.")
+    p = sub.add_parser(
+        "leaderboard",
+        help="print the leaderboard of a results folder",
+        description="Aggregate a results folder (or results.parquet/.csv file) into a leaderboard.",
+    )
     p.add_argument("path", help="results folder written by `oodfs bench`, or a results file")
     p.add_argument("--format", default="markdown", choices=FORMATS, help="output format (default markdown)")
     add_selection(p)
@@ -23,7 +27,7 @@ def run(args) -> int:
     from oodfs.report.leaderboard import Leaderboard
     from oodfs.report.report import Report
 
-    report = Report.from_path(args.path, args.selection or stored_rule(args.path) or "val")
+    report = Report.from_path(args.path, args.selection)
     text = Leaderboard(report).render(args.format)
     if args.output:
         try:

@@ -1,4 +1,5 @@
 """Argument types and options shared by several commands (one copy of each)."""
+
 from __future__ import annotations
 
 import argparse
@@ -53,18 +54,6 @@ def add_selection(parser, default=None) -> None:
     from oodfs.contract.selection import RULES
 
     rules = "; ".join(f"{r.name}: {r.description}" for r in RULES.values())
-    parser.add_argument("--selection", default=default, choices=list(RULES), help=f"model-selection rule ({rules})")
-
-
-def stored_rule(path) -> str | None:
-    """The selection rule the results folder was run with (its last invocation), if any."""
-    from pathlib import Path
-
-    from oodfs.results.store import ResultStore
-
-    store = ResultStore(path)
-    if Path(path).is_dir() and store.exists():
-        runs = store.invocations()
-        if runs:
-            return runs[-1]["suite"].get("selection")
-    return None
+    parser.add_argument(
+        "--selection", default=default, choices=list(RULES), help=f"model-selection rule ({rules})"
+    )

@@ -1,16 +1,20 @@
 """``oodfs plot``: the paper's figures and the feature-ranking table of a results folder."""
+
 from __future__ import annotations
 
 import sys
 
+from oodfs.commands.options import add_selection
 from oodfs.validation import OodfsError
-from oodfs.commands.options import add_selection, stored_rule
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("plot", help="draw the paper's figures and the feature-ranking table for a results folder",
-                       description="Write DIR/figures/figure1.{png,pdf} (metrics vs r_train), ood_s.{png,pdf} "
-                       "(RMSE vs number of selected features) and feature_ranking.md.")
+    p = sub.add_parser(
+        "plot",
+        help="draw the paper's figures and the feature-ranking table for a results folder",
+        description="Write DIR/figures/figure1.{png,pdf} (metrics vs r_train), ood_s.{png,pdf} "
+        "(RMSE vs number of selected features) and feature_ranking.md.",
+    )
     p.add_argument("path", help="results folder written by `oodfs bench`")
     add_selection(p)
 
@@ -19,7 +23,7 @@ def run(args) -> int:
     from oodfs.report.plots import make_figures
     from oodfs.report.report import Report
 
-    report = Report.from_path(args.path, args.selection or stored_rule(args.path) or "val")
+    report = Report.from_path(args.path, args.selection)
     try:
         paths = make_figures(report, args.path)
     except OSError as exc:

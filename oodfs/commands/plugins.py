@@ -1,4 +1,5 @@
 """``oodfs plugins``: the registered selectors, weighters, environments and metrics."""
+
 from __future__ import annotations
 
 import json
@@ -7,7 +8,9 @@ import json
 def add_parser(sub) -> None:
     p = sub.add_parser("plugins", help="list the registered selectors, weighters, environments and metrics")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
-    p.add_argument("--plugin", action="append", default=[], metavar="MODULE", help="also register this module")
+    p.add_argument(
+        "--plugin", action="append", default=[], metavar="MODULE", help="also register this module"
+    )
 
 
 def run(args) -> int:

@@ -1,5 +1,6 @@
 """``oodfs select``: rank the features of the user's own table (argument parsing and printing
 only; the work is :func:`oodfs.tabular.rank_features`)."""
+
 from __future__ import annotations
 
 import argparse
@@ -8,9 +9,9 @@ import math
 import sys
 import warnings
 
+from oodfs.commands.options import csv_list, positive_int
 from oodfs.tabular import CATEGORICAL_MODES, MAX_LEVELS, TableWarning, rank_features
 from oodfs.validation import OodfsError
-from oodfs.commands.options import csv_list, positive_int
 
 
 def parse_param(text: str) -> tuple[str, object]:
@@ -36,7 +37,8 @@ def parse_param(text: str) -> tuple[str, object]:
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``oodfs select`` on the CLI's subparsers; returns the new parser."""
     p = subparsers.add_parser(
-        "select", help="rank the features of your own table (CSV or parquet) with any selector",
+        "select",
+        help="rank the features of your own table (CSV or parquet) with any selector",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "Rank every feature of a table for predicting --target with one selector (DWR, SRDO or a\n"
@@ -58,27 +60,70 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument("file", help="the table: .csv, .csv.gz, .tsv or .parquet (first row = column names)")
     p.add_argument("--target", required=True, metavar="COL", help="the column to predict (numeric)")
-    p.add_argument("--method", required=True, metavar="NAME",
-                   help="selector name, e.g. dwr, srdo, lasso, rf, correlation (see `oodfs plugins`)")
-    p.add_argument("--top-k", type=positive_int, metavar="K",
-                   help="how many features are marked selected (default: the selector's k, usually 5)")
-    p.add_argument("--json", action="store_true", help="print JSON (the ranking and what was done) instead of a table")
-    p.add_argument("--env-column", metavar="COL",
-                   help="a column of environment labels (e.g. period, site); never used as a feature")
-    p.add_argument("--train-envs", type=csv_list, metavar="A,B",
-                   help="fit only on the rows whose --env-column value is one of these labels")
-    p.add_argument("--categorical", choices=CATEGORICAL_MODES, default="onehot",
-                   help="text columns: one-hot encode them (default) or stop with an error naming them")
-    p.add_argument("--drop", type=csv_list, default=[], metavar="A,B",
-                   help="comma-separated columns to leave out (ids, leaks, columns with missing values)")
-    p.add_argument("--max-levels", type=positive_int, default=MAX_LEVELS, metavar="N",
-                   help=f"refuse a text column with more than N distinct values (default {MAX_LEVELS})")
-    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="a selector parameter, e.g. --param alpha=0.1 (JSON values); repeatable")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the selector, 0 to 2**32-1 (default 0)")
+    p.add_argument(
+        "--method",
+        required=True,
+        metavar="NAME",
+        help="selector name, e.g. dwr, srdo, lasso, rf, correlation (see `oodfs plugins`)",
+    )
+    p.add_argument(
+        "--top-k",
+        type=positive_int,
+        metavar="K",
+        help="how many features are marked selected (default: the selector's k, usually 5)",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print JSON (the ranking and what was done) instead of a table"
+    )
+    p.add_argument(
+        "--env-column",
+        metavar="COL",
+        help="a column of environment labels (e.g. period, site); never used as a feature",
+    )
+    p.add_argument(
+        "--train-envs",
+        type=csv_list,
+        metavar="A,B",
+        help="fit only on the rows whose --env-column value is one of these labels",
+    )
+    p.add_argument(
+        "--categorical",
+        choices=CATEGORICAL_MODES,
+        default="onehot",
+        help="text columns: one-hot encode them (default) or stop with an error naming them",
+    )
+    p.add_argument(
+        "--drop",
+        type=csv_list,
+        default=[],
+        metavar="A,B",
+        help="comma-separated columns to leave out (ids, leaks, columns with missing values)",
+    )
+    p.add_argument(
+        "--max-levels",
+        type=positive_int,
+        default=MAX_LEVELS,
+        metavar="N",
+        help=f"refuse a text column with more than N distinct values (default {MAX_LEVELS})",
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a selector parameter, e.g. --param alpha=0.1 (JSON values); repeatable",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="random seed of the selector, 0 to 2**32-1 (default 0)"
+    )
     p.add_argument("--no-standardize", action="store_true", help="use the features on their own scale")
-    p.add_argument("--plugin", action="append", default=[], metavar="MODULE",
-                   help="register an unpackaged plugin module (dotted name or .py file); repeatable")
+    p.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="register an unpackaged plugin module (dotted name or .py file); repeatable",
+    )
     return p
 
 
@@ -93,9 +138,18 @@ def run(args) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TableWarning)
         ranking = rank_features(
-            args.file, args.target, args.method, top_k=args.top_k, env_column=args.env_column,
-            train_envs=args.train_envs, params=params, random_state=args.seed, categorical=args.categorical,
-            drop=args.drop, standardize_features=not args.no_standardize, max_levels=args.max_levels,
+            args.file,
+            args.target,
+            args.method,
+            top_k=args.top_k,
+            env_column=args.env_column,
+            train_envs=args.train_envs,
+            params=params,
+            random_state=args.seed,
+            categorical=args.categorical,
+            drop=args.drop,
+            standardize_features=not args.no_standardize,
+            max_levels=args.max_levels,
         )
     for w in caught:
         if issubclass(w.category, TableWarning):
@@ -104,17 +158,40 @@ def run(args) -> int:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     a = ranking.attrs
     if args.json:
-        out = {k: a[k] for k in ("method", "params", "target", "source", "rows", "rows_in_table", "features",
-                                 "top_k", "env_column", "train_envs", "standardized", "random_state")}
+        out = {
+            k: a[k]
+            for k in (
+                "method",
+                "params",
+                "target",
+                "source",
+                "rows",
+                "rows_in_table",
+                "features",
+                "top_k",
+                "env_column",
+                "train_envs",
+                "standardized",
+                "random_state",
+            )
+        }
         out["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in out["params"].items()}
-        out["ranking"] = [{"rank": int(r.rank), "feature": r.feature, "score": float(r.score),
-                           "selected": bool(r.selected)} for r in ranking.itertuples()]
+        out["ranking"] = [
+            {"rank": int(r.rank), "feature": r.feature, "score": float(r.score), "selected": bool(r.selected)}
+            for r in ranking.itertuples()
+        ]
         print(json.dumps(out, indent=2, default=str))
         return 0
-    used = f"{a['rows']} of {a['rows_in_table']} rows (environments {', '.join(a['train_envs'])})" \
-        if a["train_envs"] else f"{a['rows']} rows"
-    print(f"{a['method']} on {a['source']}: target {a['target']!r}, {a['features']} features, {used}; "
-          f"top {a['top_k']} marked *", file=sys.stderr)
+    used = (
+        f"{a['rows']} of {a['rows_in_table']} rows (environments {', '.join(a['train_envs'])})"
+        if a["train_envs"]
+        else f"{a['rows']} rows"
+    )
+    print(
+        f"{a['method']} on {a['source']}: target {a['target']!r}, {a['features']} features, {used}; "
+        f"top {a['top_k']} marked *",
+        file=sys.stderr,
+    )
     rows = [[r.rank, r.feature, f"{r.score:.6g}", "*" if r.selected else ""] for r in ranking.itertuples()]
     print(tabulate(rows, headers=["rank", "feature", "score", "selected"], disable_numparse=True))
     return 0

@@ -1,5 +1,6 @@
 """``oodfs theory``: the paper's theorems on weighted least squares checked numerically
 (:mod:`oodfs.theory`)."""
+
 from __future__ import annotations
 
 import argparse
@@ -17,21 +18,32 @@ def _names(text: str) -> list[str]:
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Add the ``theory`` subcommand to an argparse subparsers object."""
     p = subparsers.add_parser(
-        "theory", help="check the paper's WLS theorems numerically (coefficient error against n)",
+        "theory",
+        help="check the paper's WLS theorems numerically (coefficient error against n)",
         description="For each condition (synthetic environment, bias rate), n on a log grid and many replicates: "
         "WLS with no weights, the oracle weights, DWR and SRDO; ||beta_hat(V)||, ||beta_hat(S) - beta*(S)||, ESS and "
         "the independence residual; log-log slopes with 95% intervals. Writes OUT/theory_results.csv, "
         "theory_slopes.csv, theory_summary.md and theory_*.png.",
     )
     p.add_argument("--out", default="results/theory", help="output folder (default results/theory)")
-    p.add_argument("--quick", action="store_true", help="3 sizes, 5 replicates, smaller DWR/SRDO caps (a few minutes)")
+    p.add_argument(
+        "--quick", action="store_true", help="3 sizes, 5 replicates, smaller DWR/SRDO caps (a few minutes)"
+    )
     p.add_argument("--jobs", type=int, default=1, help="parallel worker processes (default 1)")
     p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
-    p.add_argument("--replicates", type=int, help=f"replicates of the cheap methods (default {TheoryConfig.replicates})")
-    p.add_argument("--conditions", type=_names, help="comma-separated condition names (default: all: "
-                   + ", ".join(c.name for c in CONDITIONS) + ")")
-    p.add_argument("--methods", type=_names, help="comma-separated method names (default: all: "
-                   + ", ".join(m.name for m in METHODS) + ")")
+    p.add_argument(
+        "--replicates", type=int, help=f"replicates of the cheap methods (default {TheoryConfig.replicates})"
+    )
+    p.add_argument(
+        "--conditions",
+        type=_names,
+        help="comma-separated condition names (default: all: " + ", ".join(c.name for c in CONDITIONS) + ")",
+    )
+    p.add_argument(
+        "--methods",
+        type=_names,
+        help="comma-separated method names (default: all: " + ", ".join(m.name for m in METHODS) + ")",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress output")
     return p
 
@@ -51,7 +63,9 @@ def config_from_args(args) -> TheoryConfig:
         by_name = {x.name: x for x in known}
         unknown = [w for w in wanted if w not in by_name]
         if unknown or not wanted:
-            raise OodfsError(f"unknown {what[:-1]} {unknown[0] if unknown else ''!r}; valid: {', '.join(by_name)}")
+            raise OodfsError(
+                f"unknown {what[:-1]} {unknown[0] if unknown else ''!r}; valid: {', '.join(by_name)}"
+            )
         config = replace(config, **{what: tuple(by_name[w] for w in wanted)})
     if args.jobs < 1:
         raise OodfsError(f"--jobs must be a positive integer, got {args.jobs}")

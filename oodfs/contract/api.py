@@ -8,6 +8,7 @@ Each class declares
   the default grid point is the ``__init__`` default of each parameter;
 * a docstring whose first line is the one-line description shown by ``oodfs plugins``.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -50,7 +51,9 @@ def check_scores(scores, n_features: int, who: str) -> np.ndarray:
     if scores.shape != (n_features,):
         raise OodfsError(f"{who} returned {scores.size} scores for {n_features} features")
     if not np.all(np.isfinite(scores)):
-        raise OodfsError(f"{who} produced a non-finite score (features {np.nonzero(~np.isfinite(scores))[0].tolist()})")
+        raise OodfsError(
+            f"{who} produced a non-finite score (features {np.nonzero(~np.isfinite(scores))[0].tolist()})"
+        )
     return scores
 
 
@@ -86,11 +89,16 @@ class _GridMixin:
         """Points completed with the ``__init__`` defaults (a point may name any parameter but
         ``k`` and ``random_state``)."""
         sig = inspect.signature(cls.__init__)
-        defaults = {k: p.default for k, p in sig.parameters.items()
-                    if k not in ("self", "k", "random_state") and p.default is not inspect.Parameter.empty}
+        defaults = {
+            k: p.default
+            for k, p in sig.parameters.items()
+            if k not in ("self", "k", "random_state") and p.default is not inspect.Parameter.empty
+        }
         unknown = sorted({key for p in points for key in p} - set(defaults))
         if unknown:
-            raise OodfsError(f"{cls.kind} {cls.name!r} has no parameter(s) {unknown}; valid: {', '.join(sorted(defaults))}")
+            raise OodfsError(
+                f"{cls.kind} {cls.name!r} has no parameter(s) {unknown}; valid: {', '.join(sorted(defaults))}"
+            )
         return [{**defaults, **p} for p in points]
 
     @classmethod
@@ -139,7 +147,9 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
         validate_data(self, X, skip_check_array=True, reset=True)
         self.scores_ = check_scores(self._fit_scores(Xa, y, sample_weight), Xa.shape[1], self._label())
         # ties in a seeded order; random_state=None gives the same order every time
-        self.ranking_ = ranking_from_scores(self.scores_, 0 if self.random_state is None else self.random_state)
+        self.ranking_ = ranking_from_scores(
+            self.scores_, 0 if self.random_state is None else self.random_state
+        )
         return self
 
     @classmethod
@@ -165,13 +175,17 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
         return [f.values for f in fits]
 
     @classmethod
-    def fit_grid_detailed(cls, X, y, points: list[dict], random_state=None, *, sample_weight=None) -> list[GridFit]:
+    def fit_grid_detailed(
+        cls, X, y, points: list[dict], random_state=None, *, sample_weight=None
+    ) -> list[GridFit]:
         """As :meth:`fit_grid`, with each point's diagnostics: a list of :class:`GridFit`."""
         X, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=cls._label())
         points = cls.full_points(points)
         out = cls._fit_grid(X, y, points, sample_weight=sample_weight, random_state=random_state)
         if len(out) != len(points):
-            raise OodfsError(f"{cls._label()}: fit_grid returned {len(out)} results for {len(points)} grid points")
+            raise OodfsError(
+                f"{cls._label()}: fit_grid returned {len(out)} results for {len(points)} grid points"
+            )
         fits = [_as_grid_fit(r) for r in out]
         return [GridFit(check_scores(f.values, X.shape[1], cls._label()), dict(f.diagnostics)) for f in fits]
 
@@ -274,7 +288,9 @@ class Weighter(_GridMixin, BaseEstimator):
         points = cls.full_points(points)
         out = cls._fit_grid(X, points, random_state=random_state)
         if len(out) != len(points):
-            raise OodfsError(f"{cls._label()}: fit_grid returned {len(out)} results for {len(points)} grid points")
+            raise OodfsError(
+                f"{cls._label()}: fit_grid returned {len(out)} results for {len(points)} grid points"
+            )
         fits = []
         for f in map(_as_grid_fit, out):
             w = check_weights(f.values, X.shape[0], cls._label())

@@ -23,6 +23,7 @@ Each hook returns a list of classes (metrics: a list of declarations). Names mus
 a clash is an error naming both providers. The built-in methods and environments are plugins
 registered in exactly this way (see ``plugins/`` in the source tree).
 """
+
 from __future__ import annotations
 
 import pluggy

@@ -4,6 +4,7 @@ Ties in the scores are handled without favouring any column: a tied feature gets
 of the ranks its group spans (rank average), and F1@k is the expectation over the orders of
 the tied group that straddles the top-k boundary.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -98,6 +99,30 @@ class Evaluation:
 
 
 @dataclass(frozen=True)
+class SuspectRule:
+    """When a diagnostic's value makes a chosen fit suspect (listed under the leaderboard's
+    "Weight diagnostics"): below ``below`` or above ``above``, after adding the diagnostics
+    named in ``plus`` (missing values count as 0 there). ``note`` says what it means."""
+
+    note: str
+    below: float | None = None
+    above: float | None = None
+    plus: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict:
+        return {"note": self.note, "below": self.below, "above": self.above, "plus": list(self.plus)}
+
+    def flags(self, values):
+        """A boolean mask over ``values`` (a pandas Series; NaN is never suspect)."""
+        bad = values.notna()
+        if self.below is not None:
+            bad &= values.fillna(0) < self.below
+        if self.above is not None:
+            bad &= values.fillna(0) > self.above
+        return bad
+
+
+@dataclass(frozen=True)
 class Metric:
     """A declared metric. ``compute(evaluation)`` returns a number, ``None`` (not applicable:
     no row is stored) or, when ``per_env``, a dict {test environment: number}.
@@ -105,7 +130,8 @@ class Metric:
     ``role``: ``"headline"`` (a leaderboard column, in declaration order), ``"selection"``
     (used by a model-selection rule, not shown), ``"detail"`` (stored, drawn or tested but not a
     column) or ``"diagnostic"`` (what a method reports about its own fit). ``curve``: also
-    computed for every k = 1..d on the suite's curve methods (the ood-S figure).
+    computed for every k = 1..d on the suite's curve methods (the ood-S figure). ``suspect``: for a
+    diagnostic, when its value makes a fit suspect (:class:`SuspectRule`).
     """
 
     name: str
@@ -117,12 +143,29 @@ class Metric:
     curve: bool = False
     per_env: bool = False
     description: str = ""
+    suspect: SuspectRule | None = None
+
+    def __post_init__(self):
+        if isinstance(self.suspect, dict):  # read back from a stored declaration
+            object.__setattr__(
+                self, "suspect", SuspectRule(**{**self.suspect, "plus": tuple(self.suspect["plus"])})
+            )
 
     def as_dict(self) -> dict:
         """The declaration without its code (stored with results, so reports need no plugin)."""
-        return {"name": self.name, "title": self.title, "lower_is_better": self.lower_is_better,
-                "needs_stable_set": self.needs_stable_set, "role": self.role, "curve": self.curve,
-                "per_env": self.per_env, "description": self.description}
+        d = {
+            "name": self.name,
+            "title": self.title,
+            "lower_is_better": self.lower_is_better,
+            "needs_stable_set": self.needs_stable_set,
+            "role": self.role,
+            "curve": self.curve,
+            "per_env": self.per_env,
+            "description": self.description,
+        }
+        if self.suspect is not None:
+            d["suspect"] = self.suspect.as_dict()
+        return d
 
     @property
     def arrow(self) -> str:
@@ -161,35 +204,89 @@ def _diagnostic(key: str):
     return compute
 
 
+def diagnostic(
+    name: str, title: str, lower_is_better: bool | None, description: str, suspect: SuspectRule | None = None
+) -> Metric:
+    """The declaration of a fit diagnostic a method reports in ``GridFit.diagnostics[name]``:
+    what a plugin returns from ``oodfs_metrics`` for each diagnostic of its own."""
+    return Metric(
+        name,
+        title,
+        lower_is_better,
+        _diagnostic(name),
+        role="diagnostic",
+        description=description,
+        suspect=suspect,
+    )
+
+
 BUILTIN_METRICS = (
-    Metric("rank_avg", "rank avg", True, _rank_avg, needs_stable_set=True,
-           description="mean rank of the true stable features in the score order (ties: average rank)"),
-    Metric("f1", "F1", False, _f1, needs_stable_set=True,
-           description="F1 of the top-k features against the stable set (expected over tied orders)"),
-    Metric("rmse_mean", "RMSE mean", True, _rmse_mean, curve=True,
-           description="mean over test environments of the downstream regressor's RMSE on the top-k features"),
-    Metric("rmse_std", "RMSE sd", True, _rmse_std, curve=True,
-           description="standard deviation (ddof 0) over test environments of that RMSE"),
-    Metric("rmse_val", "validation RMSE", True, _rmse_val, role="selection", curve=True,
-           description="downstream RMSE on held-out data of the training environment"),
-    Metric("rmse", "test RMSE", True, _rmse_env, role="detail", per_env=True,
-           description="downstream RMSE in one test environment (column env)"),
-    Metric("ess_fraction", "ESS / n", False, _diagnostic("ess_fraction"), role="diagnostic",
-           description="effective sample size (Σw)²/Σw² of a weighter's weights, over n"),
-    Metric("max_abs_corr", "max |weighted corr|", True, _diagnostic("max_abs_corr"), role="diagnostic",
-           description="largest |weighted correlation| left between two features"),
-    Metric("max_weight", "max weight", None, _diagnostic("max_weight"), role="diagnostic",
-           description="largest weight (weights scaled to mean 1)"),
-    Metric("objective", "objective", True, _diagnostic("objective"), role="diagnostic",
-           description="the weighter's objective at its solution (DWR)"),
-    Metric("n_iter", "iterations", None, _diagnostic("n_iter"), role="diagnostic",
-           description="optimiser iterations or Adam steps (DWR); training epochs run (SRDO)"),
-    Metric("converged", "converged", None, _diagnostic("converged"), role="diagnostic",
-           description="1 if L-BFGS-B's stopping rule (not its budget) ended it; for Adam, if its last point meets that rule (DWR)"),
-    Metric("frac_clipped_low", "clipped low", None, _diagnostic("frac_clipped_low"), role="diagnostic",
-           description="fraction of weights at the lower clip 1/gamma (SRDO)"),
-    Metric("frac_clipped_high", "clipped high", None, _diagnostic("frac_clipped_high"), role="diagnostic",
-           description="fraction of weights at the upper clip gamma (SRDO)"),
+    Metric(
+        "rank_avg",
+        "rank avg",
+        True,
+        _rank_avg,
+        needs_stable_set=True,
+        description="mean rank of the true stable features in the score order (ties: average rank)",
+    ),
+    Metric(
+        "f1",
+        "F1",
+        False,
+        _f1,
+        needs_stable_set=True,
+        description="F1 of the top-k features against the stable set (expected over tied orders)",
+    ),
+    Metric(
+        "rmse_mean",
+        "RMSE mean",
+        True,
+        _rmse_mean,
+        curve=True,
+        description="mean over test environments of the downstream regressor's RMSE on the top-k features",
+    ),
+    Metric(
+        "rmse_std",
+        "RMSE sd",
+        True,
+        _rmse_std,
+        curve=True,
+        description="standard deviation (ddof 0) over test environments of that RMSE",
+    ),
+    Metric(
+        "rmse_val",
+        "validation RMSE",
+        True,
+        _rmse_val,
+        role="selection",
+        curve=True,
+        description="downstream RMSE on held-out data of the training environment",
+    ),
+    Metric(
+        "rmse",
+        "test RMSE",
+        True,
+        _rmse_env,
+        role="detail",
+        per_env=True,
+        description="downstream RMSE in one test environment (column env)",
+    ),
+    # what the core computes for every weighter's weights (oodfs.contract.api.weight_diagnostics);
+    # a method's own diagnostics are declared by its plugin
+    diagnostic(
+        "ess_fraction",
+        "ESS / n",
+        False,
+        "effective sample size (Σw)²/Σw² of a weighter's weights, over n",
+        SuspectRule("effective sample size below 5 % of n", below=0.05),
+    ),
+    diagnostic(
+        "max_abs_corr",
+        "max |weighted corr|",
+        True,
+        "largest |weighted correlation| left between two features",
+    ),
+    diagnostic("max_weight", "max weight", None, "largest weight (weights scaled to mean 1)"),
 )
 
 

@@ -5,6 +5,7 @@ pyproject), plus modules named with ``--plugin`` for one run. ``OODFS_LOAD_PLUGI
 separated distribution names) limits which third-party distributions load; the built-ins of
 the ``oodfs`` distribution always load.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -18,13 +19,11 @@ from pathlib import Path
 
 import pluggy
 
-from oodfs.contract import hookspecs
-
-from oodfs.contract import metrics
+from oodfs.contract import hookspecs, metrics
 from oodfs.contract.api import Environment, Selector, Weighter, describe
 from oodfs.contract.metrics import Metric
-from oodfs.validation import OodfsError
 from oodfs.contract.wls import selector_for_weighter
+from oodfs.validation import OodfsError
 
 ENTRY_POINT_GROUP = "oodfs"
 CORE_DISTRIBUTION = "oodfs"
@@ -91,7 +90,9 @@ def _import_module(spec: str):
         return importlib.import_module(spec)
     except ModuleNotFoundError as exc:
         if exc.name and spec.startswith(exc.name):
-            raise OodfsError(f"plugin module {spec!r} not found (give an importable module name or a .py file)") from None
+            raise OodfsError(
+                f"plugin module {spec!r} not found (give an importable module name or a .py file)"
+            ) from None
         raise OodfsError(f"plugin module {spec!r} failed to import: {_import_error(exc)}") from None
     except BaseException as exc:  # noqa: BLE001
         raise OodfsError(f"plugin module {spec!r} failed to import: {_import_error(exc)}") from None
@@ -102,7 +103,7 @@ def _import_error(exc: BaseException) -> str:
         return f"it is not valid Python (line {exc.lineno}: {exc.msg})"
     if isinstance(exc, SystemExit):
         return f"it called sys.exit({exc.code!r})"
-    from oodfs.run.executors.isolation import error_message
+    from oodfs.validation import error_message
 
     return error_message(exc)
 
@@ -121,7 +122,9 @@ class Registry:
             self._load_entry_points()
         for spec in self.extra_modules:
             module = _import_module(spec)
-            self.register(module, name=f"--plugin {spec}", package=spec, version=getattr(module, "__version__", ""))
+            self.register(
+                module, name=f"--plugin {spec}", package=spec, version=getattr(module, "__version__", "")
+            )
 
     # -- loading -------------------------------------------------------------------------
     def _load_entry_points(self) -> None:
@@ -188,8 +191,15 @@ class Registry:
                         warnings.warn(f"oodfs: {message}; skipped", PluginLoadWarning, stacklevel=2)
                         continue
                     if kind == "metric":
-                        info = PluginInfo(kind, cls.name, cls, package, version, cls.description, impl.plugin.__name__
-                                          if hasattr(impl.plugin, "__name__") else "")
+                        info = PluginInfo(
+                            kind,
+                            cls.name,
+                            cls,
+                            package,
+                            version,
+                            cls.description,
+                            impl.plugin.__name__ if hasattr(impl.plugin, "__name__") else "",
+                        )
                         self._add(found[kind], info)
                         continue
                     info = PluginInfo(kind, cls.name, cls, package, version, describe(cls), cls.__module__)

@@ -1,4 +1,5 @@
 """Seeds derived from a task's own coordinates, so results never depend on workers or order."""
+
 from __future__ import annotations
 
 import hashlib

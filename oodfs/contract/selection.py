@@ -4,15 +4,15 @@ Every grid point is evaluated by the runner; a rule picks one per (setting, r_tr
 method) afterwards, the same way for every method (DWR and SRDO included). A rule is an object
 applied to the table of evaluated points (one row per point, metrics as columns).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import pandas as pd
 
+from oodfs.contract.task import TASK_KEY
 from oodfs.validation import OodfsError
-
-TASK = ["setting", "r_train", "run", "method"]
 
 
 @dataclass(frozen=True)
@@ -30,22 +30,40 @@ class SelectionRule:
         """The chosen point per task (ties: the earlier grid point)."""
         points = points.sort_values(["setting", "r_train", "run", "point"], kind="stable")
         if self.metric is None:
-            return points[points["is_default"] == 1].groupby(TASK, sort=False).head(1).reset_index(drop=True)
+            return (
+                points[points["is_default"] == 1].groupby(TASK_KEY, sort=False).head(1).reset_index(drop=True)
+            )
         if self.metric not in points or points[self.metric].isna().all():
-            raise OodfsError(f"the `{self.name}` rule needs the metric {self.metric!r}, which this run lacks"
-                             + (" (no validation data: n_val = 0); use --selection default or oracle"
-                                if self.metric == "rmse_val" else ""))
+            raise OodfsError(
+                f"the `{self.name}` rule needs the metric {self.metric!r}, which this run lacks"
+                + (
+                    " (no validation data: n_val = 0); use --selection default or oracle"
+                    if self.metric == "rmse_val"
+                    else ""
+                )
+            )
         ranked = points.assign(_key=points[self.metric].fillna(float("inf")))
-        return points.loc[ranked.groupby(TASK, sort=False)["_key"].idxmin()].reset_index(drop=True)
+        return points.loc[ranked.groupby(TASK_KEY, sort=False)["_key"].idxmin()].reset_index(drop=True)
 
 
-RULES = {r.name: r for r in (
-    SelectionRule("val", "grid point with the lowest downstream RMSE on held-out data of the training environment "
-                  "(no test data)", metric="rmse_val"),
-    SelectionRule("oracle", "grid point with the lowest mean test RMSE -- an UPPER BOUND that peeks at the test "
-                  "environments", metric="rmse_mean", upper_bound=True),
-    SelectionRule("default", "each method's default grid point, no search"),
-)}
+RULES = {
+    r.name: r
+    for r in (
+        SelectionRule(
+            "val",
+            "grid point with the lowest downstream RMSE on held-out data of the training environment "
+            "(no test data)",
+            metric="rmse_val",
+        ),
+        SelectionRule(
+            "oracle",
+            "grid point with the lowest mean test RMSE -- an UPPER BOUND that peeks at the test environments",
+            metric="rmse_mean",
+            upper_bound=True,
+        ),
+        SelectionRule("default", "each method's default grid point, no search"),
+    )
+}
 
 
 def get_rule(name: str) -> SelectionRule:

@@ -4,6 +4,7 @@ Independence-driven importance weighting (paper, Algorithm 1) = learn sample wei
 the features independent, then fit weighted least squares (with intercept); feature scores are
 the absolute WLS coefficients.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -68,7 +69,9 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
     __init__.__signature__ = inspect.Signature(params)
 
     def _make_weighter(self):
-        return weighter_cls(**{p: getattr(self, p) for p in weighter_param_names}, random_state=self.random_state)
+        return weighter_cls(
+            **{p: getattr(self, p) for p in weighter_param_names}, random_state=self.random_state
+        )
 
     @classmethod
     def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
@@ -76,7 +79,9 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
         fits = weighter_cls.fit_grid_detailed(X, points, random_state=random_state)
         out = []
         for f in fits:
-            w = f.values if sample_weight is None else f.values * sample_weight  # the caller's weights compose
+            w = (
+                f.values if sample_weight is None else f.values * sample_weight
+            )  # the caller's weights compose
             out.append(GridFit(np.abs(weighted_least_squares(X, y, w)), f.diagnostics))
         return out
 
@@ -96,4 +101,3 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
         "__module__": weighter_cls.__module__,
     }
     return type(f"{weighter_cls.__name__}WLS", (WLSSelector,), namespace)
-

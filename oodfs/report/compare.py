@@ -4,6 +4,7 @@ methods, paired tests between every two methods and a critical-difference diagra
 All tests pair the methods over (r_train, run) blocks (the same training and test data) and
 come from :mod:`oodfs.report.stats`; the text names each test and correction next to its numbers.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -37,35 +38,70 @@ def comparison_markdown(report: Report, fig_dir: Path | None = None) -> tuple[st
             fr = stats.friedman(g, metric, info.lower_is_better, within=("setting",))
             first = fr.iloc[0]
             p = "n/a" if np.isnan(first["p"]) else f"{first['p']:.3g}"
-            lines.append(f"Friedman test across {int(first['k'])} methods over {int(first['n_blocks'])} complete "
-                         f"(r_train, run) blocks: χ² = {first['statistic']:.2f}, p = {p}"
-                         + (f" ({first['note']})" if first["note"] else "") + ".")
+            lines.append(
+                f"Friedman test across {int(first['k'])} methods over {int(first['n_blocks'])} complete "
+                f"(r_train, run) blocks: χ² = {first['statistic']:.2f}, p = {p}"
+                + (f" ({first['note']})" if first["note"] else "")
+                + "."
+            )
             ranks = fr.sort_values("avg_rank")
-            lines += ["", "Average rank (1 = best): " + ", ".join(
-                f"{m} {r:.2f}" for m, r in zip(ranks["method"], ranks["avg_rank"]) if np.isfinite(r)), ""]
+            lines += [
+                "",
+                "Average rank (1 = best): "
+                + ", ".join(
+                    f"{m} {r:.2f}" for m, r in zip(ranks["method"], ranks["avg_rank"]) if np.isfinite(r)
+                ),
+                "",
+            ]
             pw = stats.pairwise_tests(g, metric, info.lower_is_better, within=("setting",))
-            rows = [[r.method_a, r.method_b, r.n_pairs, f"{r.mean_diff:+.4f}",
-                     "" if np.isnan(r.diff_low) else f"[{r.diff_low:+.4f}, {r.diff_high:+.4f}]",
-                     "" if np.isnan(r.p) else f"{r.p:.3g}", "" if np.isnan(r.p_adjusted) else f"{r.p_adjusted:.3g}",
-                     r.verdict] for r in pw.itertuples()]
-            lines += [tabulate(rows, headers=["A", "B", "pairs", "mean A − B", "95 % t interval", "p",
-                                              "p (Holm)", "verdict"], tablefmt="github", disable_numparse=True), ""]
+            rows = [
+                [
+                    r.method_a,
+                    r.method_b,
+                    r.n_pairs,
+                    f"{r.mean_diff:+.4f}",
+                    "" if np.isnan(r.diff_low) else f"[{r.diff_low:+.4f}, {r.diff_high:+.4f}]",
+                    "" if np.isnan(r.p) else f"{r.p:.3g}",
+                    "" if np.isnan(r.p_adjusted) else f"{r.p_adjusted:.3g}",
+                    r.verdict,
+                ]
+                for r in pw.itertuples()
+            ]
+            lines += [
+                tabulate(
+                    rows,
+                    headers=["A", "B", "pairs", "mean A − B", "95 % t interval", "p", "p (Holm)", "verdict"],
+                    tablefmt="github",
+                    disable_numparse=True,
+                ),
+                "",
+            ]
             if fig_dir is not None and int(first["n_blocks"]) >= 2 and int(first["k"]) >= 2:
                 try:
-                    png, pdf = stats.cd_diagram(g, metric, info.lower_is_better,
-                                                Path(fig_dir) / f"cd_{setting}_{metric}-{report.rule.name}",
-                                                within=("setting",),
-                                                title=f"{setting}: {info.title} {info.arrow} (model selection {report.rule.label})")
+                    png, pdf = stats.cd_diagram(
+                        g,
+                        metric,
+                        info.lower_is_better,
+                        Path(fig_dir) / f"cd_{setting}_{metric}-{report.rule.name}",
+                        within=("setting",),
+                        title=f"{setting}: {info.title} {info.arrow} (model selection {report.rule.label})",
+                    )
                 except OodfsError as exc:  # e.g. too few complete blocks: say so in the text
                     lines += [f"(no critical-difference diagram: {exc})", ""]
                 else:
                     paths += [png, pdf]
-                    lines += [f"![critical-difference diagram, {setting}, {info.title}]({Path(png).name})", ""]
+                    lines += [
+                        f"![critical-difference diagram, {setting}, {info.title}]({Path(png).name})",
+                        "",
+                    ]
     if not lines:
         return "No comparison possible: fewer than two methods with results.\n", paths
-    head = [f"Model selection: {report.rule.label}; profile: {report.profile}. Paired tests over (r_train, run): "
-            "two-sided Wilcoxon signed-rank (scipy.stats.wilcoxon), Holm-corrected over all pairs of a setting "
-            "and metric, alpha 0.05; effect = mean paired difference A − B with its 95 % t interval. "
-            "Critical-difference diagrams: average ranks over complete blocks; bars join methods not "
-            "significantly different by the same paired tests.", ""]
+    head = [
+        f"Model selection: {report.rule.label}; profile: {report.profile}. Paired tests over (r_train, run): "
+        "two-sided Wilcoxon signed-rank (scipy.stats.wilcoxon), Holm-corrected over all pairs of a setting "
+        "and metric, alpha 0.05; effect = mean paired difference A − B with its 95 % t interval. "
+        "Critical-difference diagrams: average ranks over complete blocks; bars join methods not "
+        "significantly different by the same paired tests.",
+        "",
+    ]
     return "\n".join(head + lines), paths

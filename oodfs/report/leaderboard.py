@@ -6,6 +6,7 @@ no interval. "Best" (bold) is a tested statement: the best mean and every method
 significantly worse by a paired test (oodfs.report.stats.best_set), and the rule is printed under the
 tables. Nothing is marked where the test cannot decide (too few runs).
 """
+
 from __future__ import annotations
 
 import html
@@ -14,9 +15,9 @@ import re
 import pandas as pd
 from tabulate import tabulate
 
+from oodfs.contract.profiles import PROFILES
 from oodfs.report import stats
 from oodfs.report.report import Report
-from oodfs.run.suite import PROFILES
 from oodfs.validation import OodfsError
 
 FORMATS = ("markdown", "csv", "latex", "html")
@@ -43,7 +44,7 @@ class Leaderboard:
         self.metrics = {m: report.metrics[m] for m in report.headline}
         self.summary = report.wide_summary()
         self.per_run = report.per_run()
-        self.cells = self._cells()
+        self.cells = report.cells(INTERVAL)
         self.best, self.notes = self._best()
 
     @classmethod
@@ -53,16 +54,6 @@ class Leaderboard:
         return cls(Report(results, rule))
 
     # -- numbers -------------------------------------------------------------------------
-    def _cells(self) -> pd.DataFrame:
-        """One row per (setting, r_train, method, metric): mean, low, high, n."""
-        rows = []
-        for (setting, r_train, method), g in self.per_run.groupby(["setting", "r_train", "method"], sort=False):
-            for m in self.metrics:
-                c = stats.cell_summary(g[m], method=INTERVAL)
-                rows.append(dict(setting=setting, r_train=r_train, method=method, metric=m, mean=c.mean,
-                                 low=c.low, high=c.high, n=c.n))
-        return pd.DataFrame(rows, columns=["setting", "r_train", "method", "metric", "mean", "low", "high", "n"])
-
     def _best(self) -> tuple[dict, list[str]]:
         """Methods in the best set per (setting, r_train or "all", metric), and the sentences
         describing the rule for the averaged and the per-r_train tables."""
@@ -83,13 +74,19 @@ class Leaderboard:
                     if row["in_best_set"] and row["decidable"]:
                         best.setdefault((row["setting"], r_train, m), set()).add(row["method"])
                 if m == next(iter(self.metrics)):  # the rule is the same for every metric
-                    notes.append(f"{'Averaged tables' if scope == 'all' else 'Tables by r_train'}: "
-                                 + stats.describe_best_rule(result))
+                    notes.append(
+                        f"{'Averaged tables' if scope == 'all' else 'Tables by r_train'}: "
+                        + stats.describe_best_rule(result)
+                    )
         return best, notes
 
     def _cell(self, setting, r_train, method, metric) -> tuple[str, bool]:
-        c = self.cells[(self.cells["setting"] == setting) & (self.cells["r_train"] == r_train)
-                       & (self.cells["method"] == method) & (self.cells["metric"] == metric)]
+        c = self.cells[
+            (self.cells["setting"] == setting)
+            & (self.cells["r_train"] == r_train)
+            & (self.cells["method"] == method)
+            & (self.cells["metric"] == metric)
+        ]
         if c.empty or c["n"].iloc[0] == 0:
             return "", False
         c = c.iloc[0]
@@ -98,17 +95,25 @@ class Leaderboard:
 
     def _runs(self, setting, r_train, method) -> str:
         """Runs behind the row's cells, and its failed tasks if any."""
-        c = self.cells[(self.cells["setting"] == setting) & (self.cells["r_train"] == r_train)
-                       & (self.cells["method"] == method)]
-        s = self.summary[(self.summary["setting"] == setting) & (self.summary["r_train"] == r_train)
-                         & (self.summary["method"] == method)]
+        c = self.cells[
+            (self.cells["setting"] == setting)
+            & (self.cells["r_train"] == r_train)
+            & (self.cells["method"] == method)
+        ]
+        s = self.summary[
+            (self.summary["setting"] == setting)
+            & (self.summary["r_train"] == r_train)
+            & (self.summary["method"] == method)
+        ]
         runs = int(c["n"].max()) if len(c) else 0
         failed = int(s["failed"].iloc[0]) if len(s) else 0
         return f"{runs}" + (f" ({failed} failed tasks)" if failed else "")
 
     # -- shared layout ------------------------------------------------------------------
     def _r_values(self, setting: str) -> list:
-        rs = self.summary.loc[(self.summary["setting"] == setting) & (self.summary["r_train"] != "all"), "r_train"]
+        rs = self.summary.loc[
+            (self.summary["setting"] == setting) & (self.summary["r_train"] != "all"), "r_train"
+        ]
         return sorted(set(rs), key=lambda r: (isinstance(r, str), r))
 
     def tables(self) -> list[tuple[str, list[str], list[list[tuple[str, bool]]]]]:
@@ -117,17 +122,29 @@ class Leaderboard:
         for setting in dict.fromkeys(self.summary["setting"]):
             methods = list(dict.fromkeys(self.summary.loc[self.summary["setting"] == setting, "method"]))
             rs = self._r_values(setting)
-            label = (f"averaged over r_train ∈ {{{', '.join(str(r) for r in rs)}}}" if len(rs) > 1
-                     else f"r_train = {rs[0]}" if rs else "")
+            label = (
+                f"averaged over r_train ∈ {{{', '.join(str(r) for r in rs)}}}"
+                if len(rs) > 1
+                else f"r_train = {rs[0]}"
+                if rs
+                else ""
+            )
             header = ["method", "runs"] + [f"{m.title} {m.arrow}" for m in self.metrics.values()]
-            rows = [[(method, False), (self._runs(setting, "all", method), False)]
-                    + [self._cell(setting, "all", method, m) for m in self.metrics] for method in methods]
+            rows = [
+                [(method, False), (self._runs(setting, "all", method), False)]
+                + [self._cell(setting, "all", method, m) for m in self.metrics]
+                for method in methods
+            ]
             out.append((f"Setting `{setting}`, {label}", header, rows))
             if len(rs) > 1:
                 for metric, m in self.metrics.items():
                     header = ["method"] + [f"r_train={r}" for r in rs] + ["all"]
-                    rows = [[(method, False)] + [self._cell(setting, r, method, metric) for r in rs]
-                            + [self._cell(setting, "all", method, metric)] for method in methods]
+                    rows = [
+                        [(method, False)]
+                        + [self._cell(setting, r, method, metric) for r in rs]
+                        + [self._cell(setting, "all", method, metric)]
+                        for method in methods
+                    ]
                     out.append((f"Setting `{setting}`: {m.title} {m.arrow} by r_train", header, rows))
         return out
 
@@ -137,7 +154,9 @@ class Leaderboard:
         if "origin" not in res or not (res["origin"] == "reference").any():
             return []
         methods = list(dict.fromkeys(res.loc[res["origin"] == "reference", "method"]))
-        return [f"Rows of {', '.join(methods)} come from the reference results shipped with oodfs (not run here)."]
+        return [
+            f"Rows of {', '.join(methods)} come from the reference results shipped with oodfs (not run here)."
+        ]
 
     def _preamble(self) -> list[str]:
         return self._reference_note() + [
@@ -149,35 +168,44 @@ class Leaderboard:
 
     def _failures(self) -> list[str]:
         failed = self.summary[(self.summary["failed"] > 0) & (self.summary["r_train"] == "all")]
-        return [f"- `{r.method}` ({r.setting}): {int(r.failed)} task(s) failed — {r.error}" for r in failed.itertuples()]
+        return [
+            f"- `{r.method}` ({r.setting}): {int(r.failed)} task(s) failed — {r.error}"
+            for r in failed.itertuples()
+        ]
 
     def _diagnostic_flags(self) -> list[str]:
-        """Chosen weighter grid points whose weights collapsed or were almost all clipped."""
+        """Chosen grid points whose diagnostics meet their declared :class:`SuspectRule`."""
         chosen = self.report.chosen
         lines = []
-        for col, test, what in (("ess_fraction", lambda v: v < 0.05, "effective sample size below 5 % of n"),
-                                ("frac_clipped", lambda v: v > 0.9, "over 90 % of the weights at a clip")):
-            if col == "frac_clipped":
-                if not {"frac_clipped_low", "frac_clipped_high"} <= set(chosen):
-                    continue
-                values = chosen["frac_clipped_low"].fillna(0) + chosen["frac_clipped_high"].fillna(0)
-            elif col in chosen:
-                values = chosen[col]
-            else:
+        for m in self.report.metrics.values():
+            rule = m.suspect
+            if rule is None or not {m.name, *rule.plus} <= set(chosen):
                 continue
-            bad = chosen[values.notna() & test(values.fillna(0))]
+            values = chosen[m.name]
+            if rule.plus:
+                values = values.fillna(0) + sum(chosen[c].fillna(0) for c in rule.plus)
+            bad = chosen[rule.flags(values)]
             for (setting, method), g in bad.groupby(["setting", "method"], sort=False):
-                lines.append(f"- `{method}` ({setting}): {what} in {len(g)} of "
-                             f"{int(((chosen['setting'] == setting) & (chosen['method'] == method)).sum())} chosen fits")
+                lines.append(
+                    f"- `{method}` ({setting}): {rule.note} in {len(g)} of "
+                    f"{int(((chosen['setting'] == setting) & (chosen['method'] == method)).sum())} chosen fits"
+                )
         return lines
 
     # -- formats ------------------------------------------------------------------------
     def to_markdown(self) -> str:
-        lines = [f"# oodfs leaderboard{f' — suite `{_md(self.suite)}`' if self.suite else ''}", ""] + self._preamble()
+        lines = [
+            f"# oodfs leaderboard{f' — suite `{_md(self.suite)}`' if self.suite else ''}",
+            "",
+        ] + self._preamble()
         for title, header, rows in self.tables():
             body = [[f"**{_md(t)}**" if best and t else _md(t) for t, best in row] for row in rows]
-            lines += ["", f"## {_md(title)}", "", tabulate(body, headers=[_md(h) for h in header], tablefmt="github",
-                                                         disable_numparse=True)]
+            lines += [
+                "",
+                f"## {_md(title)}",
+                "",
+                tabulate(body, headers=[_md(h) for h in header], tablefmt="github", disable_numparse=True),
+            ]
         lines += ["", "## Best sets", ""] + [f"- {_md(n)}" for n in self.notes]
         if self._diagnostic_flags():
             lines += ["", "## Weight diagnostics", ""] + [_md(f) for f in self._diagnostic_flags()]
@@ -189,46 +217,87 @@ class Leaderboard:
         """The cells as a tidy table: mean, interval, n values, best-set membership, and the runs
         and failed tasks of each (setting, r_train, method) — a failed method keeps its row."""
         cells = self.cells.copy()
-        cells["in_best_set"] = [m in self.best.get((s, r, k), set())
-                                for s, r, m, k in zip(cells["setting"], cells["r_train"], cells["method"], cells["metric"])]
+        cells["in_best_set"] = [
+            m in self.best.get((s, r, k), set())
+            for s, r, m, k in zip(cells["setting"], cells["r_train"], cells["method"], cells["metric"])
+        ]
         counts = self.report.counts()[["setting", "r_train", "method", "runs", "failed", "error"]]
-        cells = counts.merge(cells.astype({"r_train": object}), on=["setting", "r_train", "method"], how="left")
+        cells = counts.merge(
+            cells.astype({"r_train": object}), on=["setting", "r_train", "method"], how="left"
+        )
         cells.insert(0, "profile", self.report.profile)
         cells.insert(1, "selection", self.rule.name)
         return cells.to_csv(index=False)
 
     def to_latex(self) -> str:
-        parts = [f"% oodfs leaderboard, profile: {_comment(self.report.profile)}, model selection: "
-                 f"{_comment(self.rule.label)} -- {_comment(self.rule.description)}"]
+        parts = [
+            f"% oodfs leaderboard, profile: {_comment(self.report.profile)}, model selection: "
+            f"{_comment(self.rule.label)} -- {_comment(self.rule.description)}"
+        ]
         for title, header, rows in self.tables():
-            body = [[_latex_escape(t) if not best else f"\\textbf{{{_latex_escape(t)}}}" for t, best in row] for row in rows]
-            parts += [f"% {_comment(title)}", tabulate(body, headers=[_latex_escape(h) for h in header],
-                                                       tablefmt="latex_raw", disable_numparse=True)]
+            body = [
+                [_latex_escape(t) if not best else f"\\textbf{{{_latex_escape(t)}}}" for t, best in row]
+                for row in rows
+            ]
+            parts += [
+                f"% {_comment(title)}",
+                tabulate(
+                    body,
+                    headers=[_latex_escape(h) for h in header],
+                    tablefmt="latex_raw",
+                    disable_numparse=True,
+                ),
+            ]
         parts += [f"% {_comment(n)}" for n in self.notes]
         return "\n".join(parts) + "\n"
 
     def to_html(self) -> str:
-        css = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse;"
-               "margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}"
-               "td:first-child,th:first-child{text-align:left}b{color:#064}")
-        out = [f"<!doctype html><html><head><meta charset='utf-8'><title>oodfs leaderboard</title><style>{css}</style></head><body>",
-               f"<h1>oodfs leaderboard{f' — suite {html.escape(self.suite)}' if self.suite else ''}</h1>"]
+        css = (
+            "body{font-family:system-ui,sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse;"
+            "margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}"
+            "td:first-child,th:first-child{text-align:left}b{color:#064}"
+        )
+        out = [
+            f"<!doctype html><html><head><meta charset='utf-8'><title>oodfs leaderboard</title><style>{css}</style></head><body>",
+            f"<h1>oodfs leaderboard{f' — suite {html.escape(self.suite)}' if self.suite else ''}</h1>",
+        ]
         out += [f"<p>{html.escape(p).replace('**', '')}</p>" for p in self._preamble()]
         for title, header, rows in self.tables():
-            out.append(f"<h2>{html.escape(title.replace('`', ''))}</h2><table><tr>"
-                       + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>")
+            out.append(
+                f"<h2>{html.escape(title.replace('`', ''))}</h2><table><tr>"
+                + "".join(f"<th>{html.escape(h)}</th>" for h in header)
+                + "</tr>"
+            )
             for row in rows:
-                out.append("<tr>" + "".join(f"<td>{'<b>' + html.escape(t) + '</b>' if best else html.escape(t)}</td>" for t, best in row) + "</tr>")
+                out.append(
+                    "<tr>"
+                    + "".join(
+                        f"<td>{'<b>' + html.escape(t) + '</b>' if best else html.escape(t)}</td>"
+                        for t, best in row
+                    )
+                    + "</tr>"
+                )
             out.append("</table>")
-        out.append("<h2>Best sets</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in self.notes) + "</ul>")
+        out.append(
+            "<h2>Best sets</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in self.notes) + "</ul>"
+        )
         if self._failures():
-            out.append("<h2>Failed tasks</h2><ul>" + "".join(f"<li>{html.escape(f[2:])}</li>" for f in self._failures()) + "</ul>")
+            out.append(
+                "<h2>Failed tasks</h2><ul>"
+                + "".join(f"<li>{html.escape(f[2:])}</li>" for f in self._failures())
+                + "</ul>"
+            )
         return "\n".join(out) + "</body></html>\n"
 
     def render(self, fmt: str) -> str:
         if fmt not in FORMATS:
             raise OodfsError(f"unknown leaderboard format {fmt!r}; valid: {', '.join(FORMATS)}")
-        return {"markdown": self.to_markdown, "csv": self.to_csv, "latex": self.to_latex, "html": self.to_html}[fmt]()
+        return {
+            "markdown": self.to_markdown,
+            "csv": self.to_csv,
+            "latex": self.to_latex,
+            "html": self.to_html,
+        }[fmt]()
 
 
 def _md(text) -> str:
@@ -242,9 +311,23 @@ def _comment(text) -> str:
     return _latex_escape(" ".join(str(text).split()))
 
 
-_LATEX = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "{": r"\{",
-          "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "±": r"$\pm$", "↓": r"$\downarrow$",
-          "↑": r"$\uparrow$", "`": "", "∈": r"$\in$"}
+_LATEX = {
+    "\\": r"\textbackslash{}",
+    "_": r"\_",
+    "%": r"\%",
+    "&": r"\&",
+    "#": r"\#",
+    "$": r"\$",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "±": r"$\pm$",
+    "↓": r"$\downarrow$",
+    "↑": r"$\uparrow$",
+    "`": "",
+    "∈": r"$\in$",
+}
 
 
 def _latex_escape(text: str) -> str:

@@ -8,6 +8,7 @@ model-selection rule, e.g. ``figure1-val.png``, so that the rules' figures sit s
   ranking (SRDO in the paper's suite), one line per r_train.
 * Feature-ranking table: that method's ranking per r_train and setting.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
+from oodfs.contract.task import TASK_KEY
 from oodfs.report.report import Report
 
 
@@ -49,23 +51,10 @@ def _styles(report: Report, methods: list[str]) -> dict:
         iw = report.kind(method) == "weighter"
         style = "-" if iw else BASELINE_STYLES[b % len(BASELINE_STYLES)]
         b += not iw
-        out[method] = dict(color=plt.cm.tab10(i % 10), marker=MARKERS[i % len(MARKERS)], ls=style, lw=2.2 if iw else 1.3)
+        out[method] = dict(
+            color=plt.cm.tab10(i % 10), marker=MARKERS[i % len(MARKERS)], ls=style, lw=2.2 if iw else 1.3
+        )
     return out
-
-
-def _intervals(report: Report) -> pd.DataFrame:
-    """Mean and 95 % t interval over runs per (setting, r_train, method, metric)."""
-    from oodfs.report.stats import cell_summary
-
-    per_run = report.per_run()
-    per_run = per_run[per_run["r_train"] != "all"]
-    rows = []
-    for (setting, r_train, method), g in per_run.groupby(["setting", "r_train", "method"], sort=False):
-        for m in report.headline:
-            c = cell_summary(g[m])
-            rows.append(dict(setting=setting, r_train=r_train, method=method, metric=m, mean=c.mean,
-                             low=c.low, high=c.high, n=c.n))
-    return pd.DataFrame(rows)
 
 
 def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
@@ -74,7 +63,8 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
     r_train (or environment labels) the panels are dot plots with error bars instead."""
     plt = _pyplot()
     metrics = {m: report.metrics[m] for m in report.headline}
-    cells = _intervals(report)
+    cells = report.cells()
+    cells = cells[cells["r_train"] != "all"]
     if cells.empty or not metrics:
         return []
     settings = list(dict.fromkeys(cells["setting"]))
@@ -82,8 +72,9 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
     styles = _styles(report, methods)
     numeric = pd.to_numeric(cells["r_train"], errors="coerce")
     dot_plot = numeric.isna().any() or numeric.nunique() < 2
-    fig, axes = plt.subplots(len(settings), len(metrics), figsize=(4.4 * len(metrics), 3.5 * len(settings)),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        len(settings), len(metrics), figsize=(4.4 * len(metrics), 3.5 * len(settings)), squeeze=False
+    )
     for i, setting in enumerate(settings):
         for j, (metric, m) in enumerate(metrics.items()):
             ax = axes[i, j]
@@ -94,13 +85,25 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
                 xs = pd.to_numeric(c["r_train"])
                 width = (xs.max() - xs.min()) * 0.012  # sideways dodge per method
                 for k, method in enumerate(methods):
-                    g = c[c["method"] == method].assign(x=lambda d: pd.to_numeric(d["r_train"])).sort_values("x")
+                    g = (
+                        c[c["method"] == method]
+                        .assign(x=lambda d: pd.to_numeric(d["r_train"]))
+                        .sort_values("x")
+                    )
                     if g["mean"].isna().all():
                         continue
                     x = g["x"] + (k - (len(methods) - 1) / 2) * width
                     st = styles[method]
-                    ax.plot(x, g["mean"], ls=st["ls"], lw=st["lw"], marker=st["marker"], ms=4, color=st["color"],
-                            label=method)
+                    ax.plot(
+                        x,
+                        g["mean"],
+                        ls=st["ls"],
+                        lw=st["lw"],
+                        marker=st["marker"],
+                        ms=4,
+                        color=st["color"],
+                        label=method,
+                    )
                     if g["low"].notna().any():
                         ax.fill_between(x, g["low"], g["high"], color=st["color"], alpha=0.12, lw=0)
                 ax.set_xlabel("r_train")
@@ -116,8 +119,12 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
         fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 10), bbox_to_anchor=(0.5, 1.03))
     n_runs = int(cells["n"].max())
     band = "bands: 95 % t interval over runs" if not dot_plot else "bars: 95 % t interval over runs"
-    fig.suptitle(f"profile: {report.profile}; model selection: {report.rule.label}; mean of up to {n_runs} runs; "
-                 f"{band} (none with one run)", y=-0.01, fontsize=9)
+    fig.suptitle(
+        f"profile: {report.profile}; model selection: {report.rule.label}; mean of up to {n_runs} runs; "
+        f"{band} (none with one run)",
+        y=-0.01,
+        fontsize=9,
+    )
     fig.tight_layout()
     paths = _save(fig, out_dir, stem)
     plt.close(fig)
@@ -134,8 +141,18 @@ def _dot_panel(ax, c: pd.DataFrame, methods: list[str], styles: dict) -> None:
         x = np.arange(len(envs)) + (k - (len(methods) - 1) / 2) * (0.7 / max(len(methods), 1))
         st = styles[method]
         err = np.vstack([g["mean"] - g["low"], g["high"] - g["mean"]])
-        ax.errorbar(x, g["mean"], yerr=np.where(np.isfinite(err), err, 0), fmt=st["marker"], color=st["color"],
-                    ms=5, capsize=2, lw=1, label=method, ls="none")
+        ax.errorbar(
+            x,
+            g["mean"],
+            yerr=np.where(np.isfinite(err), err, 0),
+            fmt=st["marker"],
+            color=st["color"],
+            ms=5,
+            capsize=2,
+            lw=1,
+            label=method,
+            ls="none",
+        )
     ax.set_xticks(range(len(envs)), [f"r_train = {e}" if not isinstance(e, str) else e for e in envs])
     ax.set_xlim(-0.6, len(envs) - 0.4)
 
@@ -170,13 +187,17 @@ def ood_s_figure(report: Report, out_dir: Path, stem: str = "ood_s") -> list[Pat
 def feature_ranking_table(report: Report) -> str:
     """Per setting and r_train: each curve method's ranking, aggregated over runs by the mean
     rank of each feature (by name, so runs with different column layouts agree)."""
-    curve_tasks = report.curves[["setting", "r_train", "run", "method"]].drop_duplicates()
+    curve_tasks = report.curves[TASK_KEY].drop_duplicates()
     if curve_tasks.empty:
         return ""
-    chosen = report.chosen.merge(curve_tasks, on=["setting", "r_train", "run", "method"])
-    lines = ["# Feature rankings", "",
-             f"Ranking of each curve method per setting and r_train (features ordered by their mean rank over "
-             f"runs; model selection: {report.rule.label}). In the paper's synthetic experiment S1..S5 come first.", ""]
+    chosen = report.chosen.merge(curve_tasks, on=TASK_KEY)
+    lines = [
+        "# Feature rankings",
+        "",
+        f"Ranking of each curve method per setting and r_train (features ordered by their mean rank over "
+        f"runs; model selection: {report.rule.label}). In the paper's synthetic experiment S1..S5 come first.",
+        "",
+    ]
     for method, gm in chosen.groupby("method", sort=False):
         settings = list(dict.fromkeys(gm["setting"]))
         rows = []
@@ -190,7 +211,11 @@ def feature_ranking_table(report: Report) -> str:
                 ranks: dict[str, list[float]] = {}
                 for scores, names in zip(g["scores"], g["feature_names"]):
                     scores = np.array(json.loads(scores))
-                    names = json.loads(names) if isinstance(names, str) else [f"X{j + 1}" for j in range(scores.size)]
+                    names = (
+                        json.loads(names)
+                        if isinstance(names, str)
+                        else [f"X{j + 1}" for j in range(scores.size)]
+                    )
                     order = np.argsort(np.argsort(-scores, kind="stable"), kind="stable")
                     for name, rank in zip(names, order):
                         ranks.setdefault(name, []).append(rank)
@@ -212,4 +237,3 @@ def make_figures(report: Report, out_dir) -> list[Path]:
         (fig_dir / f"feature_ranking-{rule}.md").write_text(table)
         paths.append(fig_dir / f"feature_ranking-{rule}.md")
     return paths
-

@@ -4,6 +4,7 @@ The leaderboard, the statistics and the figures all read a :class:`Report`, and 
 only the results table (and the metric declarations stored with it): a results folder renders
 the same on any machine, with or without the plugins that produced it.
 """
+
 from __future__ import annotations
 
 from functools import cached_property
@@ -13,10 +14,19 @@ import numpy as np
 import pandas as pd
 
 from oodfs.contract.metrics import BUILTIN_METRICS, Metric
-from oodfs.contract.selection import TASK, get_rule
+from oodfs.contract.selection import get_rule
+from oodfs.contract.task import TASK_KEY
 from oodfs.validation import OodfsError
 
-POINT_INFO = ["params", "is_default", "scores", "feature_names", "method_kind", "fit_seconds", "downstream_seconds"]
+POINT_INFO = [
+    "params",
+    "is_default",
+    "scores",
+    "feature_names",
+    "method_kind",
+    "fit_seconds",
+    "downstream_seconds",
+]
 
 
 def _declarations(stored: list[dict] | None) -> dict[str, Metric]:
@@ -30,14 +40,21 @@ class Report:
     ``chosen``: the point the rule picks per task; ``tasks``: status and error per task;
     ``curves`` and ``per_env``: the chosen points' values per k and per test environment."""
 
-    def __init__(self, results: pd.DataFrame, rule: str = "val", metrics: list[dict] | None = None,
-                 method_order: list[str] | None = None):
+    def __init__(
+        self,
+        results: pd.DataFrame,
+        rule: str = "val",
+        metrics: list[dict] | None = None,
+        method_order: list[str] | None = None,
+    ):
         if results.empty:
             raise OodfsError("the results table is empty: nothing to report")
         # methods in the suite's order (then any others, in order of appearance): tables and
         # figures list them the same way whatever order the tasks finished in
         seen = list(dict.fromkeys(results["method"]))
-        order = [m for m in (method_order or []) if m in seen] + [m for m in seen if m not in (method_order or [])]
+        order = [m for m in (method_order or []) if m in seen] + [
+            m for m in seen if m not in (method_order or [])
+        ]
         rank = {m: i for i, m in enumerate(order)}
         results = results.iloc[np.argsort(results["method"].map(rank).to_numpy(), kind="stable")]
         self.results = results
@@ -48,7 +65,11 @@ class Report:
         if len(profiles) > 1:
             raise OodfsError(f"these results mix profiles {', '.join(profiles)}; report each separately")
         self.profile = profiles[0] if profiles else "default"
-        self.tasks = results.groupby(TASK, sort=False).agg(status=("status", "first"), error=("error", "first")).reset_index()
+        self.tasks = (
+            results.groupby(TASK_KEY, sort=False)
+            .agg(status=("status", "first"), error=("error", "first"))
+            .reset_index()
+        )
         ok = results[results["status"] == "ok"]
         self._ok = ok
         self.points = self._points(ok)
@@ -56,36 +77,41 @@ class Report:
 
     @classmethod
     def from_path(cls, path, rule: str | None = None) -> "Report":
-        """A report of a results folder (or a results .parquet/.csv file)."""
+        """A report of a results folder (or a results .parquet/.csv file). ``rule``: the model-
+        selection rule; by default the one the folder was last run with, else ``val``."""
         from oodfs.results.store import ResultStore, load_results
 
         store = ResultStore(path)
-        stored = order = None
+        stored = order = stored_rule = None
         if Path(path).is_dir() and store.exists():
             stored = store.get_meta("metrics")
             runs = store.invocations()
-            order = list(runs[-1]["suite"]["methods"]) if runs else None
-        return cls(load_results(path), rule or "val", stored, order)
+            if runs:
+                order = list(runs[-1]["suite"]["methods"])
+                stored_rule = runs[-1]["suite"].get("selection")
+        return cls(load_results(path), rule or stored_rule or "val", stored, order)
 
     # -- building ------------------------------------------------------------------------
     def _points(self, ok: pd.DataFrame) -> pd.DataFrame:
         if ok.empty:
-            return pd.DataFrame(columns=TASK + ["point"])
-        keys = TASK + ["point"]
+            return pd.DataFrame(columns=TASK_KEY + ["point"])
+        keys = TASK_KEY + ["point"]
         flat = ok[ok["env"].isna()]
         # a task's k: the k of its rows that are not on a curve (stored at that k only)
         curve = [n for n, m in self.metrics.items() if m.curve]
-        task_k = flat[~flat["metric"].isin(curve)].groupby(TASK, sort=False)["k"].first().rename("_task_k")
-        at_k = flat.join(task_k, on=TASK)
+        task_k = (
+            flat[~flat["metric"].isin(curve)].groupby(TASK_KEY, sort=False)["k"].first().rename("_task_k")
+        )
+        at_k = flat.join(task_k, on=TASK_KEY)
         at_k = at_k[(at_k["k"] == at_k["_task_k"]) | at_k["_task_k"].isna()]
         wide = at_k.pivot_table(index=keys, columns="metric", values="value", aggfunc="first")
         wide.columns.name = None
         info = ok.groupby(keys, sort=False)[[c for c in POINT_INFO if c in ok]].first()
-        return wide.join(info).join(task_k, on=TASK).rename(columns={"_task_k": "k"}).reset_index()
+        return wide.join(info).join(task_k, on=TASK_KEY).rename(columns={"_task_k": "k"}).reset_index()
 
     def _of_chosen(self, rows: pd.DataFrame) -> pd.DataFrame:
-        keys = TASK + ["point"]
-        return rows.merge(self.chosen[keys], on=keys)[TASK + ["metric", "env", "k", "value"]]
+        keys = TASK_KEY + ["point"]
+        return rows.merge(self.chosen[keys], on=keys)[TASK_KEY + ["metric", "env", "k", "value"]]
 
     @cached_property
     def curves(self) -> pd.DataFrame:
@@ -93,7 +119,7 @@ class Report:
         curve = [n for n, m in self.metrics.items() if m.curve]
         rows = self._ok[self._ok["env"].isna() & self._ok["metric"].isin(curve)]
         rows = self._of_chosen(rows)
-        many = rows.groupby(TASK)["k"].transform("nunique") > 1
+        many = rows.groupby(TASK_KEY)["k"].transform("nunique") > 1
         return rows[many].reset_index(drop=True)
 
     @cached_property
@@ -104,26 +130,67 @@ class Report:
     @property
     def headline(self) -> list[str]:
         """Headline metrics present in these results, in declaration order."""
-        return [n for n, m in self.metrics.items() if m.role == "headline" and n in self.points
-                and self.points[n].notna().any()]
+        return [
+            n
+            for n, m in self.metrics.items()
+            if m.role == "headline" and n in self.points and self.points[n].notna().any()
+        ]
 
     def kind(self, method: str) -> str:
         """``"weighter"`` (a weighter followed by weighted least squares) or ``"selector"``."""
-        kinds = self.points.loc[self.points["method"] == method, "method_kind"] if "method_kind" in self.points else []
+        kinds = (
+            self.points.loc[self.points["method"] == method, "method_kind"]
+            if "method_kind" in self.points
+            else []
+        )
         return str(kinds.iloc[0]) if len(kinds) and pd.notna(kinds.iloc[0]) else "selector"
 
     def per_run(self) -> pd.DataFrame:
         """Chosen values per (setting, r_train, run, method), and r_train = "all": each run
-        averaged over r_train first. Columns: TASK + headline metrics."""
-        cols = TASK + self.headline
+        averaged over r_train first. Columns: TASK_KEY + headline metrics."""
+        cols = TASK_KEY + self.headline
         chosen = self.chosen[cols].astype({"r_train": object})
-        per_run_all = chosen.groupby(["setting", "method", "run"], sort=False)[self.headline].mean().reset_index()
+        per_run_all = (
+            chosen.groupby(["setting", "method", "run"], sort=False)[self.headline].mean().reset_index()
+        )
         per_run_all["r_train"] = "all"
         return pd.concat([chosen, per_run_all[cols]], ignore_index=True)
 
+    def cells(self, interval: str = "t") -> pd.DataFrame:
+        """What every table cell and figure point shows: one row per (setting, r_train, method,
+        headline metric) with the mean over runs, its 95 % ``interval`` (:func:`stats.cell_summary`)
+        and the run count; r_train = "all" averages each run over r_train first."""
+        from oodfs.report.stats import cell_summary
+
+        rows = []
+        for (setting, r_train, method), g in self.per_run().groupby(
+            ["setting", "r_train", "method"], sort=False
+        ):
+            for m in self.headline:
+                c = cell_summary(g[m], method=interval)
+                rows.append(
+                    dict(
+                        setting=setting,
+                        r_train=r_train,
+                        method=method,
+                        metric=m,
+                        mean=c.mean,
+                        low=c.low,
+                        high=c.high,
+                        n=c.n,
+                    )
+                )
+        return pd.DataFrame(
+            rows, columns=["setting", "r_train", "method", "metric", "mean", "low", "high", "n"]
+        )
+
     def summary(self) -> pd.DataFrame:
         """Tidy: one row per (setting, r_train, method, metric): mean, sd (ddof 1), n runs."""
-        long = self.per_run().melt(id_vars=TASK, var_name="metric", value_name="value").dropna(subset=["value"])
+        long = (
+            self.per_run()
+            .melt(id_vars=TASK_KEY, var_name="metric", value_name="value")
+            .dropna(subset=["value"])
+        )
         g = long.groupby(["setting", "r_train", "method", "metric"], sort=False)["value"]
         out = pd.concat([g.mean().rename("mean"), g.std(ddof=1).rename("sd"), g.count().rename("n")], axis=1)
         return out.reset_index()
@@ -132,10 +199,16 @@ class Report:
         """Successful and failed runs per (setting, r_train, method), and r_train = "all"."""
         t = self.tasks.assign(failed=self.tasks["status"] == "failed", ok=self.tasks["status"] == "ok")
         first_error = ("error", lambda e: next((x for x in e if isinstance(x, str) and x), None))
-        by_r = t.groupby(["setting", "r_train", "method"], sort=False).agg(
-            runs=("ok", "sum"), failed=("failed", "sum"), error=first_error).reset_index()
-        overall = t.groupby(["setting", "method"], sort=False).agg(
-            runs=("ok", "sum"), failed=("failed", "sum"), error=first_error).reset_index()
+        by_r = (
+            t.groupby(["setting", "r_train", "method"], sort=False)
+            .agg(runs=("ok", "sum"), failed=("failed", "sum"), error=first_error)
+            .reset_index()
+        )
+        overall = (
+            t.groupby(["setting", "method"], sort=False)
+            .agg(runs=("ok", "sum"), failed=("failed", "sum"), error=first_error)
+            .reset_index()
+        )
         overall["r_train"] = "all"
         return pd.concat([by_r, overall], ignore_index=True).astype({"r_train": object})
 

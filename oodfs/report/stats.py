@@ -13,6 +13,7 @@ from statsmodels (Holm's step-down is four lines here, see adjust_pvalues), the
 critical-difference diagram from scikit-posthocs. Each public function's docstring names the
 test, correction and interval it uses; reports may quote them.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -39,8 +40,12 @@ POSTHOCS = ("wilcoxon", "nemenyi")
 N_RESAMPLES = 9999
 
 _TEST_NAMES = {"wilcoxon": "two-sided Wilcoxon signed-rank test", "ttest": "two-sided paired t-test"}
-_CORRECTION_NAMES = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected",
-                     "fdr_bh": "Benjamini-Hochberg FDR-corrected", "none": "uncorrected"}
+_CORRECTION_NAMES = {
+    "holm": "Holm-corrected",
+    "bonferroni": "Bonferroni-corrected",
+    "fdr_bh": "Benjamini-Hochberg FDR-corrected",
+    "none": "uncorrected",
+}
 
 
 def _choice(value, valid, what: str):
@@ -51,8 +56,10 @@ def _choice(value, valid, what: str):
 
 # -- one cell ------------------------------------------------------------------------------
 
+
 class CellSummary(NamedTuple):
     """Mean of the non-missing values, interval (NaN when n < 2) and their count."""
+
     mean: float
     low: float
     high: float
@@ -65,8 +72,10 @@ def describe_interval(method: str = "t", level: float = LEVEL) -> str:
     pct = f"{100 * level:g} %"
     if method == "t":
         return f"{pct} t interval of the mean over runs (Student t with n - 1 degrees of freedom); no interval when n < 2"
-    return (f"{pct} percentile bootstrap interval of the mean over runs ({N_RESAMPLES} resamples, seeded); "
-            "no interval when n < 2")
+    return (
+        f"{pct} percentile bootstrap interval of the mean over runs ({N_RESAMPLES} resamples, seeded); "
+        "no interval when n < 2"
+    )
 
 
 def cell_summary(values, *, level: float = LEVEL, method: str = "t", random_state: int = 0) -> CellSummary:
@@ -93,23 +102,34 @@ def cell_summary(values, *, level: float = LEVEL, method: str = "t", random_stat
     if method == "t":
         low, high = stats.t.interval(level, n - 1, loc=mean, scale=stats.sem(x))
     else:
-        ci = stats.bootstrap((x,), np.mean, confidence_level=level, n_resamples=N_RESAMPLES,
-                             method="percentile", rng=np.random.default_rng(random_state)).confidence_interval
+        ci = stats.bootstrap(
+            (x,),
+            np.mean,
+            confidence_level=level,
+            n_resamples=N_RESAMPLES,
+            method="percentile",
+            rng=np.random.default_rng(random_state),
+        ).confidence_interval
         low, high = ci.low, ci.high
     return CellSummary(mean, float(low), float(high), n)
 
 
 # -- shared plumbing -----------------------------------------------------------------------
 
+
 def _lower(lower_is_better, metric: str) -> bool:
     if isinstance(lower_is_better, (bool, np.bool_)):
         return bool(lower_is_better)
     if isinstance(lower_is_better, Mapping):
         if metric not in lower_is_better:
-            raise OodfsError(f"lower_is_better has no entry for metric {metric!r}; it has: "
-                             f"{', '.join(map(str, lower_is_better)) or 'nothing'}")
+            raise OodfsError(
+                f"lower_is_better has no entry for metric {metric!r}; it has: "
+                f"{', '.join(map(str, lower_is_better)) or 'nothing'}"
+            )
         return bool(lower_is_better[metric])
-    raise OodfsError(f"lower_is_better must be a dict {{metric: bool}} or a bool, got {type(lower_is_better).__name__}")
+    raise OodfsError(
+        f"lower_is_better must be a dict {{metric: bool}} or a bool, got {type(lower_is_better).__name__}"
+    )
 
 
 def _check(df: pd.DataFrame, metric: str, columns: Sequence[str]) -> pd.DataFrame:
@@ -117,7 +137,9 @@ def _check(df: pd.DataFrame, metric: str, columns: Sequence[str]) -> pd.DataFram
         raise OodfsError(f"expected a pandas DataFrame of results, got {type(df).__name__}")
     missing = [c for c in [metric, *columns] if c not in df.columns]
     if missing:
-        raise OodfsError(f"results have no column {', '.join(map(repr, missing))}; columns: {', '.join(map(str, df.columns))}")
+        raise OodfsError(
+            f"results have no column {', '.join(map(repr, missing))}; columns: {', '.join(map(str, df.columns))}"
+        )
     try:
         values = pd.to_numeric(df[metric], errors="raise").astype(float)
     except (ValueError, TypeError):
@@ -144,8 +166,13 @@ def _wide_groups(df: pd.DataFrame, metric: str, within: Sequence[str], block: Se
         yield key, _wide(g, metric, block, methods=methods)
 
 
-def _wide(g: pd.DataFrame, metric: str, block: Sequence[str], method: str = "method",
-          methods: Sequence | None = None) -> pd.DataFrame:
+def _wide(
+    g: pd.DataFrame,
+    metric: str,
+    block: Sequence[str],
+    method: str = "method",
+    methods: Sequence | None = None,
+) -> pd.DataFrame:
     """Blocks x methods table of ``metric`` (NaN where a method has no value in a block).
 
     ``methods``: the columns, in this order (every method of the whole frame, so that a method
@@ -156,8 +183,11 @@ def _wide(g: pd.DataFrame, metric: str, block: Sequence[str], method: str = "met
         row = g.loc[dup, keys].iloc[0]
         where = ", ".join(f"{k}={_fmt(row[k])}" for k in keys)
         raise OodfsError(f"more than one row for {where}: pass one selected grid point per task")
-    wide = g.pivot(index=list(block), columns=method, values=metric) if block else \
-        g.set_index(method)[[metric]].T
+    wide = (
+        g.pivot(index=list(block), columns=method, values=metric)
+        if block
+        else g.set_index(method)[[metric]].T
+    )
     return wide.reindex(columns=list(methods) if methods is not None else list(dict.fromkeys(g[method])))
 
 
@@ -192,6 +222,7 @@ def adjust_pvalues(pvalues, correction: str = "holm") -> np.ndarray:
         out[np.flatnonzero(ok)[order]] = adjusted
         return out
     from statsmodels.stats.multitest import multipletests
+
     out[ok] = multipletests(p[ok], method=correction)[1]
     return out
 
@@ -222,7 +253,7 @@ def _p_floor(n_nonzero: int, test: str) -> float:
     """The smallest two-sided p the test can give on n non-zero differences: 2 / 2^n for the
     exact Wilcoxon test (every difference of one sign), 0 for the t-test (n >= 2)."""
     if test == "wilcoxon":
-        return min(1.0, 2.0 * 0.5 ** n_nonzero) if n_nonzero else 1.0
+        return min(1.0, 2.0 * 0.5**n_nonzero) if n_nonzero else 1.0
     return 0.0 if n_nonzero >= 2 else 1.0
 
 
@@ -245,12 +276,31 @@ def _keyname(within: Sequence[str], key: tuple) -> str:
 
 # -- best set ------------------------------------------------------------------------------
 
-BEST_COLUMNS = ["method", "mean", "n", "n_pairs", "p_raw", "p_vs_best", "is_best", "in_best_set", "decidable", "note"]
+BEST_COLUMNS = [
+    "method",
+    "mean",
+    "n",
+    "n_pairs",
+    "p_raw",
+    "p_vs_best",
+    "is_best",
+    "in_best_set",
+    "decidable",
+    "note",
+]
 
 
-def best_set(df: pd.DataFrame, metric: str, lower_is_better, *, within: Sequence[str] = ("setting",),
-             pair_on: Sequence[str] = ("r_train", "run"), alpha: float = ALPHA, test: str = "wilcoxon",
-             correction: str = "holm") -> pd.DataFrame:
+def best_set(
+    df: pd.DataFrame,
+    metric: str,
+    lower_is_better,
+    *,
+    within: Sequence[str] = ("setting",),
+    pair_on: Sequence[str] = ("r_train", "run"),
+    alpha: float = ALPHA,
+    test: str = "wilcoxon",
+    correction: str = "holm",
+) -> pd.DataFrame:
     """The best method of each ``within`` group and every method not significantly worse.
 
     Best = the best mean over all of a method's values in the group, among methods with at least
@@ -277,9 +327,22 @@ def best_set(df: pd.DataFrame, metric: str, lower_is_better, *, within: Sequence
         n = wide.notna().sum()
         means = wide.mean()
         candidates = means[n >= 2].dropna()
-        out = {m: dict(_key_columns(within, key), method=m, mean=means[m], n=int(n[m]), n_pairs=0,
-                       p_raw=np.nan, p_vs_best=np.nan, is_best=False, in_best_set=False, decidable=False,
-                       note="") for m in wide.columns}
+        out = {
+            m: dict(
+                _key_columns(within, key),
+                method=m,
+                mean=means[m],
+                n=int(n[m]),
+                n_pairs=0,
+                p_raw=np.nan,
+                p_vs_best=np.nan,
+                is_best=False,
+                in_best_set=False,
+                decidable=False,
+                note="",
+            )
+            for m in wide.columns
+        }
         if candidates.empty:
             for m in out:
                 out[m]["note"] = "fewer than 2 runs: no best" if n[m] else "no value"
@@ -317,14 +380,27 @@ def best_set(df: pd.DataFrame, metric: str, lower_is_better, *, within: Sequence
             out[m]["decidable"] = decidable
         rows += out.values()
     result = pd.DataFrame(rows, columns=[*within, *BEST_COLUMNS])
-    result.attrs["best_rule"] = dict(metric=metric, lower=low, within=within, pair_on=pair_on, alpha=alpha,
-                                     test=test, correction=correction)
+    result.attrs["best_rule"] = dict(
+        metric=metric,
+        lower=low,
+        within=within,
+        pair_on=pair_on,
+        alpha=alpha,
+        test=test,
+        correction=correction,
+    )
     return result
 
 
-def describe_best_rule(result: pd.DataFrame | None = None, *, pair_on: Sequence[str] = ("r_train", "run"),
-                       within: Sequence[str] = ("setting",), alpha: float = ALPHA, test: str = "wilcoxon",
-                       correction: str = "holm") -> str:
+def describe_best_rule(
+    result: pd.DataFrame | None = None,
+    *,
+    pair_on: Sequence[str] = ("r_train", "run"),
+    within: Sequence[str] = ("setting",),
+    alpha: float = ALPHA,
+    test: str = "wilcoxon",
+    correction: str = "holm",
+) -> str:
     """The sentence to print under a table whose best cells come from best_set.
 
     With ``result`` (a best_set output) its own settings are used and caveats are appended:
@@ -332,13 +408,21 @@ def describe_best_rule(result: pd.DataFrame | None = None, *, pair_on: Sequence[
     """
     if result is not None and "best_rule" in result.attrs:
         cfg = result.attrs["best_rule"]
-        pair_on, within, alpha, test, correction = cfg["pair_on"], cfg["within"], cfg["alpha"], cfg["test"], cfg["correction"]
+        pair_on, within, alpha, test, correction = (
+            cfg["pair_on"],
+            cfg["within"],
+            cfg["alpha"],
+            cfg["test"],
+            cfg["correction"],
+        )
     _choice(test, TESTS, "test")
     _choice(correction, CORRECTIONS, "correction")
     family = f"within each {', '.join(within)}" if within else "over all results"
-    text = (f"Best = the best mean (methods with at least 2 runs) and every method not significantly different "
-            f"from it: {_TEST_NAMES[test]} paired over ({', '.join(pair_on)}), {_CORRECTION_NAMES[correction]} "
-            f"{family}, alpha {alpha:g}.")
+    text = (
+        f"Best = the best mean (methods with at least 2 runs) and every method not significantly different "
+        f"from it: {_TEST_NAMES[test]} paired over ({', '.join(pair_on)}), {_CORRECTION_NAMES[correction]} "
+        f"{family}, alpha {alpha:g}."
+    )
     if result is None or result.empty:
         return text
     within = [c for c in within if c in result.columns]
@@ -357,8 +441,10 @@ def describe_best_rule(result: pd.DataFrame | None = None, *, pair_on: Sequence[
     if none:
         notes.append(f"No best where no method has 2 runs: {_listing(none, n_groups)}.")
     if undecided:
-        notes.append(f"Too few pairs for the test to reach alpha, so no method can be shown worse: "
-                     f"{_listing(undecided, n_groups)}.")
+        notes.append(
+            f"Too few pairs for the test to reach alpha, so no method can be shown worse: "
+            f"{_listing(undecided, n_groups)}."
+        )
     if unequal:  # listed in full: unequal counts are never summarised away
         notes.append(f"Unequal run counts: {'; '.join(unequal)}.")
     return " ".join([text, *notes])
@@ -373,14 +459,40 @@ def _listing(items: list[str], total: int, limit: int = 4) -> str:
 
 # -- all pairs -----------------------------------------------------------------------------
 
-PAIRWISE_COLUMNS = ["method_a", "method_b", "n_a", "n_b", "n_pairs", "n_dropped", "mean_a", "mean_b", "mean_diff",
-                    "diff_low", "diff_high", "statistic", "p", "p_adjusted", "better", "verdict"]
+PAIRWISE_COLUMNS = [
+    "method_a",
+    "method_b",
+    "n_a",
+    "n_b",
+    "n_pairs",
+    "n_dropped",
+    "mean_a",
+    "mean_b",
+    "mean_diff",
+    "diff_low",
+    "diff_high",
+    "statistic",
+    "p",
+    "p_adjusted",
+    "better",
+    "verdict",
+]
 
 
-def pairwise_tests(df: pd.DataFrame, metric: str, lower_is_better, *, within: Sequence[str] = ("setting",),
-                   pair_on: Sequence[str] = ("r_train", "run"), alpha: float = ALPHA, test: str = "wilcoxon",
-                   correction: str = "holm", interval: str = "t", level: float = LEVEL,
-                   random_state: int = 0) -> pd.DataFrame:
+def pairwise_tests(
+    df: pd.DataFrame,
+    metric: str,
+    lower_is_better,
+    *,
+    within: Sequence[str] = ("setting",),
+    pair_on: Sequence[str] = ("r_train", "run"),
+    alpha: float = ALPHA,
+    test: str = "wilcoxon",
+    correction: str = "holm",
+    interval: str = "t",
+    level: float = LEVEL,
+    random_state: int = 0,
+) -> pd.DataFrame:
     """Every pair of methods in each ``within`` group, paired over the ``pair_on`` blocks both have.
 
     Per pair (a, b): n_a, n_b (values), n_pairs (shared blocks), n_dropped (values of a or b
@@ -408,11 +520,25 @@ def pairwise_tests(df: pd.DataFrame, metric: str, lower_is_better, *, within: Se
             d = xa - xb
             stat, p, direction = _paired(d, test)
             cs = cell_summary(d, level=level, method=interval, random_state=random_state)
-            group.append(dict(_key_columns(within, key), method_a=a, method_b=b, n_a=int(n[a]), n_b=int(n[b]),
-                              n_pairs=len(d), n_dropped=int(n[a] + n[b] - 2 * len(d)),
-                              mean_a=xa.mean() if len(d) else np.nan, mean_b=xb.mean() if len(d) else np.nan,
-                              mean_diff=cs.mean,
-                              diff_low=cs.low, diff_high=cs.high, statistic=stat, p=p, _dir=direction))
+            group.append(
+                dict(
+                    _key_columns(within, key),
+                    method_a=a,
+                    method_b=b,
+                    n_a=int(n[a]),
+                    n_b=int(n[b]),
+                    n_pairs=len(d),
+                    n_dropped=int(n[a] + n[b] - 2 * len(d)),
+                    mean_a=xa.mean() if len(d) else np.nan,
+                    mean_b=xb.mean() if len(d) else np.nan,
+                    mean_diff=cs.mean,
+                    diff_low=cs.low,
+                    diff_high=cs.high,
+                    statistic=stat,
+                    p=p,
+                    _dir=direction,
+                )
+            )
         for row, padj in zip(group, adjust_pvalues([r["p"] for r in group], correction)):
             direction = row.pop("_dir")
             row["p_adjusted"] = padj
@@ -443,12 +569,21 @@ def _complete(wide: pd.DataFrame) -> tuple[pd.DataFrame, list]:
 def _ranks(complete: pd.DataFrame, lower: bool) -> pd.DataFrame:
     """Rank of each method within each block, 1 = best, ties get their average rank."""
     values = complete.to_numpy(dtype=float)
-    return pd.DataFrame(stats.rankdata(values if lower else -values, axis=1, method="average"),
-                        index=complete.index, columns=complete.columns)
+    return pd.DataFrame(
+        stats.rankdata(values if lower else -values, axis=1, method="average"),
+        index=complete.index,
+        columns=complete.columns,
+    )
 
 
-def friedman(df: pd.DataFrame, metric: str, lower_is_better, *, within: Sequence[str] = ("setting",),
-             block: Sequence[str] = ("r_train", "run")) -> pd.DataFrame:
+def friedman(
+    df: pd.DataFrame,
+    metric: str,
+    lower_is_better,
+    *,
+    within: Sequence[str] = ("setting",),
+    block: Sequence[str] = ("r_train", "run"),
+) -> pd.DataFrame:
     """Friedman test across methods over the complete blocks of each ``within`` group.
 
     Blocks (``block`` columns) where any method lacks a value are dropped and counted
@@ -480,8 +615,19 @@ def friedman(df: pd.DataFrame, metric: str, lower_is_better, *, within: Sequence
         avg = _ranks(complete, low).mean() if nb else pd.Series(np.nan, index=complete.columns)
         note = "; ".join(notes)
         for m in wide.columns:
-            rows.append(dict(_key_columns(within, key), method=m, avg_rank=avg.get(m, np.nan), statistic=stat, p=p,
-                             n_blocks=nb, n_dropped=len(wide) - nb, k=k, note=note))
+            rows.append(
+                dict(
+                    _key_columns(within, key),
+                    method=m,
+                    avg_rank=avg.get(m, np.nan),
+                    statistic=stat,
+                    p=p,
+                    n_blocks=nb,
+                    n_dropped=len(wide) - nb,
+                    k=k,
+                    note=note,
+                )
+            )
     return pd.DataFrame(rows, columns=[*within, *FRIEDMAN_COLUMNS])
 
 
@@ -490,9 +636,18 @@ def friedman(df: pd.DataFrame, metric: str, lower_is_better, *, within: Sequence
 TREND_COLUMNS = ["n", "n_x", "statistic", "p", "slope", "slope_low", "slope_high", "direction", "verdict"]
 
 
-def trend_test(df: pd.DataFrame, metric: str, *, x: str = "r_train", within: Sequence[str] = ("setting", "method"),
-               lower_is_better=None, test: str = "kendall", block: str = "run", alpha: float = ALPHA,
-               level: float = LEVEL) -> pd.DataFrame:
+def trend_test(
+    df: pd.DataFrame,
+    metric: str,
+    *,
+    x: str = "r_train",
+    within: Sequence[str] = ("setting", "method"),
+    lower_is_better=None,
+    test: str = "kendall",
+    block: str = "run",
+    alpha: float = ALPHA,
+    level: float = LEVEL,
+) -> pd.DataFrame:
     """Does ``metric`` rise or fall with ``x`` (numeric) in each ``within`` group?
 
     ``test="kendall"``: Kendall's tau-b over all (x, value) points with its two-sided p
@@ -527,8 +682,18 @@ def trend_test(df: pd.DataFrame, metric: str, *, x: str = "r_train", within: Seq
     for key, g in _groups(df, within):
         g = g.dropna(subset=[metric, "_x"])
         xv, yv = g["_x"].to_numpy(), g[metric].to_numpy()
-        row = dict(_key_columns(within, key), n=len(g), n_x=int(len(np.unique(xv))), statistic=np.nan, p=np.nan,
-                   slope=np.nan, slope_low=np.nan, slope_high=np.nan, direction="", verdict=None)
+        row = dict(
+            _key_columns(within, key),
+            n=len(g),
+            n_x=int(len(np.unique(xv))),
+            statistic=np.nan,
+            p=np.nan,
+            slope=np.nan,
+            slope_low=np.nan,
+            slope_high=np.nan,
+            direction="",
+            verdict=None,
+        )
         if row["n_x"] < 2:
             row["direction"] = "one x value"
         elif np.all(yv == yv[0]):
@@ -539,11 +704,15 @@ def trend_test(df: pd.DataFrame, metric: str, *, x: str = "r_train", within: Seq
             row.update(slope=float(ts.slope), slope_low=float(ts.low_slope), slope_high=float(ts.high_slope))
             sign = np.sign(row["statistic"])
             significant = not np.isnan(row["p"]) and row["p"] < alpha
-            row["direction"] = ("increases" if sign > 0 else "decreases") if significant and sign else "no significant trend"
+            row["direction"] = (
+                ("increases" if sign > 0 else "decreases") if significant and sign else "no significant trend"
+            )
         if low is not None:
-            row["verdict"] = {"increases": "gets better" if not low else "gets worse",
-                              "decreases": "gets worse" if not low else "gets better",
-                              "no variation": "no variation"}.get(row["direction"], "not distinguishable")
+            row["verdict"] = {
+                "increases": "gets better" if not low else "gets worse",
+                "decreases": "gets worse" if not low else "gets better",
+                "no variation": "no variation",
+            }.get(row["direction"], "not distinguishable")
         rows.append(row)
     return pd.DataFrame(rows, columns=[*within, *TREND_COLUMNS])
 
@@ -567,8 +736,10 @@ def _trend(g: pd.DataFrame, metric: str, test: str, block: str) -> tuple[float, 
 
 # -- critical-difference diagram -----------------------------------------------------------
 
-def posthoc_matrix(complete: pd.DataFrame, lower: bool, *, posthoc: str = "wilcoxon",
-                   correction: str = "holm") -> pd.DataFrame:
+
+def posthoc_matrix(
+    complete: pd.DataFrame, lower: bool, *, posthoc: str = "wilcoxon", correction: str = "holm"
+) -> pd.DataFrame:
     """Methods x methods p-values over complete blocks (rows = blocks, columns = methods).
 
     ``"wilcoxon"``: two-sided Wilcoxon signed-rank test per pair (all-zero differences: p = 1),
@@ -580,6 +751,7 @@ def posthoc_matrix(complete: pd.DataFrame, lower: bool, *, posthoc: str = "wilco
     methods = list(complete.columns)
     if posthoc == "nemenyi":
         import scikit_posthocs as sp
+
         values = complete.to_numpy(dtype=float)
         mat = sp.posthoc_nemenyi_friedman(values if lower else -values)
         mat.index = mat.columns = methods
@@ -592,9 +764,20 @@ def posthoc_matrix(complete: pd.DataFrame, lower: bool, *, posthoc: str = "wilco
     return mat
 
 
-def cd_diagram(df: pd.DataFrame, metric: str, lower_is_better, out_path, *, within: Sequence[str] = ("setting",),
-               within_value=None, block: Sequence[str] = ("r_train", "run"), posthoc: str = "wilcoxon",
-               correction: str = "holm", alpha: float = ALPHA, title: str | None = None) -> tuple[Path, Path]:
+def cd_diagram(
+    df: pd.DataFrame,
+    metric: str,
+    lower_is_better,
+    out_path,
+    *,
+    within: Sequence[str] = ("setting",),
+    within_value=None,
+    block: Sequence[str] = ("r_train", "run"),
+    posthoc: str = "wilcoxon",
+    correction: str = "holm",
+    alpha: float = ALPHA,
+    title: str | None = None,
+) -> tuple[Path, Path]:
     """Critical-difference diagram of one ``within`` group, written as ``out_path`` .png and .pdf.
 
     Methods sit at their average rank over the complete blocks (1 = best; see friedman); methods
@@ -606,6 +789,7 @@ def cd_diagram(df: pd.DataFrame, metric: str, lower_is_better, out_path, *, with
     (png path, pdf path).
     """
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import scikit_posthocs as sp
@@ -621,13 +805,17 @@ def cd_diagram(df: pd.DataFrame, metric: str, lower_is_better, out_path, *, with
     else:
         key = within_value if isinstance(within_value, tuple) else (within_value,)
         if key not in groups:
-            raise OodfsError(f"within_value {within_value!r} is not a group of {', '.join(within)}; valid: "
-                             f"{', '.join(str(k[0] if len(k) == 1 else k) for k in groups)}")
+            raise OodfsError(
+                f"within_value {within_value!r} is not a group of {', '.join(within)}; valid: "
+                f"{', '.join(str(k[0] if len(k) == 1 else k) for k in groups)}"
+            )
     wide = _wide(groups[key], metric, block, methods=list(dict.fromkeys(df["method"])))
     complete, absent = _complete(wide)
     if complete.shape[1] < 2 or len(complete) < 2:
-        raise OodfsError(f"a critical-difference diagram of {metric!r} ({_keyname(within, key)}) needs 2 methods and "
-                         f"2 complete blocks; it has {complete.shape[1]} and {len(complete)}")
+        raise OodfsError(
+            f"a critical-difference diagram of {metric!r} ({_keyname(within, key)}) needs 2 methods and "
+            f"2 complete blocks; it has {complete.shape[1]} and {len(complete)}"
+        )
     ranks = _ranks(complete, low).mean()
     mat = posthoc_matrix(complete, low, posthoc=posthoc, correction=correction)
     fr = friedman(groups[key], metric, low, within=(), block=block).iloc[0]
@@ -638,17 +826,33 @@ def cd_diagram(df: pd.DataFrame, metric: str, lower_is_better, out_path, *, with
 
     fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.32 * k), layout="constrained")
     # the CD value goes in the caption: drawn by the package it overlaps the rank tick labels
-    sp.critical_difference_diagram(ranks, mat, ax=ax, alpha=alpha,
-                                   label_fmt_left="{label} ({rank:.2f})", label_fmt_right="({rank:.2f}) {label}",
-                                   label_props={"fontsize": 10}, crossbar_props={"color": "black", "linewidth": 2.5},
-                                   elbow_props={"color": "0.35"}, marker_props={"color": "black"})
-    ax.set_title(title or f"{metric} ({'lower' if low else 'higher'} is better), {_keyname(within, key)}",
-                 fontsize=11, pad=8)
-    test_name = (f"Wilcoxon signed-rank, {_CORRECTION_NAMES[correction]}" if posthoc == "wilcoxon"
-                 else f"Nemenyi, critical difference {cd:.2f}")
+    sp.critical_difference_diagram(
+        ranks,
+        mat,
+        ax=ax,
+        alpha=alpha,
+        label_fmt_left="{label} ({rank:.2f})",
+        label_fmt_right="({rank:.2f}) {label}",
+        label_props={"fontsize": 10},
+        crossbar_props={"color": "black", "linewidth": 2.5},
+        elbow_props={"color": "0.35"},
+        marker_props={"color": "black"},
+    )
+    ax.set_title(
+        title or f"{metric} ({'lower' if low else 'higher'} is better), {_keyname(within, key)}",
+        fontsize=11,
+        pad=8,
+    )
+    test_name = (
+        f"Wilcoxon signed-rank, {_CORRECTION_NAMES[correction]}"
+        if posthoc == "wilcoxon"
+        else f"Nemenyi, critical difference {cd:.2f}"
+    )
     friedman_p = "n/a" if np.isnan(fr["p"]) else f"{fr['p']:.2g}"
-    caption = (f"average rank over {nb} complete ({', '.join(block)}) blocks, 1 = best; bars join methods not "
-               f"significantly different ({test_name}, alpha {alpha:g}); Friedman p = {friedman_p}")
+    caption = (
+        f"average rank over {nb} complete ({', '.join(block)}) blocks, 1 = best; bars join methods not "
+        f"significantly different ({test_name}, alpha {alpha:g}); Friedman p = {friedman_p}"
+    )
     if len(wide) > nb:
         caption += f"; {len(wide) - nb} incomplete blocks dropped"
     if absent:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from oodfs.contract.task import TASK_KEY
 from oodfs.validation import OodfsError, RunAborted
 
 DB_NAME = "results.sqlite"
@@ -35,7 +36,7 @@ RESULT_COLUMNS = [
     "downstream_seconds", "data_seconds", "oodfs_version", "versions", "identity", "origin",
 ]
 #: per task: its status, identity (digest and parts, see oodfs.run.identity) and origin
-TASK_COLUMNS = ["setting", "r_train", "run", "method", "status", "error", "finished_at", "identity", "parts", "origin"]
+TASK_COLUMNS = [*TASK_KEY, "status", "error", "finished_at", "identity", "parts", "origin"]
 #: columns added since the first schema, added to older stores when they are opened
 _ADDED = {"tasks": {"identity": "TEXT", "parts": "TEXT", "origin": "TEXT"},
           "results": {"identity": "TEXT", "origin": "TEXT"}}
@@ -64,11 +65,6 @@ def _migrate(con: sqlite3.Connection) -> None:
                 con.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
     con.execute("CREATE INDEX IF NOT EXISTS results_task ON results (setting, r_train, run, method)")
     con.commit()
-
-
-def env_key(value) -> str:
-    """A stable text key for an environment id (2.5 -> '2.5'), so floats compare exactly."""
-    return repr(float(value)) if isinstance(value, (int, float)) else str(value)
 
 
 class StorageError(RunAborted):
@@ -303,7 +299,7 @@ class ResultStore:
         tasks = tasks.reindex(columns=TASK_COLUMNS)
         results = results.reindex(columns=RESULT_COLUMNS)
         with self._transaction() as con:
-            _delete_tasks(con, [tuple(k) for k in tasks[["setting", "r_train", "run", "method"]].itertuples(index=False)])
+            _delete_tasks(con, [tuple(k) for k in tasks[TASK_KEY].itertuples(index=False)])
             con.executemany(f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES ({', '.join('?' * len(TASK_COLUMNS))})",
                             _records(tasks))
             con.executemany(

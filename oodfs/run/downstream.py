@@ -38,6 +38,7 @@ behind each choice below are in benchmarks/bench_regressor.py.
   keeps the same validation-plateau stop: a fixed epoch count would be one more guess.
   docs/PROTOCOL.md, sections 4 and 5, lists both with their measured effect.
 """
+
 from __future__ import annotations
 
 import math
@@ -48,18 +49,27 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from oodfs.numeric import one_torch_thread, standardize
 from oodfs.contract.seeds import derive_seed
-from oodfs.validation import OodfsError, check_X, check_vector
+from oodfs.numeric import one_torch_thread, standardize
+from oodfs.validation import OodfsError, check_vector, check_X
 
-__all__ = ["fit_downstream", "DownstreamModels", "PROFILES"]
+__all__ = ["fit_downstream", "DownstreamModels", "DownstreamCache", "PROFILES"]
 
 #: keyword arguments of :func:`fit_downstream` per named profile (module docstring, "Profiles");
 #: "default" repeats the function's defaults, so a profile can be read without the signature
 PROFILES = {
-    "default": {"hidden": (5, 5), "lr": 1e-3, "lr_start": 1e-2, "lr_factor": 10 ** 0.5, "batch_size": 256,
-                "max_epochs": 1000, "patience": 40, "min_delta": 0.0, "restore_best": False,
-                "val_fraction": 0.15},
+    "default": {
+        "hidden": (5, 5),
+        "lr": 1e-3,
+        "lr_start": 1e-2,
+        "lr_factor": 10**0.5,
+        "batch_size": 256,
+        "max_epochs": 1000,
+        "patience": 40,
+        "min_delta": 0.0,
+        "restore_best": False,
+        "val_fraction": 0.15,
+    },
 }
 PROFILES["paper"] = {**PROFILES["default"], "lr_start": 1e-3}
 
@@ -189,8 +199,26 @@ def _init_block(subsets, d: int, hidden: tuple[int, ...], seed: int):
     return weights, biases, wmasks
 
 
-def _train_block(subsets, Xtr, ytr, Xva, yva, *, hidden, lr, lr_start, lr_factor, batch_size, max_epochs,
-                 patience, min_delta, restore_best, seed, betas=(0.9, 0.999), eps=1e-8):
+def _train_block(
+    subsets,
+    Xtr,
+    ytr,
+    Xva,
+    yva,
+    *,
+    hidden,
+    lr,
+    lr_start,
+    lr_factor,
+    batch_size,
+    max_epochs,
+    patience,
+    min_delta,
+    restore_best,
+    seed,
+    betas=(0.9, 0.999),
+    eps=1e-8,
+):
     M = len(subsets)
     n, d = Xtr.shape
     weights, biases, wmasks = _init_block(subsets, d, hidden, seed)
@@ -208,14 +236,21 @@ def _train_block(subsets, Xtr, ytr, Xva, yva, *, hidden, lr, lr_start, lr_factor
     m1 = torch.zeros(P)
     m2 = torch.zeros(P)
     # which model each parameter belongs to (per-model learning rates and snapshots)
-    owner = torch.cat([t.reshape(-1) for li, w in enumerate(weights) for t in (
-        (torch.arange(w.shape[1]) // (w.shape[1] // M)).expand(w.shape[0], -1),
-        torch.arange(w.shape[1]) // (w.shape[1] // M))])
+    owner = torch.cat(
+        [
+            t.reshape(-1)
+            for li, w in enumerate(weights)
+            for t in (
+                (torch.arange(w.shape[1]) // (w.shape[1] // M)).expand(w.shape[0], -1),
+                torch.arange(w.shape[1]) // (w.shape[1] // M),
+            )
+        ]
+    )
 
     def views(buf):
         out, o = [], 0
         for s, k in zip(shapes, sizes):
-            out.append(buf[o:o + k].view(s))
+            out.append(buf[o : o + k].view(s))
             o += k
         return out[0::2], out[1::2]
 
@@ -238,8 +273,8 @@ def _train_block(subsets, Xtr, ytr, Xva, yva, *, hidden, lr, lr_start, lr_factor
         perm = torch.randperm(n, generator=gen)
         Xp, yp = Xtr[perm], ytr[perm]
         for start in range(0, n, batch_size):
-            xb = Xp[start:start + batch_size]
-            yb = yp[start:start + batch_size]
+            xb = Xp[start : start + batch_size]
+            yb = yp[start : start + batch_size]
             B = xb.shape[0]
             # forward
             h = xb
@@ -262,8 +297,8 @@ def _train_block(subsets, Xtr, ytr, Xva, yva, *, hidden, lr, lr_start, lr_factor
             step += 1
             m1.lerp_(grad, 1 - b1)
             m2.mul_(b2).addcmul_(grad, grad, value=1 - b2)
-            denom = m2.sqrt().div_(math.sqrt(1 - b2 ** step)).add_(eps)
-            flat.addcdiv_(m1 * lr_elem, denom, value=-1.0 / (1 - b1 ** step))
+            denom = m2.sqrt().div_(math.sqrt(1 - b2**step)).add_(eps)
+            flat.addcdiv_(m1 * lr_elem, denom, value=-1.0 / (1 - b1**step))
         # per model: validation loss, snapshot, learning-rate decay on plateau, stop
         with torch.no_grad():
             h = Xva
@@ -294,15 +329,33 @@ def _train_block(subsets, Xtr, ytr, Xva, yva, *, hidden, lr, lr_start, lr_factor
     final = best if restore_best else flat
     bW, bb = views(final)
     real = [m for m, s in enumerate(subsets) if s is not None]
-    return _Block([subsets[m] for m in real], [w.clone() for w in bW], [b.clone() for b in bb], real), \
-        epochs.numpy()[real], best_epoch.numpy()[real], best_val.numpy()[real], step
+    return (
+        _Block([subsets[m] for m in real], [w.clone() for w in bW], [b.clone() for b in bb], real),
+        epochs.numpy()[real],
+        best_epoch.numpy()[real],
+        best_val.numpy()[real],
+        step,
+    )
 
 
-def fit_downstream(X, y, subsets: Sequence[Sequence[int]], seed: int, *, hidden=(5, 5), lr=1e-3,
-                   lr_start: float = 1e-2, lr_factor: float = 10 ** 0.5, batch_size: int = 256,
-                   max_epochs: int = 1000, patience: int = 40, min_delta: float = 0.0,
-                   restore_best: bool = False, val_fraction: float = 0.15, block_size: int = 4,
-                   ) -> DownstreamModels:
+def fit_downstream(
+    X,
+    y,
+    subsets: Sequence[Sequence[int]],
+    seed: int,
+    *,
+    hidden=(5, 5),
+    lr=1e-3,
+    lr_start: float = 1e-2,
+    lr_factor: float = 10**0.5,
+    batch_size: int = 256,
+    max_epochs: int = 1000,
+    patience: int = 40,
+    min_delta: float = 0.0,
+    restore_best: bool = False,
+    val_fraction: float = 0.15,
+    block_size: int = 4,
+) -> DownstreamModels:
     """Train one MLP regressor per feature subset of ``X`` (all subsets batched) and return them.
 
     ``subsets`` is a sequence of column-index tuples (lengths may differ; order within a tuple
@@ -347,12 +400,23 @@ def fit_downstream(X, y, subsets: Sequence[Sequence[int]], seed: int, *, hidden=
     try:
         hidden = tuple(int(h) for h in hidden)
     except (TypeError, ValueError):
-        raise OodfsError(f"hidden must be a non-empty tuple of positive layer sizes, got {hidden!r}") from None
+        raise OodfsError(
+            f"hidden must be a non-empty tuple of positive layer sizes, got {hidden!r}"
+        ) from None
     if not hidden or any(h <= 0 for h in hidden):
         raise OodfsError(f"hidden must be a non-empty tuple of positive layer sizes, got {hidden}")
-    for name, v in (("lr", lr), ("lr_start", lr_start), ("lr_factor", lr_factor), ("min_delta", min_delta),
-                    ("val_fraction", val_fraction)):
-        if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, bool) or not math.isfinite(v):
+    for name, v in (
+        ("lr", lr),
+        ("lr_start", lr_start),
+        ("lr_factor", lr_factor),
+        ("min_delta", min_delta),
+        ("val_fraction", val_fraction),
+    ):
+        if (
+            not isinstance(v, (int, float, np.integer, np.floating))
+            or isinstance(v, bool)
+            or not math.isfinite(v)
+        ):
             raise OodfsError(f"{name} must be a finite number, got {v!r}")
     if not lr > 0:
         raise OodfsError(f"lr must be positive, got {lr}")
@@ -364,8 +428,12 @@ def fit_downstream(X, y, subsets: Sequence[Sequence[int]], seed: int, *, hidden=
         raise OodfsError(f"min_delta must be in [0, 1), got {min_delta}")
     if not 0 < val_fraction < 1:
         raise OodfsError(f"val_fraction must be in (0, 1), got {val_fraction}")
-    for name, v in (("batch_size", batch_size), ("max_epochs", max_epochs), ("patience", patience),
-                    ("block_size", block_size)):
+    for name, v in (
+        ("batch_size", batch_size),
+        ("max_epochs", max_epochs),
+        ("patience", patience),
+        ("block_size", block_size),
+    ):
         if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
             raise OodfsError(f"{name} must be a positive integer, got {v!r}")
     n_val = int(round(val_fraction * n))
@@ -385,21 +453,43 @@ def fit_downstream(X, y, subsets: Sequence[Sequence[int]], seed: int, *, hidden=
 
     with one_torch_thread():
         blocks, epochs, best_epoch, val, steps = _train_all(
-            subs, Xtr, ytr, Xva, yva, hidden=hidden, lr=float(lr), lr_start=float(lr_start),
-            lr_factor=float(lr_factor), restore_best=bool(restore_best), batch_size=int(batch_size),
-            max_epochs=int(max_epochs), patience=int(patience), min_delta=float(min_delta),
-            block_size=int(block_size), seed=seed)
+            subs,
+            Xtr,
+            ytr,
+            Xva,
+            yva,
+            hidden=hidden,
+            lr=float(lr),
+            lr_start=float(lr_start),
+            lr_factor=float(lr_factor),
+            restore_best=bool(restore_best),
+            batch_size=int(batch_size),
+            max_epochs=int(max_epochs),
+            patience=int(patience),
+            min_delta=float(min_delta),
+            block_size=int(block_size),
+            seed=seed,
+        )
     return DownstreamModels(
-        subsets=subs, n_features=d, x_mean=x_mean, x_scale=x_scale, y_mean=y_mean, y_scale=y_scale,
-        blocks=blocks, epochs=np.concatenate(epochs), best_epoch=np.concatenate(best_epoch),
+        subsets=subs,
+        n_features=d,
+        x_mean=x_mean,
+        x_scale=x_scale,
+        y_mean=y_mean,
+        y_scale=y_scale,
+        blocks=blocks,
+        epochs=np.concatenate(epochs),
+        best_epoch=np.concatenate(best_epoch),
         val_rmse=np.sqrt(np.concatenate(val).astype(float)) * y_scale,
-        fit_seconds=time.perf_counter() - t0, n_steps=steps)
+        fit_seconds=time.perf_counter() - t0,
+        n_steps=steps,
+    )
 
 
 def _train_all(subs, Xtr, ytr, Xva, yva, *, block_size, **kw):
     blocks, epochs, best_epoch, val, steps = [], [], [], [], 0
     for start in range(0, len(subs), block_size):
-        chunk = subs[start:start + block_size]
+        chunk = subs[start : start + block_size]
         chunk = chunk + [None] * (block_size - len(chunk))  # fixed shape: see the module doc
         blk, ep, be, v, st = _train_block(chunk, Xtr, ytr, Xva, yva, **kw)
         blocks.append(blk)
@@ -408,3 +498,36 @@ def _train_all(subs, Xtr, ytr, Xva, yva, *, block_size, **kw):
         val.append(v)
         steps += st
     return blocks, epochs, best_epoch, val, steps
+
+
+class DownstreamCache:
+    """Downstream regressor RMSEs per feature subset, trained once per subset per data set.
+
+    Many grid points (and many methods) pick the same top-k features; the regressor for a
+    subset is seeded from (data set, subset), and batching does not change a subset's result,
+    so sharing it changes no number.
+    """
+
+    def __init__(self, data, seed: int, **regressor_options):
+        self.data = data
+        self.seed = seed
+        self.options = regressor_options  # fit_downstream's settings of the run's profile
+        self.results: dict[tuple[int, ...], dict] = {}
+
+    @classmethod
+    def for_profile(cls, data, seed: int, profile: str) -> DownstreamCache:
+        """The cache that trains with the settings of ``profile`` (:data:`PROFILES`)."""
+        return cls(data, seed, **PROFILES.get(profile, {}))
+
+    def evaluate(self, subsets) -> dict[tuple[int, ...], dict]:
+        """``{subset: {"val": float (NaN without validation data), "test": array per env}}``."""
+        wanted = list(dict.fromkeys(tuple(sorted(int(j) for j in s)) for s in subsets))
+        missing = [s for s in wanted if s not in self.results]
+        if missing:
+            d = self.data
+            models = fit_downstream(d.X_train, d.y_train, missing, self.seed, **self.options)
+            val = models.rmse(d.X_val, d.y_val) if d.X_val is not None else np.full(len(missing), np.nan)
+            tests = np.column_stack([models.rmse(X, y) for _, X, y in d.tests])
+            for i, s in enumerate(missing):
+                self.results[s] = {"val": float(val[i]), "test": tests[i]}
+        return {s: self.results[s] for s in wanted}

@@ -4,6 +4,7 @@ into rows of the long results table, one per declared metric (and test environme
 Fitting and evaluating are separate steps so that a job can fit all its methods first and
 train every feature subset they need in one downstream call.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,13 +15,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from oodfs.contract.api import GridFit, WeightCollapseWarning, ranking_from_scores
-from oodfs.run.dataset import DataSet
 from oodfs.contract.metrics import Evaluation, Metric
 from oodfs.contract.registry import registry
 from oodfs.contract.seeds import derive_seed
-from oodfs.results.store import env_key
-from oodfs.run.suite import Suite
+from oodfs.contract.task import DataKey, env_key
 from oodfs.contract.wls import WLSSelector
+from oodfs.run.dataset import DataSet
+from oodfs.run.suite import Suite
+
+
+class UndeclaredDiagnosticWarning(UserWarning):
+    """A method returned fit diagnostics that no plugin declares, so they are not stored."""
 
 
 @dataclass
@@ -41,29 +46,38 @@ def method_kind(cls) -> str:
     return "weighter" if issubclass(cls, WLSSelector) else "selector"
 
 
-def fit_method(suite: Suite, setting, r_train, run: int, method: str, data: DataSet) -> MethodFit:
+def fit_method(suite: Suite, key: DataKey, method: str, data: DataSet) -> MethodFit:
     cls = registry().get("selector", method)
     points = cls.grid_points()
     default = cls.default_params()
     overrides = cls.profiles.get(suite.profile, {})  # the profile's non-grid settings
-    seed = derive_seed(suite.seed, setting.name, r_train, run, method)
+    seed = key.seed(suite.seed, method)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         # a benchmark stores every fit's weight diagnostics and the leaderboard summarises them
         # ("Weight diagnostics"); a warning per grid point would bury the run's output
         warnings.simplefilter("ignore", WeightCollapseWarning)
-        fits = cls.fit_grid_detailed(data.X_train, data.y_train, [{**overrides, **p} for p in points],
-                                     random_state=seed)
+        fits = cls.fit_grid_detailed(
+            data.X_train, data.y_train, [{**overrides, **p} for p in points], random_state=seed
+        )
     fit_seconds = time.perf_counter() - t0
     rankings = [ranking_from_scores(f.values, derive_seed(seed, i, "ties")) for i, f in enumerate(fits)]
-    return MethodFit(method, method_kind(cls), points, [p == default or not cls.grid for p in points], fits,
-                     rankings, seed, fit_seconds)
+    return MethodFit(
+        method,
+        method_kind(cls),
+        points,
+        [p == default or not cls.grid for p in points],
+        fits,
+        rankings,
+        seed,
+        fit_seconds,
+    )
 
 
-def curve_ks(suite: Suite, fit: MethodFit, setting, r_train, n_features: int) -> list[int]:
+def curve_ks(suite: Suite, fit: MethodFit, key: DataKey, n_features: int) -> list[int]:
     """The k of every feature subset a method's rows need: the suite's k, and 1..d on a curve."""
     k = min(suite.k, n_features)
-    if fit.method in suite.curve_methods and r_train in suite.curve_r_train:
+    if fit.method in suite.curve_methods and key.r_train in suite.curve_r_train:
         return [k] + [kk for kk in range(1, n_features + 1) if kk != k]
     return [k]
 
@@ -72,10 +86,24 @@ def subsets_needed(fit: MethodFit, ks: list[int]) -> list[tuple[int, ...]]:
     return [tuple(r[:kk]) for r in fit.rankings for kk in ks]
 
 
-def method_rows(fit: MethodFit, data: DataSet, downstream: dict, ks: list[int], metrics: list[Metric],
-                downstream_seconds: float) -> list[dict]:
+def method_rows(
+    fit: MethodFit,
+    data: DataSet,
+    downstream: dict,
+    ks: list[int],
+    metrics: list[Metric],
+    downstream_seconds: float,
+) -> list[dict]:
     """Rows of the long results table: one per grid point x metric (x test env, x k)."""
     envs = [env_key(r_te) for r_te, _, _ in data.tests]
+    undeclared = sorted({key for gf in fit.fits for key in gf.diagnostics} - {m.name for m in metrics})
+    if undeclared:
+        warnings.warn(
+            f"{fit.method}: diagnostics {', '.join(undeclared)} are not stored: no plugin declares them "
+            "(declare each with oodfs.diagnostic(...) from an oodfs_metrics hook)",
+            UndeclaredDiagnosticWarning,
+            stacklevel=2,
+        )
     features = json.dumps(list(data.feature_names))
     rows = []
     for i, (point, gf, ranking) in enumerate(zip(fit.points, fit.fits, fit.rankings)):
@@ -92,8 +120,15 @@ def method_rows(fit: MethodFit, data: DataSet, downstream: dict, ks: list[int], 
         }
         for j, k in enumerate(ks):
             res = downstream[tuple(sorted(int(c) for c in ranking[:k]))]
-            ev = Evaluation(gf.values, ranking, k, data.stable_set, res["val"], dict(zip(envs, res["test"])),
-                            gf.diagnostics)
+            ev = Evaluation(
+                gf.values,
+                ranking,
+                k,
+                data.stable_set,
+                res["val"],
+                dict(zip(envs, res["test"])),
+                gf.diagnostics,
+            )
             for m in metrics:
                 if j > 0 and not m.curve:  # the extra k of a curve: only curve metrics
                     continue

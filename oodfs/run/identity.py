@@ -17,8 +17,9 @@ besides its coordinates:
 
 The core (downstream regressor, metrics) is not part of a task's identity; its version is in
 every invocation's provenance. ``--resume`` reruns a task whose identity changed and says why
-(:func:`explain`); results of two identities are never kept side by side for one task.
+(:func:`oodfs.results.identity.explain`); results of two identities are never kept side by side for one task.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -37,9 +38,6 @@ SUITE_IDENTITY = ("environment", "settings", "r_test", "n_train", "n_val", "n_te
 
 #: how many hex digits of a SHA-256 are kept (64 bits: collisions are not a concern here)
 DIGEST_CHARS = 16
-
-#: the parts of a task identity, in the order :func:`explain` names them
-PARTS = ("package", "version", "class", "code", "grid", "profile", "data", "suite")
 
 
 def digest(obj) -> str:
@@ -60,24 +58,6 @@ def suite_identity(suite: Suite) -> dict:
     """The suite fields a resume must not change, as stored (tuples become lists)."""
     identity = {k: v for k, v in suite.to_dict().items() if k in SUITE_IDENTITY}
     return json.loads(json.dumps(identity, default=repr))
-
-
-def identity_conflicts(old: dict, new: dict) -> list[str]:
-    """What differs between two suite identities in a way that would mix results: any field but
-    the settings, and a setting of one name defined differently. A setting only one of them has
-    is no conflict (a run narrowed with --settings, a suite that gained a setting)."""
-    conflicts = sorted(k for k in set(old) | set(new) if k != "settings" and old.get(k) != new.get(k))
-    defined = {s["name"]: s for s in old.get("settings", [])}
-    conflicts += [f"setting {s['name']!r}" for s in new.get("settings", [])
-                  if s["name"] in defined and defined[s["name"]] != s]
-    return conflicts
-
-
-def combined_identity(old: dict, new: dict) -> dict:
-    """``new`` with the settings of both (``old``'s first): what a folder holding both holds."""
-    names = {s["name"] for s in old.get("settings", [])}
-    settings = list(old.get("settings", [])) + [s for s in new.get("settings", []) if s["name"] not in names]
-    return {**new, "settings": settings}
 
 
 # -- code ---------------------------------------------------------------------------------
@@ -146,14 +126,22 @@ def data_identity(suite: Suite, setting, env_info: PluginInfo) -> str:
     own = None
     if callable(getattr(env_info.cls, "data_identity", None)):
         own = env_info.cls(**setting.environment_params(0)).data_identity()
-    return digest({"environment": suite.environment, "package": _package(env_info), "version": env_info.version,
-                   "setting": described, "files": files, "own": own})
+    return digest(
+        {
+            "environment": suite.environment,
+            "package": _package(env_info),
+            "version": env_info.version,
+            "setting": described,
+            "files": files,
+            "own": own,
+        }
+    )
 
 
 # -- tasks --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class TaskIdentity:
-    """``digest`` identifies the task; ``parts`` (one short value per part of :data:`PARTS`)
+    """``digest`` identifies the task; ``parts`` (one short value per part of :data:`oodfs.results.identity.PARTS`)
     says what differs when two digests do."""
 
     digest: str
@@ -198,7 +186,9 @@ def task_identities(suite: Suite, methods=None) -> dict[tuple[str, str], TaskIde
     for method in suite.methods if methods is None else methods:
         parts = method_parts(reg.info("selector", method), suite.profile)
         for s in suite.settings:
-            out[s.name, method] = TaskIdentity.from_parts({**parts, "data": data[s.name], "suite": suite_part})
+            out[s.name, method] = TaskIdentity.from_parts(
+                {**parts, "data": data[s.name], "suite": suite_part}
+            )
     return out
 
 
@@ -207,19 +197,3 @@ def method_code_hashes(methods) -> dict[str, str]:
     reg = registry()
     table = reg.entries("selector")
     return {m: code_hash(table[m].cls) for m in methods if m in table}
-
-
-def explain(old: dict | None, new: dict) -> str:
-    """Why a task's identity changed, e.g. ``"code changed"`` or
-    ``"version (0.1.0 -> 0.2.0) and grid changed"``."""
-    if not old:
-        return "no identity recorded (stored by an older oodfs)"
-    changed = []
-    for part in PARTS:
-        if old.get(part) != new.get(part):
-            shown = part in ("package", "version", "class", "profile")
-            changed.append(f"{part} ({old.get(part)} -> {new.get(part)})" if shown else part)
-    if not changed:
-        return "identity changed"
-    names = changed[0] if len(changed) == 1 else f"{', '.join(changed[:-1])} and {changed[-1]}"
-    return f"{names} changed"

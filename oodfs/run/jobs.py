@@ -8,27 +8,30 @@ plugin that crashes its process, calls ``sys.exit`` or edits its input is a fail
 A storage error (disk full, I/O error) is not a method's failure: it stops the run
 (:class:`~oodfs.results.store.StorageError`).
 """
+
 from __future__ import annotations
 
 import json
 import time
 from dataclasses import dataclass
 
-from oodfs.run.dataset import DownstreamCache, make_dataset
-from oodfs.run.evaluate import curve_ks, fit_method, method_rows, subsets_needed
-from oodfs.run.executors.isolation import call_isolated, error_message
 from oodfs.contract.registry import registry
-from oodfs.run.provenance import package_versions
-from oodfs.contract.seeds import derive_seed
-from oodfs.results.store import ResultStore, env_key
+from oodfs.contract.task import DataKey, TaskKey, env_key
+from oodfs.results.provenance import package_versions
+from oodfs.results.store import ResultStore
+from oodfs.run.dataset import make_dataset
+from oodfs.run.downstream import DownstreamCache
+from oodfs.run.evaluate import curve_ks, fit_method, method_rows, subsets_needed
+from oodfs.run.executors.isolation import call_isolated
 from oodfs.run.suite import Suite
+from oodfs.validation import error_message
 
 
 @dataclass(frozen=True)
 class Job:
-    setting: str
-    r_train: object
-    run: int
+    """One data set and the methods to run on it."""
+
+    data: DataKey
     methods: tuple[str, ...]
 
 
@@ -36,7 +39,7 @@ class Job:
 class TaskResult:
     """A finished task; ``rows`` is None when the worker committed them itself."""
 
-    key: tuple  # (setting, r_train key, run, method)
+    key: TaskKey
     status: str  # "ok" or "failed"
     error: str | None
     rows: list | None
@@ -51,18 +54,24 @@ def plan(suite: Suite, finished: set, workers: int = 1) -> list[Job]:
     coordinates), only some data draws and downstream fits are repeated.
     """
     jobs = []
-    for setting, r, run in suite.task_keys():
-        pending = tuple(m for m in suite.methods if (setting.name, env_key(r), run, m) not in finished)
+    for key in suite.data_keys():
+        pending = tuple(m for m in suite.methods if key.task(m) not in finished)
         if pending:
-            jobs.append(Job(setting.name, r, run, pending))
+            jobs.append(Job(key, pending))
     if len(jobs) < workers:
-        jobs = [Job(j.setting, j.r_train, j.run, (m,)) for j in jobs for m in j.methods]
+        jobs = [Job(j.data, (m,)) for j in jobs for m in j.methods]
     return jobs
 
 
-def run_job(suite: Suite, job: Job, out_dir: str | None, plugin_modules: tuple[str, ...] = (),
-            task_timeout: float | None = None, identities: dict | None = None,
-            isolate: bool = True) -> list[TaskResult]:
+def run_job(
+    suite: Suite,
+    job: Job,
+    out_dir: str | None,
+    plugin_modules: tuple[str, ...] = (),
+    task_timeout: float | None = None,
+    identities: dict | None = None,
+    isolate: bool = True,
+) -> list[TaskResult]:
     """Run one job (the worker's entry point). With ``out_dir`` each task is committed to the
     store there; with ``out_dir=None`` (a remote worker) the rows come back instead.
     ``identities``: ``{(setting, method): TaskIdentity}``, stored with each task (computed once
@@ -73,28 +82,43 @@ def run_job(suite: Suite, job: Job, out_dir: str | None, plugin_modules: tuple[s
     torch.set_num_threads(1)  # one thread per worker: workers are the parallelism
     registry(plugin_modules)
     metrics = [info.cls for info in registry().entries("metric").values()]
-    setting = next(s for s in suite.settings if s.name == job.setting)
+    key = job.data
     store = ResultStore(out_dir) if out_dir is not None else None
     versions = package_versions()
     common = {
-        "suite": suite.name, "profile": suite.profile, "setting": setting.name, "r_train": env_key(job.r_train), "run": job.run,
-        "oodfs_version": versions.get("oodfs", ""), "versions": json.dumps(versions, sort_keys=True),
+        "suite": suite.name,
+        "profile": suite.profile,
+        "setting": key.setting,
+        "r_train": env_key(key.r_train),
+        "run": key.run,
+        "oodfs_version": versions.get("oodfs", ""),
+        "versions": json.dumps(versions, sort_keys=True),
     }
     finished: list[TaskResult] = []
 
     def finish(method, status, error, rows):
-        key = (setting.name, env_key(job.r_train), job.run, method)
-        ident = (identities or {}).get((setting.name, method))
+        task = key.task(method)
+        ident = (identities or {}).get((key.setting, method))
         digest = ident.digest if ident is not None else None
-        rows = [{**common, **r, "method": method, "status": status, "error": error, "identity": digest,
-                 "origin": "run"} for r in rows]
+        rows = [
+            {
+                **common,
+                **r,
+                "method": method,
+                "status": status,
+                "error": error,
+                "identity": digest,
+                "origin": "run",
+            }
+            for r in rows
+        ]
         if store is not None:
-            store.commit_task(key, status, error, rows, digest, ident.parts if ident is not None else None)
-        finished.append(TaskResult(key, status, error, None if store is not None else rows, ident))
+            store.commit_task(task, status, error, rows, digest, ident.parts if ident is not None else None)
+        finished.append(TaskResult(task, status, error, None if store is not None else rows, ident))
 
     try:
         t0 = time.perf_counter()
-        data = make_dataset(suite, setting, job.r_train, job.run)
+        data = make_dataset(suite, key)
         common["data_seconds"] = time.perf_counter() - t0  # once per data set, shared by its tasks
     except (Exception, SystemExit) as exc:  # the data set itself failed: every task on it fails, recorded
         for method in job.methods:
@@ -104,8 +128,9 @@ def run_job(suite: Suite, job: Job, out_dir: str | None, plugin_modules: tuple[s
     fits = {}
     for method in job.methods:
         try:
+
             def fit(method=method):
-                return fit_method(suite, setting, job.r_train, job.run, method, data)
+                return fit_method(suite, key, method, data)
 
             fits[method] = call_isolated(fit, task_timeout) if isolate or task_timeout else fit()
         except (Exception, SystemExit) as exc:  # a failing plugin is recorded; the benchmark goes on
@@ -113,12 +138,9 @@ def run_job(suite: Suite, job: Job, out_dir: str | None, plugin_modules: tuple[s
 
     # every subset of every method in one downstream call (batching changes no result)
     d = data.X_train.shape[1]
-    ks = {m: curve_ks(suite, f, setting, job.r_train, d) for m, f in fits.items()}
+    ks = {m: curve_ks(suite, f, key, d) for m, f in fits.items()}
     wanted = {m: subsets_needed(f, ks[m]) for m, f in fits.items()}
-    from oodfs.run import downstream as regressor
-
-    downstream = DownstreamCache(data, derive_seed(suite.seed, setting.name, job.r_train, job.run, "downstream"),
-                                 **getattr(regressor, "PROFILES", {}).get(suite.profile, {}))
+    downstream = DownstreamCache.for_profile(data, key.seed(suite.seed, "downstream"), suite.profile)
     try:
         t0 = time.perf_counter()
         results = downstream.evaluate([s for subsets in wanted.values() for s in subsets])

@@ -1,4 +1,5 @@
 """Progress of a run: a tqdm bar on a terminal, plain lines otherwise; counted in tasks."""
+
 from __future__ import annotations
 
 import sys
@@ -30,8 +31,12 @@ class Progress:
             elapsed = time.perf_counter() - self.start
             eta = elapsed / self.done * (self.total - self.done)
             setting, r_train, run, method = task.key
-            print(f"[{self.done}/{self.total} tasks, {self.failed} failed] {setting} r_train={r_train} run={run} "
-                  f"{method}: {task.status}; elapsed {elapsed:.0f} s, ETA {eta:.0f} s", file=sys.stderr, flush=True)
+            print(
+                f"[{self.done}/{self.total} tasks, {self.failed} failed] {setting} r_train={r_train} run={run} "
+                f"{method}: {task.status}; elapsed {elapsed:.0f} s, ETA {eta:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def close(self) -> None:
         if self.bar is not None:

@@ -10,6 +10,7 @@ Each task is stored with its identity (:mod:`oodfs.run.identity`: the method's c
 grid, the profile, the data, the suite). ``resume`` keeps a stored task only if its identity is
 the current one; the others are rerun and their old rows replaced (:func:`resume_plan`).
 """
+
 from __future__ import annotations
 
 import os
@@ -18,13 +19,15 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
-from oodfs.run.executors import backend, run_calls
-from oodfs.run.identity import combined_identity, explain, identity_conflicts, suite_identity, task_identities
-from oodfs.run.jobs import plan, run_job
 from oodfs.contract.registry import registry
+from oodfs.contract.task import TASK_KEY
+from oodfs.results.identity import combined_identity, explain, identity_conflicts
+from oodfs.results.provenance import environment, package_versions
+from oodfs.results.store import ResultStore
+from oodfs.run.executors import backend, run_calls
+from oodfs.run.identity import method_code_hashes, suite_identity, task_identities
+from oodfs.run.jobs import plan, run_job
 from oodfs.run.progress import Progress
-from oodfs.run.provenance import environment, package_versions
-from oodfs.results.store import ResultStore, env_key
 from oodfs.run.suite import Suite
 from oodfs.validation import OodfsError
 
@@ -39,7 +42,9 @@ def check_suite_plugins(suite: Suite) -> None:
     for s in suite.settings:
         name = s.params.get("setting")
         if valid_settings and name is not None and name not in valid_settings:
-            raise OodfsError(f"unknown setting {name!r} for environment {suite.environment!r}; valid: {', '.join(valid_settings)}")
+            raise OodfsError(
+                f"unknown setting {name!r} for environment {suite.environment!r}; valid: {', '.join(valid_settings)}"
+            )
         env = env_cls(**s.environment_params(0, suite.seed))
         for e in suite.r_train + suite.r_test:
             env.check_env(e)
@@ -68,28 +73,40 @@ class ResumePlan:
 
     def notes(self) -> list[str]:
         lines = [f"{_count(len(k), 'task')} of {m} rerun: {why}" for (m, why), k in self.rerun.items()]
-        lines += [f"removed {_count(len(k), 'task')} of {m} outside this run's selection: {why}"
-                  for (m, why), k in self.remove.items()]
-        lines += [f"kept {_count(len(k), 'task')} of {m}, which this run does not include, although "
-                  f"{why.replace(' changed', '')} changed since: rerun them with --methods {m} --resume"
-                  for (m, why), k in self.stale_kept.items()]
+        lines += [
+            f"removed {_count(len(k), 'task')} of {m} outside this run's selection: {why}"
+            for (m, why), k in self.remove.items()
+        ]
+        lines += [
+            f"kept {_count(len(k), 'task')} of {m}, which this run does not include, although "
+            f"{why.replace(' changed', '')} changed since: rerun them with --methods {m} --resume"
+            for (m, why), k in self.stale_kept.items()
+        ]
         return lines
 
     def summary(self) -> dict:
         """For the invocation record: counts per (method, reason)."""
+
         def counts(d):
             return [{"method": m, "reason": why, "tasks": len(k)} for (m, why), k in d.items()]
-        return {"rerun": counts(self.rerun), "removed": counts(self.remove), "stale_kept": counts(self.stale_kept)}
+
+        return {
+            "rerun": counts(self.rerun),
+            "removed": counts(self.remove),
+            "stale_kept": counts(self.stale_kept),
+        }
 
 
-def resume_plan(suite: Suite, records: dict, identities: dict, force=(), retry_failed: bool = False) -> ResumePlan:
+def resume_plan(
+    suite: Suite, records: dict, identities: dict, force=(), retry_failed: bool = False
+) -> ResumePlan:
     """Decide, for every stored task (``records``: :meth:`ResultStore.task_records`), whether it
     is kept, rerun, removed or kept although stale. ``identities``: ``{(setting, method):
     TaskIdentity}`` of every registered method on every setting of ``suite``; ``force``: methods
     whose tasks are rerun whatever their identity; ``retry_failed``: rerun failed tasks of the
     selection too."""
     out = ResumePlan()
-    selection = {(s.name, env_key(r), run, m) for s, r, run in suite.task_keys() for m in suite.methods}
+    selection = set(suite.task_keys())
     for key, rec in records.items():
         setting, _, _, method = key
         current = identities.get((setting, method))
@@ -121,11 +138,25 @@ def _print_note(text: str) -> None:
     print(f"oodfs: {text}", file=sys.stderr)
 
 
-def run_suite(suite: Suite, out_dir, *, jobs: int = 1, resume: bool = False,
-              plugin_modules: tuple[str, ...] = (), progress: bool = True, argv=None,
-              backend_name: str = "local", scheduler: str | None = None,
-              task_timeout: float | None = None, force=(), retry_failed: bool = False, reference=None,
-              reference_methods=None, notes=_print_note, isolate: bool = True) -> ResultStore:
+def run_suite(
+    suite: Suite,
+    out_dir,
+    *,
+    jobs: int = 1,
+    resume: bool = False,
+    plugin_modules: tuple[str, ...] = (),
+    progress: bool = True,
+    argv=None,
+    backend_name: str = "local",
+    scheduler: str | None = None,
+    task_timeout: float | None = None,
+    force=(),
+    retry_failed: bool = False,
+    reference=None,
+    reference_methods=None,
+    notes=_print_note,
+    isolate: bool = True,
+) -> ResultStore:
     """Run every pending task of ``suite`` into ``out_dir`` and return the store.
 
     ``force``: methods rerun whatever is stored (implies ``resume`` of an existing store);
@@ -145,26 +176,64 @@ def run_suite(suite: Suite, out_dir, *, jobs: int = 1, resume: bool = False,
     force = tuple(dict.fromkeys(force))
     unknown = [m for m in force if m not in suite.methods]
     if unknown:
-        raise OodfsError(f"--force names {unknown[0]!r}, which this run does not include; its methods: "
-                         f"{', '.join(suite.methods)}")
+        raise OodfsError(
+            f"--force names {unknown[0]!r}, which this run does not include; its methods: "
+            f"{', '.join(suite.methods)}"
+        )
     check_suite_plugins(suite)
     executor = backend(backend_name)
     store = ResultStore(out_dir)
     store.check_output_folder()
     with store.lock():
-        return _run_locked(suite, store, out_dir, executor, jobs=jobs, resume=resume, plugin_modules=plugin_modules,
-                           progress=progress, argv=argv, backend_name=backend_name, scheduler=scheduler,
-                           task_timeout=task_timeout, force=force, retry_failed=retry_failed, reference=reference,
-                           reference_methods=reference_methods, notes=notes, isolate=isolate)
+        return _run_locked(
+            suite,
+            store,
+            out_dir,
+            executor,
+            jobs=jobs,
+            resume=resume,
+            plugin_modules=plugin_modules,
+            progress=progress,
+            argv=argv,
+            backend_name=backend_name,
+            scheduler=scheduler,
+            task_timeout=task_timeout,
+            force=force,
+            retry_failed=retry_failed,
+            reference=reference,
+            reference_methods=reference_methods,
+            notes=notes,
+            isolate=isolate,
+        )
 
 
-def _run_locked(suite: Suite, store: ResultStore, out_dir, executor, *, jobs, resume, plugin_modules, progress, argv,
-                backend_name, scheduler, task_timeout, force, retry_failed, reference, reference_methods, notes,
-                isolate) -> ResultStore:
+def _run_locked(
+    suite: Suite,
+    store: ResultStore,
+    out_dir,
+    executor,
+    *,
+    jobs,
+    resume,
+    plugin_modules,
+    progress,
+    argv,
+    backend_name,
+    scheduler,
+    task_timeout,
+    force,
+    retry_failed,
+    reference,
+    reference_methods,
+    notes,
+    isolate,
+) -> ResultStore:
     identity = suite_identity(suite)
     if store.exists():
         if not (resume or force):
-            raise OodfsError(f"{out_dir} already holds results; pass --resume to continue them or choose another --out")
+            raise OodfsError(
+                f"{out_dir} already holds results; pass --resume to continue them or choose another --out"
+            )
         previous = store.get_meta("suite_identity")
         if previous is not None:
             conflicts = identity_conflicts(previous, identity)
@@ -186,9 +255,11 @@ def _run_locked(suite: Suite, store: ResultStore, out_dir, executor, *, jobs, re
         suite = replace(suite, methods=tuple(suite.methods) + tuple(refused))
         taken = [m for m in ref_methods if m not in refused]
         if taken:
-            ref_notes.append(f"from the reference results {reference.label}: {', '.join(taken)} "
-                             f"({_count(len(ref_tasks), 'task')}, {_count(len(ref_results), 'row')}; "
-                             "column origin = 'reference')")
+            ref_notes.append(
+                f"from the reference results {reference.label}: {', '.join(taken)} "
+                f"({_count(len(ref_tasks), 'task')}, {_count(len(ref_results), 'row')}; "
+                "column origin = 'reference')"
+            )
 
     records = store.task_records()
     stored_methods = {key[3] for key in records}
@@ -201,44 +272,59 @@ def _run_locked(suite: Suite, store: ResultStore, out_dir, executor, *, jobs, re
     store.set_meta("metrics", [info.cls.as_dict() for info in registry().entries("metric").values()])
     if ref_tasks is not None and len(ref_tasks):
         # a reference task replaces a stored one only if that one is not current
-        fresh = {k for k, rec in records.items() if identities.get((k[0], k[3])) is not None
-                 and rec["identity"] == identities[k[0], k[3]].digest}
-        keys = list(ref_tasks[["setting", "r_train", "run", "method"]].itertuples(index=False, name=None))
+        fresh = {
+            k
+            for k, rec in records.items()
+            if identities.get((k[0], k[3])) is not None and rec["identity"] == identities[k[0], k[3]].digest
+        }
+        keys = list(ref_tasks[TASK_KEY].itertuples(index=False, name=None))
         new = [k not in fresh for k in keys]
         if any(new):
             wanted = ref_tasks[new]
-            rows = ref_results.merge(wanted[["setting", "r_train", "run", "method"]])
+            rows = ref_results.merge(wanted[TASK_KEY])
             store.insert_tasks(wanted, rows)
         decided.keep |= set(keys)
     if decided.remove:
         store.remove_tasks([k for keys in decided.remove.values() for k in keys])
     for line in ref_notes + decided.notes():
         notes(line)
-    store.add_invocation({
-        "argv": list(argv if argv is not None else sys.argv),
-        "suite": suite.to_dict(),
-        "backend": backend_name, "jobs": jobs, "task_timeout": task_timeout, "force": list(force),
-        "versions": package_versions(),
-        "environment": environment(judged),
-        "plugins": [i.as_dict() for i in registry().all()],
-        "identities": {f"{s}/{m}": i.digest for (s, m), i in identities.items()},
-        "resume": decided.summary(),
-        "reference": None if reference is None else {"label": reference.label, "notes": ref_notes},
-        "host": platform.node(),
-        "pid": os.getpid(),
-    })
+    store.add_invocation(
+        {
+            "argv": list(argv if argv is not None else sys.argv),
+            "suite": suite.to_dict(),
+            "backend": backend_name,
+            "jobs": jobs,
+            "task_timeout": task_timeout,
+            "force": list(force),
+            "versions": package_versions(),
+            "environment": environment(method_code_hashes(judged)),
+            "plugins": [i.as_dict() for i in registry().all()],
+            "identities": {f"{s}/{m}": i.digest for (s, m), i in identities.items()},
+            "resume": decided.summary(),
+            "reference": None if reference is None else {"label": reference.label, "notes": ref_notes},
+            "host": platform.node(),
+            "pid": os.getpid(),
+        }
+    )
     todo = plan(suite, decided.keep, workers=jobs)
     bar = Progress(sum(len(job.methods) for job in todo), enabled=progress)
     target = str(out_dir) if executor.COMMITS_IN_WORKER else None
     run_identities = {k: v for k, v in identities.items() if k[1] in suite.methods}
-    calls = [(suite, job, target, tuple(plugin_modules), task_timeout, run_identities, isolate)
-             for job in todo]
+    calls = [
+        (suite, job, target, tuple(plugin_modules), task_timeout, run_identities, isolate) for job in todo
+    ]
     for finished in run_calls(run_job, calls, backend_name=backend_name, jobs=jobs, scheduler=scheduler):
         for task in finished:
             if task.rows is not None:
                 ident = task.identity
-                store.commit_task(task.key, task.status, task.error, task.rows,
-                                  None if ident is None else ident.digest, None if ident is None else ident.parts)
+                store.commit_task(
+                    task.key,
+                    task.status,
+                    task.error,
+                    task.rows,
+                    None if ident is None else ident.digest,
+                    None if ident is None else ident.parts,
+                )
         bar.update(finished)
     bar.close()
     return store

@@ -1,4 +1,5 @@
 """Suites: environment settings x r_train x runs x methods x grid points, read from TOML."""
+
 from __future__ import annotations
 
 import sys
@@ -6,7 +7,9 @@ from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
+from oodfs.contract.profiles import check_profile
 from oodfs.contract.seeds import derive_seed
+from oodfs.contract.task import DataKey, TaskKey
 from oodfs.validation import OodfsError, check_positive_int
 
 if sys.version_info >= (3, 11):
@@ -16,28 +19,30 @@ else:  # pragma: no cover
 
 
 #: the keys of a suite file, and of each of its settings (``[settings.NAME]``)
-SUITE_KEYS = ("description", "environment", "settings", "r_train", "r_test", "runs", "n_train", "n_val", "n_test",
-              "k", "methods", "selection", "curve", "seed", "profile", "quick")
+SUITE_KEYS = (
+    "description",
+    "environment",
+    "settings",
+    "r_train",
+    "r_test",
+    "runs",
+    "n_train",
+    "n_val",
+    "n_test",
+    "k",
+    "methods",
+    "selection",
+    "curve",
+    "seed",
+    "profile",
+    "quick",
+)
 CURVE_KEYS = ("methods", "r_train")
 #: what ``[quick]`` (``--quick``) may change
 QUICK_KEYS = ("r_train", "r_test", "runs", "methods", "n_train", "n_val", "n_test", "k", "seed", "selection")
 #: the largest number of rows a suite may draw at once (n_train + n_val, or n_test): a guard
 #: against typos such as n_train = 100000000000; a real data set's n_test may exceed its rows
 MAX_ROWS = 10_000_000
-
-#: the profiles a suite can run with (docs/PROTOCOL.md, "Profiles")
-PROFILES = {
-    "default": "oodfs's documented defaults for every setting outside the grids",
-    "paper": "the paper's literal settings where it states them (Adam lr 0.001 for DWR, SRDO and the downstream "
-             "MLP), documented choices where it is silent",
-}
-
-
-def check_profile(name: str) -> str:
-    if name not in PROFILES:
-        raise OodfsError(f"unknown profile {name!r}; valid: {', '.join(PROFILES)}")
-    return name
-
 
 #: how a per-run environment parameter is set: to the run index, or to a seed derived from
 #: (suite seed, setting name, run, parameter name)
@@ -95,12 +100,21 @@ class Suite:
         d.pop("quick")
         return d
 
-    def task_keys(self):
-        """Every (setting, r_train, run) data set of the suite, in a fixed order."""
+    def data_keys(self):
+        """Every data set of the suite, in a fixed order."""
         for setting in self.settings:
             for r in self.r_train:
                 for run in range(self.runs):
-                    yield setting, r, run
+                    yield DataKey(setting.name, r, run)
+
+    def task_keys(self, methods=None) -> list[TaskKey]:
+        """Every task of the suite (of ``methods``, default the suite's), in a fixed order."""
+        return [
+            key.task(m) for key in self.data_keys() for m in (self.methods if methods is None else methods)
+        ]
+
+    def setting(self, name: str) -> Setting:
+        return next(s for s in self.settings if s.name == name)
 
 
 def available_suites() -> list[str]:
@@ -121,7 +135,9 @@ def load_suite(name_or_path: str) -> Suite:
             raise OodfsError(f"cannot read suite file {name_or_path!r}: {exc}") from None
     else:
         if name_or_path not in available_suites():
-            raise OodfsError(f"unknown suite {name_or_path!r}; valid: {', '.join(available_suites())} (or a .toml path)")
+            raise OodfsError(
+                f"unknown suite {name_or_path!r}; valid: {', '.join(available_suites())} (or a .toml path)"
+            )
         text = resources.files("oodfs.suites").joinpath(f"{name_or_path}.toml").read_text()
         name = name_or_path
     try:
@@ -137,7 +153,11 @@ def _resolve_paths(raw: dict, folder: Path) -> None:
     settings = raw.get("settings")
     for setting in settings.values() if isinstance(settings, dict) else ():
         params = setting.get("params") if isinstance(setting, dict) else None
-        if isinstance(params, dict) and isinstance(params.get("path"), str) and not Path(params["path"]).is_absolute():
+        if (
+            isinstance(params, dict)
+            and isinstance(params.get("path"), str)
+            and not Path(params["path"]).is_absolute()
+        ):
             params["path"] = str((folder / params["path"]).resolve())
 
 
@@ -154,24 +174,36 @@ def check_suite_keys(name: str, raw: dict) -> None:
     _check_keys(raw, SUITE_KEYS, f"suite {name!r}")
     settings = raw.get("settings")
     if not isinstance(settings, dict) or not settings:
-        raise OodfsError(f"suite {name!r}: settings must be a table of settings ([settings.NAME] with params = {{...}})")
+        raise OodfsError(
+            f"suite {name!r}: settings must be a table of settings ([settings.NAME] with params = {{...}})"
+        )
     for sname, setting in settings.items():  # their keys: see _setting
         if isinstance(setting, dict) and not isinstance(setting.get("params", {}), dict):
-            raise OodfsError(f"setting {sname!r} of suite {name!r}: params must be a table, got {setting['params']!r}")
+            raise OodfsError(
+                f"setting {sname!r} of suite {name!r}: params must be a table, got {setting['params']!r}"
+            )
     _check_keys(raw.get("curve", {}), CURVE_KEYS, f"[curve] of suite {name!r}")
     _check_keys(raw.get("quick", {}), QUICK_KEYS, f"[quick] of suite {name!r}")
+
+
 def _setting(name: str, raw: dict) -> Setting:
     if not isinstance(raw, dict):
-        raise OodfsError(f"setting {name!r} must be a table (params = {{...}}, run_params = {{...}}, n_train = ...)")
+        raise OodfsError(
+            f"setting {name!r} must be a table (params = {{...}}, run_params = {{...}}, n_train = ...)"
+        )
     unknown = sorted(set(raw) - {"params", "run_params", "run_param", "n_train"})
     if unknown:
-        raise OodfsError(f"setting {name!r} has the unknown key {unknown[0]!r}; valid: params, run_params, run_param, n_train")
+        raise OodfsError(
+            f"setting {name!r} has the unknown key {unknown[0]!r}; valid: params, run_params, run_param, n_train"
+        )
     run_params = dict(raw.get("run_params", {}))
     if raw.get("run_param"):  # the older spelling: one parameter set to the run index
         run_params.setdefault(raw["run_param"], "run")
     for key, kind in run_params.items():
         if kind not in RUN_PARAM_KINDS:
-            raise OodfsError(f"setting {name!r}: run_params.{key} must be one of {', '.join(map(repr, RUN_PARAM_KINDS))}, got {kind!r}")
+            raise OodfsError(
+                f"setting {name!r}: run_params.{key} must be one of {', '.join(map(repr, RUN_PARAM_KINDS))}, got {kind!r}"
+            )
     n_train = raw.get("n_train")
     if n_train is not None:
         check_positive_int(n_train, f"n_train of setting {name!r}")
@@ -263,8 +295,10 @@ def validate_suite(suite: Suite) -> None:
     _check_text(suite.selection, "selection")
     rule = get_rule(suite.selection)
     if rule.metric == "rmse_val" and not suite.n_val:
-        raise OodfsError(f"selection {suite.selection!r} needs validation data: set n_val > 0, or choose selection "
-                         "'default' or 'oracle'")
+        raise OodfsError(
+            f"selection {suite.selection!r} needs validation data: set n_val > 0, or choose selection "
+            "'default' or 'oracle'"
+        )
     check_profile(suite.profile)
     # environment ids (e.g. |r| > 1 for bias rates) are checked by the environment plugin
 
@@ -292,7 +326,9 @@ def customise(
         known = {s.name: s for s in suite.settings}
         unknown = [s for s in settings if s not in known]
         if unknown:
-            raise OodfsError(f"unknown setting {unknown[0]!r} for suite {suite.name!r}; valid: {', '.join(known)}")
+            raise OodfsError(
+                f"unknown setting {unknown[0]!r} for suite {suite.name!r}; valid: {', '.join(known)}"
+            )
         suite = replace(suite, settings=tuple(known[s] for s in settings))
     if methods is not None:
         suite = replace(suite, methods=tuple(methods))

@@ -49,17 +49,42 @@ Cost. WLS and the oracle weights are cheap; DWR and SRDO are the cost, so they r
 replicates and only up to ``max_n`` (see ``METHODS``). Tasks (condition, n, replicate) run in
 ``jobs`` worker processes, largest n first.
 """
+
 from __future__ import annotations
 
 from oodfs.theory.analysis import METRICS, load_run, slopes, summary_markdown
 from oodfs.theory.experiment import (
-    CONDITIONS, METHODS, N_GRID, TARGETS, Condition, Method, TheoryConfig, check_config, quick_config,
-    run_task, run_theory, target_coefficients,
+    CONDITIONS,
+    METHODS,
+    N_GRID,
+    TARGETS,
+    Condition,
+    Method,
+    TheoryConfig,
+    check_config,
+    quick_config,
+    run_task,
+    run_theory,
+    target_coefficients,
 )
 from oodfs.theory.figures import make_figures
 
 __all__ = [
-    "CONDITIONS", "METHODS", "METRICS", "N_GRID", "TARGETS", "Condition", "Method", "TheoryConfig",
-    "check_config", "load_run", "make_figures", "quick_config", "run_task", "run_theory", "slopes",
-    "summary_markdown", "target_coefficients",
+    "CONDITIONS",
+    "METHODS",
+    "METRICS",
+    "N_GRID",
+    "TARGETS",
+    "Condition",
+    "Method",
+    "TheoryConfig",
+    "check_config",
+    "load_run",
+    "make_figures",
+    "quick_config",
+    "run_task",
+    "run_theory",
+    "slopes",
+    "summary_markdown",
+    "target_coefficients",
 ]

@@ -1,5 +1,6 @@
 """The theory experiment: its configuration, one task (a sample, every method's WLS fit) and the
 whole run. What is run and why is in the package docstring (:mod:`oodfs.theory`)."""
+
 from __future__ import annotations
 
 import json
@@ -84,7 +85,8 @@ def quick_config(config: TheoryConfig | None = None) -> TheoryConfig:
     machine under a load average of 9)."""
     config = config or TheoryConfig()
     methods = tuple(
-        replace(m, max_n=min(m.max_n, 2000), replicates=min(m.replicates, 2)) if m.max_n else m for m in config.methods
+        replace(m, max_n=min(m.max_n, 2000), replicates=min(m.replicates, 2)) if m.max_n else m
+        for m in config.methods
     )
     return replace(config, n_grid=(500, 2000, 10_000), replicates=5, n_target=200_000, methods=methods)
 
@@ -132,7 +134,11 @@ def _method_weights(methods, X, env, cond, seed) -> dict[str, tuple[np.ndarray, 
             continue
         if len(ms) == 1:
             est = cls(**ms[0].params, random_state=seed).fit(X)
-            extra = {k: v for k, v in est.diagnostics_.items() if k not in ("ess", "ess_fraction", "max_weight", "max_abs_corr")}
+            extra = {
+                k: v
+                for k, v in est.diagnostics_.items()
+                if k not in ("ess", "ess_fraction", "max_weight", "max_abs_corr")
+            }
             for attr in ("n_iter_", "converged_"):
                 if hasattr(est, attr):
                     extra[attr.rstrip("_")] = float(getattr(est, attr))
@@ -154,8 +160,12 @@ def run_task(config: TheoryConfig, cond: Condition, n: int, rep: int, targets: d
     from oodfs.contract.api import WeightCollapseWarning, weight_diagnostics
     from oodfs.contract.wls import weighted_least_squares
 
-    methods = [m for m in config.methods if (m.max_n is None or n <= m.max_n)
-               and rep < (m.replicates if m.replicates is not None else config.replicates)]
+    methods = [
+        m
+        for m in config.methods
+        if (m.max_n is None or n <= m.max_n)
+        and rep < (m.replicates if m.replicates is not None else config.replicates)
+    ]
     if not methods:
         return []
     env = _env(config, cond, layout_seed=derive_seed(config.seed, cond.name, n, rep, "layout"))
@@ -185,18 +195,28 @@ def run_task(config: TheoryConfig, cond: Condition, n: int, rep: int, targets: d
             S_c = Xc[:, :d_s] - p @ Xc[:, :d_s]
             resid = f - p @ f - S_c @ weighted_least_squares(Xc[:, :d_s], f, w)
             corr_r = np.abs(_weighted_corr(np.column_stack([Xc[:, d_s:], resid]), w)[-1, :-1])
-            rows.append({
-                "condition": cond.name, "r": cond.r, "n": n, "replicate": rep, "method": m.name, "target": m.target,
-                "beta_v": float(np.linalg.norm(beta[d_s:])),
-                "err_s": float(np.linalg.norm(beta[:d_s] - star[:d_s])),
-                "err": float(np.linalg.norm(beta - star)),
-                "ess": diag["ess"], "ess_fraction": diag["ess_fraction"], "max_weight": diag["max_weight"],
-                "max_abs_corr": diag["max_abs_corr"], "max_corr_v": float(corr[d_s:, :].max()),
-                "max_corr_vr": float(corr_r.max()),
-                "fit_seconds": seconds,
-                **{f"beta_{name}": float(b) for name, b in zip(canonical, beta)},
-                **{f"diag_{k}": float(v) for k, v in extra.items()},
-            })
+            rows.append(
+                {
+                    "condition": cond.name,
+                    "r": cond.r,
+                    "n": n,
+                    "replicate": rep,
+                    "method": m.name,
+                    "target": m.target,
+                    "beta_v": float(np.linalg.norm(beta[d_s:])),
+                    "err_s": float(np.linalg.norm(beta[:d_s] - star[:d_s])),
+                    "err": float(np.linalg.norm(beta - star)),
+                    "ess": diag["ess"],
+                    "ess_fraction": diag["ess_fraction"],
+                    "max_weight": diag["max_weight"],
+                    "max_abs_corr": diag["max_abs_corr"],
+                    "max_corr_v": float(corr[d_s:, :].max()),
+                    "max_corr_vr": float(corr_r.max()),
+                    "fit_seconds": seconds,
+                    **{f"beta_{name}": float(b) for name, b in zip(canonical, beta)},
+                    **{f"diag_{k}": float(v) for k, v in extra.items()},
+                }
+            )
     return rows
 
 
@@ -233,7 +253,9 @@ def check_config(config: TheoryConfig) -> None:
         if m.weighter is not None:
             reg.get("weighter", m.weighter)
         if m.target not in TARGETS:
-            raise OodfsError(f"method {m.name!r}: unknown target law {m.target!r}; valid: {', '.join(TARGETS)}")
+            raise OodfsError(
+                f"method {m.name!r}: unknown target law {m.target!r}; valid: {', '.join(TARGETS)}"
+            )
     if not config.conditions or not config.methods:
         raise OodfsError("the theory run needs at least one condition and one method")
     if not config.n_grid:
@@ -262,28 +284,44 @@ def run_theory(config: TheoryConfig, out_dir, jobs: int = 1, progress: bool = Tr
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     # results arrive in completion order: each carries its condition's name
-    targets = {t["condition"]: t for t in run_calls(target_coefficients, [(config, c) for c in config.conditions], jobs=jobs)}
+    targets = {
+        t["condition"]: t
+        for t in run_calls(target_coefficients, [(config, c) for c in config.conditions], jobs=jobs)
+    }
     reps = max([config.replicates] + [m.replicates or 0 for m in config.methods])
-    calls = [(config, cond, n, rep, targets[cond.name])
-             for n in sorted(config.n_grid, reverse=True) for cond in config.conditions for rep in range(reps)]
+    calls = [
+        (config, cond, n, rep, targets[cond.name])
+        for n in sorted(config.n_grid, reverse=True)
+        for cond in config.conditions
+        for rep in range(reps)
+    ]
     rows, done = [], 0
     for task_rows in run_calls(run_task, calls, backend_name="local", jobs=jobs):
         rows += task_rows
         done += 1
         if progress and (done % max(1, len(calls) // 20) == 0 or done == len(calls)):
-            print(f"oodfs theory: {done}/{len(calls)} samples, {time.perf_counter() - start:.0f} s", flush=True)
+            print(
+                f"oodfs theory: {done}/{len(calls)} samples, {time.perf_counter() - start:.0f} s", flush=True
+            )
     results = pd.DataFrame(rows).sort_values(["condition", "method", "n", "replicate"], kind="stable")
     results = results.reset_index(drop=True)
     results.attrs["tail_n"] = config.tail_n
     slope_table = slopes(results)
     seconds = time.perf_counter() - start
-    paths = {"results": out / "theory_results.csv", "slopes": out / "theory_slopes.csv",
-             "summary": out / "theory_summary.md", "config": out / "theory_config.json"}
+    paths = {
+        "results": out / "theory_results.csv",
+        "slopes": out / "theory_slopes.csv",
+        "summary": out / "theory_summary.md",
+        "config": out / "theory_config.json",
+    }
     results.to_csv(paths["results"], index=False)
     slope_table.to_csv(paths["slopes"], index=False)
     paths["summary"].write_text(summary_markdown(results, slope_table, targets, config, seconds))
-    paths["config"].write_text(json.dumps({"config": config.to_dict(), "targets": targets, "jobs": jobs,
-                                           "seconds": seconds}, indent=1))
+    paths["config"].write_text(
+        json.dumps(
+            {"config": config.to_dict(), "targets": targets, "jobs": jobs, "seconds": seconds}, indent=1
+        )
+    )
     for p in make_figures(results, targets, config, out):
         paths[p.stem] = p
     return paths

@@ -1,4 +1,5 @@
 """The theory run's figures: coefficient errors, ESS and the independence residual against n."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,7 +34,9 @@ def _log_axes(ax) -> None:
         # 1-2-5 ticks over a short range; over many decades 1 and 3 (x) or 1 only, so labels do not collide
         subs = (1.0, 2.0, 5.0) if decades < 2.2 else ((1.0, 3.0) if decades < 3.5 else (1.0,))
         axis.set_major_locator(ticker.LogLocator(base=10, subs=subs))
-        axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}" if 1e-3 <= v < 1e4 else f"{v:.0e}".replace("e+0", "e")))
+        axis.set_major_formatter(
+            ticker.FuncFormatter(lambda v, _: f"{v:g}" if 1e-3 <= v < 1e4 else f"{v:.0e}".replace("e+0", "e"))
+        )
         axis.set_minor_formatter(ticker.NullFormatter())
 
 
@@ -45,7 +48,7 @@ def _curves(results, targets, config, metric: str, path: Path, ylabel: str) -> N
     ncols = min(2, len(conds))
     nrows = -(-len(conds) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(6.0 * ncols, 4.6 * nrows), squeeze=False)
-    for ax in axes.flat[len(conds):]:
+    for ax in axes.flat[len(conds) :]:
         ax.set_visible(False)
     methods = list(dict.fromkeys(results["method"]))
     for ax, cond in zip(axes.flat, conds):
@@ -59,21 +62,38 @@ def _curves(results, targets, config, metric: str, path: Path, ylabel: str) -> N
             ax.fill_between(q.index, q[0.25], q[0.75], color=color, alpha=0.15, lw=0)
         if metric == "beta_v":
             tg = targets[cond.name]
-            ols_v = float(np.linalg.norm(np.asarray(tg["selected"])[len(tg["stable"]):]))
+            ols_v = float(np.linalg.norm(np.asarray(tg["selected"])[len(tg["stable"]) :]))
             ax.axhline(ols_v, color="tab:gray", lw=0.8, ls="-", alpha=0.6)
-            ax.annotate("OLS population value", (g["n"].max(), ols_v), fontsize=7, color="tab:gray", ha="right",
-                        va="bottom", xytext=(0, 4), textcoords="offset points")
+            ax.annotate(
+                "OLS population value",
+                (g["n"].max(), ols_v),
+                fontsize=7,
+                color="tab:gray",
+                ha="right",
+                va="bottom",
+                xytext=(0, 4),
+                textcoords="offset points",
+            )
         ns = np.array(sorted(set(g["n"])), dtype=float)
         anchor = g[(g["method"] == "oracle_cond") & (g["n"] == ns[0])][metric].median()
         if np.isfinite(anchor) and anchor > 0:
-            ax.plot(ns, anchor * (ns / ns[0]) ** -0.5, color="black", lw=0.8, ls=(0, (1, 3)), label="slope -1/2")
+            ax.plot(
+                ns, anchor * (ns / ns[0]) ** -0.5, color="black", lw=0.8, ls=(0, (1, 3)), label="slope -1/2"
+            )
         lam = cond.env_params.get("exponent", 10.0) * np.log(abs(cond.r))
         _log_axes(ax)
         ax.set(xlabel="n", ylabel=ylabel, title=f"{cond.name} (lam = exponent ln r = {lam:.2f})")
         ax.grid(True, which="major", alpha=0.3)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.tight_layout()
-    fig.legend(handles, labels, loc="upper center", ncol=max(1, len(labels)), bbox_to_anchor=(0.5, 0.0), frameon=False)
+    fig.legend(
+        handles,
+        labels,
+        loc="upper center",
+        ncol=max(1, len(labels)),
+        bbox_to_anchor=(0.5, 0.0),
+        frameon=False,
+    )
     fig.suptitle(f"{ylabel}: median over replicates, band = interquartile range", y=1.03)
     fig.savefig(path, bbox_inches="tight", dpi=130)
     plt.close(fig)
@@ -113,8 +133,14 @@ def _ess_figure(results, config, path: Path) -> None:
     handles, labels = axes[0, 0].get_legend_handles_labels()
     h2, l2 = axes[1, 0].get_legend_handles_labels()
     fig.tight_layout()
-    fig.legend(handles + h2, labels + l2, loc="upper center", ncol=len(labels) + len(l2), bbox_to_anchor=(0.5, 0.0),
-               frameon=False)
+    fig.legend(
+        handles + h2,
+        labels + l2,
+        loc="upper center",
+        ncol=len(labels) + len(l2),
+        bbox_to_anchor=(0.5, 0.0),
+        frameon=False,
+    )
     fig.savefig(path, bbox_inches="tight", dpi=130)
     plt.close(fig)
 
@@ -128,8 +154,12 @@ def _independence_figure(results, config, path: Path) -> None:
     methods = list(dict.fromkeys(results["method"]))
     for j, cond in enumerate(conds):
         g = results[results["condition"] == cond.name]
-        for row, (col, label) in enumerate((("max_corr_v", "max weighted |corr(V_j, X_k)|"),
-                                            ("max_corr_vr", "max weighted |corr(V_j, a)|, a = f - linear fit on S"))):
+        for row, (col, label) in enumerate(
+            (
+                ("max_corr_v", "max weighted |corr(V_j, X_k)|"),
+                ("max_corr_vr", "max weighted |corr(V_j, a)|, a = f - linear fit on S"),
+            )
+        ):
             ax = axes[row, j]
             for i, m in enumerate(methods):
                 gm = g[g["method"] == m]
@@ -144,8 +174,15 @@ def _independence_figure(results, config, path: Path) -> None:
         axes[row, 0].set_ylabel("||beta_hat(V)||")
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.tight_layout()
-    fig.legend(handles, labels, loc="upper center", ncol=len(labels), bbox_to_anchor=(0.5, 0.0), frameon=False,
-               markerscale=2.5)
+    fig.legend(
+        handles,
+        labels,
+        loc="upper center",
+        ncol=len(labels),
+        bbox_to_anchor=(0.5, 0.0),
+        frameon=False,
+        markerscale=2.5,
+    )
     fig.suptitle("Independence residual of the weights against the V coefficients (every fit)", y=1.01)
     fig.savefig(path, bbox_inches="tight", dpi=130)
     plt.close(fig)

@@ -3,6 +3,7 @@ correlation, OLS, LASSO, mutual information, gradient boosting, XGBoost, random 
 
 Each is an :class:`oodfs.Selector`; the grids are the paper's hyperparameter search ranges.
 """
+
 import oodfs
 
 from .linear import OLS, Correlation, LassoSelector

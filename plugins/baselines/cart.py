@@ -33,6 +33,7 @@ ensembles of these trees for regression with their defaults (see their docstring
 ``threshold``, ``children_left``/``right``, ``impurity``, ``weighted_n_node_samples``, ...), so
 importances are computed from them exactly as from scikit-learn's trees.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -250,8 +251,21 @@ def _best_position(keys, w, wy, s, e, S, W, min_samples_leaf, min_weight_leaf, f
 
 
 @njit(**_JIT)
-def _grow(keys, rows, y, w, wy, w_total, max_depth, min_samples_split, min_samples_leaf,
-          min_weight_leaf, min_impurity_decrease, seed, ft):
+def _grow(
+    keys,
+    rows,
+    y,
+    w,
+    wy,
+    w_total,
+    max_depth,
+    min_samples_split,
+    min_samples_leaf,
+    min_weight_leaf,
+    min_impurity_decrease,
+    seed,
+    ft,
+):
     """Grow one tree level by level. ``keys`` (features x used rows) are the sorted columns of
     the rows used (weight != 0), partitioned in place; ``rows`` the used rows in row order;
     ``wy = w * y`` (``w`` None: unit weights); ``w_total`` the sum of all weights. Returns the
@@ -303,8 +317,13 @@ def _grow(keys, rows, y, w, wy, w_total, max_depth, min_samples_split, min_sampl
     nxt = np.empty(N, np.int64)
     parts = np.empty(N, np.int64)  # split nodes whose other feature lists must be partitioned
     n_act = 0
-    if not (max_depth <= 0 or N < min_samples_split or N < 2 * min_samples_leaf
-            or W < 2 * min_weight_leaf or impurity[0] <= EPSILON):
+    if not (
+        max_depth <= 0
+        or N < min_samples_split
+        or N < 2 * min_samples_leaf
+        or W < 2 * min_weight_leaf
+        or impurity[0] <= EPSILON
+    ):
         act[0] = 0
         n_act = 1
     goes_left = np.zeros(n_rows, np.uint8)
@@ -322,8 +341,9 @@ def _grow(keys, rows, y, w, wy, w_total, max_depth, min_samples_split, min_sampl
             kj = keys[j]
             for a in range(n_act):
                 k = act[a]
-                fbest[a, j], fpos[a, j] = _best_position(kj, w, wy, start[k], end[k], ssum[k], wn[k],
-                                                         min_samples_leaf, min_weight_leaf, ft)
+                fbest[a, j], fpos[a, j] = _best_position(
+                    kj, w, wy, start[k], end[k], ssum[k], wn[k], min_samples_leaf, min_weight_leaf, ft
+                )
         for a in range(n_act):
             k = act[a]
             s = start[k]
@@ -414,8 +434,13 @@ def _grow(keys, rows, y, w, wy, w_total, max_depth, min_samples_split, min_sampl
                 else:
                     right[k] = ch
                 n_c = ce - cs
-                if not (depth[ch] >= max_depth or n_c < min_samples_split or n_c < 2 * min_samples_leaf
-                        or cW < 2 * min_weight_leaf or impurity[ch] <= EPSILON):
+                if not (
+                    depth[ch] >= max_depth
+                    or n_c < min_samples_split
+                    or n_c < 2 * min_samples_leaf
+                    or cW < 2 * min_weight_leaf
+                    or impurity[ch] <= EPSILON
+                ):
                     nxt[n_nxt] = ch
                     n_nxt += 1
                     any_active = True
@@ -456,9 +481,19 @@ def _grow(keys, rows, y, w, wy, w_total, max_depth, min_samples_split, min_sampl
             h = home[k]
             for q in range(start[k], end[k]):
                 train_leaf[_row(keys[h, q])] = k
-    return (feature[:n_nodes].copy(), threshold[:n_nodes].copy(), left[:n_nodes].copy(),
-            right[:n_nodes].copy(), impurity[:n_nodes].copy(), n_node[:n_nodes].copy(),
-            wn[:n_nodes].copy(), value[:n_nodes].copy(), depth[:n_nodes].copy(), train_leaf, n_tied)
+    return (
+        feature[:n_nodes].copy(),
+        threshold[:n_nodes].copy(),
+        left[:n_nodes].copy(),
+        right[:n_nodes].copy(),
+        impurity[:n_nodes].copy(),
+        n_node[:n_nodes].copy(),
+        wn[:n_nodes].copy(),
+        value[:n_nodes].copy(),
+        depth[:n_nodes].copy(),
+        train_leaf,
+        n_tied,
+    )
 
 
 def grow_tree(
@@ -497,9 +532,21 @@ def grow_tree(
     min_samples_split = max(int(min_samples_split), 2 * int(min_samples_leaf))
     min_weight_leaf = min_weight_fraction_leaf * (n if sample_weight is None else float(np.sum(w)))
     depth_cap = np.iinfo(np.int32).max if max_depth is None else int(max_depth)
-    arrays = _grow(keys, rows, y, None if unit else w, y if unit else w * y, w_total, depth_cap, min_samples_split,
-                   int(min_samples_leaf), float(min_weight_leaf), float(min_impurity_decrease), int(seed),
-                   FEATURE_THRESHOLD)
+    arrays = _grow(
+        keys,
+        rows,
+        y,
+        None if unit else w,
+        y if unit else w * y,
+        w_total,
+        depth_cap,
+        min_samples_split,
+        int(min_samples_leaf),
+        float(min_weight_leaf),
+        float(min_impurity_decrease),
+        int(seed),
+        FEATURE_THRESHOLD,
+    )
     return Tree(*arrays)
 
 
@@ -520,8 +567,13 @@ class GradientBoostingRegressor:
     ``n_estimators``.
     """
 
-    def __init__(self, n_estimators: int = 100, max_depth: int | None = 3, learning_rate: float = 0.1,
-                 random_state=None):
+    def __init__(
+        self,
+        n_estimators: int = 100,
+        max_depth: int | None = 3,
+        learning_rate: float = 0.1,
+        random_state=None,
+    ):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -586,7 +638,11 @@ class RandomForestRegressor:
         rng = check_random_state(self.random_state)
         seeds = [rng.randint(_MAX_INT) for _ in range(int(self.n_estimators))]
         self.estimators_ = [
-            _estimator(grow_tree(pre, y, self.bootstrap_counts(s, n, sample_weight), max_depth=self.max_depth, seed=s))
+            _estimator(
+                grow_tree(
+                    pre, y, self.bootstrap_counts(s, n, sample_weight), max_depth=self.max_depth, seed=s
+                )
+            )
             for s in seeds
         ]
         self.n_features_in_ = pre.shape[1]

@@ -1,5 +1,6 @@
 """Built-in environments: the paper's synthetic bias-rate environments and tables split by an
 environment column (real data); oracle weighters that know the synthetic selection mechanism."""
+
 import oodfs
 
 from .oracle import OracleConditional, OracleIPW

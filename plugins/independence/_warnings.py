@@ -5,6 +5,7 @@ runner calls ``fit_grid``, so the weighters here check every grid point themselv
 fit on collapsed or all-clipped weights is not a failure the code can detect otherwise: it
 silently becomes a fit on a handful of rows, or (all clipped at one end) plain least squares.
 """
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """An oodfs plugin in one class and one hook: score each feature by |cov(X_j, y)| / sd(X_j)."""
+
 import numpy as np
 
 import oodfs

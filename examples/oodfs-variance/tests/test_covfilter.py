@@ -2,8 +2,10 @@
 
 Run from this package's directory (``python -m pytest tests``) or after ``pip install -e .``.
 """
-from oodfs.testing import parametrize_plugin_checks
+
 from oodfs_variance import CovarianceFilter
+
+from oodfs.testing import parametrize_plugin_checks
 
 
 @parametrize_plugin_checks([CovarianceFilter])

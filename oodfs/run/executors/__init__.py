@@ -6,6 +6,7 @@ results folder and commit their own tasks; False when results come back to this 
 committed (a remote cluster). Every call is independent (seeded by its coordinates), so the
 backend never changes a number. The command line offers the names in :data:`BACKENDS`.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -16,7 +17,7 @@ from oodfs.validation import OodfsError
 BACKENDS = {
     "local": "joblib worker processes on this machine (one process per job; in this process with --jobs 1)",
     "dask": "a dask.distributed cluster: a LocalCluster of --jobs workers, or --scheduler ADDRESS "
-            "(pip install 'oodfs[dask]')",
+    "(pip install 'oodfs[dask]')",
 }
 
 
@@ -26,6 +27,12 @@ def backend(name: str):
     return importlib.import_module(f"{__name__}.{name}")
 
 
-def run_calls(fn: Callable, calls: Sequence[tuple], *, backend_name: str = "local", jobs: int = 1,
-              scheduler: str | None = None) -> Iterator:
+def run_calls(
+    fn: Callable,
+    calls: Sequence[tuple],
+    *,
+    backend_name: str = "local",
+    jobs: int = 1,
+    scheduler: str | None = None,
+) -> Iterator:
     yield from backend(backend_name).run(fn, calls, jobs=jobs, scheduler=scheduler)

@@ -11,14 +11,15 @@ The LocalCluster oodfs starts serves nothing over HTTP and talks TLS:
   machine cannot connect to the scheduler and run code in the workers (``client.run``).
   Without ``cryptography`` the cluster is started without TLS, and a note says so.
 """
+
 from __future__ import annotations
 
 import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
 
-from oodfs.validation import OodfsError, RunAborted
 from oodfs.run.executors.isolation import die_with_parent
+from oodfs.validation import OodfsError, RunAborted
 
 COMMITS_IN_WORKER = False  # a remote worker returns its rows; this process commits them
 
@@ -39,8 +40,10 @@ def _security():
     try:
         import cryptography  # noqa: F401 -- what Security.temporary needs
     except ImportError:
-        print("oodfs: note: the local dask cluster runs without TLS (pip install cryptography to have it)",
-              file=sys.stderr)
+        print(
+            "oodfs: note: the local dask cluster runs without TLS (pip install cryptography to have it)",
+            file=sys.stderr,
+        )
         return None
     return True
 
@@ -54,11 +57,18 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
     cluster = None
     if scheduler is None:
         with dask.config.set(_QUIET_CLUSTER):
-            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                   dashboard_address=None, worker_dashboard_address=None, security=_security(),
-                                   # not the nannies' warnings at shutdown ("still alive after 4 s, killing")
-                                   silence_logs=logging.ERROR,
-                                   scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"})
+            cluster = LocalCluster(
+                n_workers=jobs,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                worker_dashboard_address=None,
+                security=_security(),
+                # not the nannies' warnings at shutdown ("still alive after 4 s, killing")
+                silence_logs=logging.ERROR,
+                scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+            )
     try:
         client = Client(cluster if cluster is not None else scheduler, timeout="30s")
     except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address at all
@@ -77,8 +87,10 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
             try:
                 result = future.result()
             except KilledWorker as exc:  # workers killed from outside, again and again: the run stops
-                raise RunAborted(f"dask workers died running a job ({exc}); finished tasks are saved, continue with "
-                                 "--resume") from None
+                raise RunAborted(
+                    f"dask workers died running a job ({exc}); finished tasks are saved, continue with "
+                    "--resume"
+                ) from None
             yield result
     finally:
         client.close()

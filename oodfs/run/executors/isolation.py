@@ -11,6 +11,7 @@ after ``fork``): the processes that fork here run their own numerical work singl
 (``torch.set_num_threads(1)`` in :func:`oodfs.run.jobs.run_job`) and leave multi-threaded fits to
 the children.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -22,16 +23,16 @@ import signal
 import sys
 import threading
 import time
-import traceback
 import warnings
-from pathlib import Path
 
-from oodfs.validation import OodfsError
+from oodfs.validation import OodfsError, error_message
 
 # Python 3.12+ warns on every fork of a process that has threads (a dask worker, torch's pool).
 # The risk it names (a lock another thread held at the fork) is the one every fork-based pool
 # takes; here a child that hangs on one is ended by --task-timeout, so one warning per fit is noise
-warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
+warnings.filterwarnings(
+    "ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning
+)
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 try:  # looked up once here: a forked child of a threaded process should not load libraries
@@ -40,23 +41,13 @@ except (OSError, AttributeError):  # not Linux
     _prctl = None
 
 
-def error_message(exc: BaseException) -> str:
-    """One line for a failed task: the error and where it was raised."""
-    if isinstance(exc, OodfsError):
-        return str(exc)
-    tb = traceback.extract_tb(exc.__traceback__)
-    where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
-    if isinstance(exc, SystemExit):
-        return f"the method called sys.exit({exc.code!r}){where}"
-    return f"{type(exc).__name__}: {exc}{where}"
-
-
 def die_with_parent() -> None:
     """End this process when its parent process ends (a killed ``oodfs bench`` leaves no
     worker computing on). Linux: the kernel's parent-death signal; elsewhere a thread that
     watches the parent's id."""
     parent = os.getppid()
     if _prctl is None or _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+
         def watch():
             while os.getppid() == parent:
                 time.sleep(0.5)
@@ -119,7 +110,9 @@ def call_isolated(fn, timeout: float | None = None):
     try:
         kind, result = pickle.loads(b"".join(chunks))
     except Exception:  # noqa: BLE001 -- a child killed while sending
-        raise OodfsError(f"the method's process died while sending its result ({_describe(status)})") from None
+        raise OodfsError(
+            f"the method's process died while sending its result ({_describe(status)})"
+        ) from None
     if kind == "error":
         raise OodfsError(result)
     return result

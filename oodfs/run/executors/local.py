@@ -1,10 +1,11 @@
 """The local backend: this process (``jobs=1``) or joblib (loky) worker processes."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from oodfs.validation import RunAborted
 from oodfs.run.executors.isolation import die_with_parent
+from oodfs.validation import RunAborted
 
 COMMITS_IN_WORKER = True
 
@@ -25,7 +26,13 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
     from joblib.externals.loky.process_executor import TerminatedWorkerError
 
     try:
-        yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(delayed(_in_worker)(fn, args) for args in calls)
+        yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(
+            delayed(_in_worker)(fn, args) for args in calls
+        )
     except TerminatedWorkerError as exc:  # killed from outside (out of memory, a kill): the run stops
-        codes = " ".join(str(exc).rpartition("exit codes of the workers are")[2].split("Detailed")[0].split()).strip(" .")
-        raise RunAborted(f"a worker process died (exit codes {codes or 'unknown'}); finished tasks are saved, continue with --resume") from None
+        codes = " ".join(
+            str(exc).rpartition("exit codes of the workers are")[2].split("Detailed")[0].split()
+        ).strip(" .")
+        raise RunAborted(
+            f"a worker process died (exit codes {codes or 'unknown'}); finished tasks are saved, continue with --resume"
+        ) from None

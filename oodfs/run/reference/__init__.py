@@ -13,6 +13,7 @@ method's identity (code, version, grid, profile, data, suite) differs from the r
 then that method is run too, and the run says why. :func:`write_reference` makes the files
 from a results folder.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -27,12 +28,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from oodfs.run.identity import explain, suite_identity
-from oodfs.results.store import RESULT_COLUMNS, TASK_COLUMNS, ResultStore, env_key
+from oodfs.contract.task import TASK_KEY
+from oodfs.results.identity import explain
+from oodfs.results.store import RESULT_COLUMNS, TASK_COLUMNS, ResultStore
+from oodfs.run.identity import suite_identity
 from oodfs.validation import OodfsError
 
 FORMAT = 1
-KEY = ["setting", "r_train", "run", "method"]
 #: result columns a reference leaves out: no report reads them (versions are in the provenance)
 DROPPED = ("seed", "data_seconds", "oodfs_version", "versions", "origin")
 COLUMNS = [c for c in RESULT_COLUMNS if c not in DROPPED]
@@ -46,7 +48,7 @@ def shipped_dir() -> Path:
 
 def available() -> list[str]:
     """``<suite>-<profile>`` of every reference shipped with oodfs."""
-    return sorted(p.name[:-len(".parquet")] for p in shipped_dir().glob("*.parquet"))
+    return sorted(p.name[: -len(".parquet")] for p in shipped_dir().glob("*.parquet"))
 
 
 def _sha256(path: Path) -> str:
@@ -75,8 +77,11 @@ class Reference:
     @cached_property
     def tasks(self) -> pd.DataFrame:
         """One row per task: TASK_COLUMNS, origin 'reference'."""
-        t = self.results.groupby(KEY, sort=False).agg(status=("status", "first"), error=("error", "first"),
-                                                       identity=("identity", "first")).reset_index()
+        t = (
+            self.results.groupby(TASK_KEY, sort=False)
+            .agg(status=("status", "first"), error=("error", "first"), identity=("identity", "first"))
+            .reset_index()
+        )
         parts = self.meta.get("identities", {})
         t["parts"] = [json.dumps(parts[i], sort_keys=True) if i in parts else None for i in t["identity"]]
         t["finished_at"] = None
@@ -103,9 +108,13 @@ def load_reference(suite: str, profile: str, path: str | Path | None = None) -> 
     except (ValueError, UnicodeDecodeError) as exc:
         raise OodfsError(f"reference results file {meta_path} is corrupt (not JSON: {exc})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or "sha256" not in meta:
-        raise OodfsError(f"reference results file {meta_path} is corrupt (not an oodfs reference provenance file)")
+        raise OodfsError(
+            f"reference results file {meta_path} is corrupt (not an oodfs reference provenance file)"
+        )
     if _sha256(path) != meta["sha256"]:
-        raise OodfsError(f"reference results file {path} is corrupt (its SHA-256 differs from the one in {meta_path.name})")
+        raise OodfsError(
+            f"reference results file {path} is corrupt (its SHA-256 differs from the one in {meta_path.name})"
+        )
     try:
         results = pd.read_parquet(path)
     except Exception as exc:  # pyarrow raises several types for a damaged file
@@ -113,12 +122,16 @@ def load_reference(suite: str, profile: str, path: str | Path | None = None) -> 
     missing = [c for c in COLUMNS if c not in results]
     if missing:
         raise OodfsError(f"reference results file {path} lacks the columns {', '.join(missing)}")
-    results = results[COLUMNS].astype({c: object for c in COLUMNS if isinstance(results[c].dtype, pd.CategoricalDtype)})
+    results = results[COLUMNS].astype(
+        {c: object for c in COLUMNS if isinstance(results[c].dtype, pd.CategoricalDtype)}
+    )
     results["origin"] = "reference"
     return Reference(path, meta, results)
 
 
-def take(ref: Reference, suite, methods, identities: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
+def take(
+    ref: Reference, suite, methods, identities: dict
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
     """The reference's tasks of ``methods`` on ``suite``'s selection (settings x r_train x runs),
     as ``(tasks, results)``, and ``{method: why not}`` for each method that cannot be taken:
     the reference has a different suite identity, lacks some of its tasks, or holds them under
@@ -128,19 +141,23 @@ def take(ref: Reference, suite, methods, identities: dict) -> tuple[pd.DataFrame
     old = ref.meta.get("suite_identity") or {}
     # a run may use some of the reference's settings (--settings): each must be the reference's own
     old_settings = {json.dumps(s, sort_keys=True) for s in old.get("settings", [])}
-    other_settings = [s for s in current_suite.get("settings", []) if json.dumps(s, sort_keys=True) not in old_settings]
-    diff = sorted(k for k in set(old) | set(current_suite) if k != "settings" and old.get(k) != current_suite.get(k))
+    other_settings = [
+        s for s in current_suite.get("settings", []) if json.dumps(s, sort_keys=True) not in old_settings
+    ]
+    diff = sorted(
+        k for k in set(old) | set(current_suite) if k != "settings" and old.get(k) != current_suite.get(k)
+    )
     diff += ["settings"] if other_settings else []
     if diff:
         return (*empty, {m: f"the reference was made with a different {', '.join(diff)}" for m in methods})
-    tasks = ref.tasks.set_index(KEY)
+    tasks = ref.tasks.set_index(TASK_KEY)
     parts = ref.meta.get("identities", {})
     refused, taken = {}, []
     for m in methods:
         if m not in ref.methods:
             refused[m] = "the reference does not hold it"
             continue
-        needed = [(s.name, env_key(r), run, m) for s, r, run in suite.task_keys()]
+        needed = suite.task_keys([m])
         present = [k for k in needed if k in tasks.index]
         stale = [k for k in present if tasks.at[k, "identity"] != identities[k[0], m].digest]
         if stale:
@@ -150,12 +167,14 @@ def take(ref: Reference, suite, methods, identities: dict) -> tuple[pd.DataFrame
         taken += present
         if len(present) < len(needed):  # the rest is run (the method joins the run; present tasks are kept)
             s, r, run, _ = next(k for k in needed if k not in tasks.index)
-            refused[m] = (f"the reference holds {len(present)} of the {len(needed)} tasks this run needs (e.g. not "
-                          f"setting {s}, r_train {r}, run {run}); the other {len(needed) - len(present)} are run")
+            refused[m] = (
+                f"the reference holds {len(present)} of the {len(needed)} tasks this run needs (e.g. not "
+                f"setting {s}, r_train {r}, run {run}); the other {len(needed) - len(present)} are run"
+            )
     if not taken:
         return (*empty, refused)
     chosen = tasks.loc[taken].reset_index()[TASK_COLUMNS]
-    rows = ref.results.merge(chosen[KEY], on=KEY)
+    rows = ref.results.merge(chosen[TASK_KEY], on=TASK_KEY)
     return chosen, rows, refused
 
 
@@ -185,22 +204,31 @@ def write_reference(results_dir: str | Path, out_path: str | Path) -> tuple[Path
     if results.empty:
         raise OodfsError(f"{results_dir} holds no results")
     if tasks["identity"].isna().any():
-        raise OodfsError(f"{int(tasks['identity'].isna().sum())} tasks in {results_dir} have no identity "
-                         "(written by an older oodfs): rerun them with --resume")
+        raise OodfsError(
+            f"{int(tasks['identity'].isna().sum())} tasks in {results_dir} have no identity "
+            "(written by an older oodfs): rerun them with --resume"
+        )
     out_path = Path(out_path)
     if out_path.suffix != ".parquet":
         raise OodfsError(f"reference output {out_path} must be a .parquet file")
     out_path.parent.mkdir(parents=True, exist_ok=True)
     suites, profiles = sorted(set(results["suite"].dropna())), sorted(set(results["profile"].dropna()))
-    frame = results[COLUMNS].sort_values(KEY + ["point", "metric", "env", "k"], kind="stable", na_position="first")
+    frame = results[COLUMNS].sort_values(
+        TASK_KEY + ["point", "metric", "env", "k"], kind="stable", na_position="first"
+    )
     text = [c for c in COLUMNS if not pd.api.types.is_numeric_dtype(frame[c])]
     frame = frame.astype({c: "category" for c in text})  # dictionary-encoded in the file and in memory
-    _write_atomic(out_path, lambda p: frame.to_parquet(p, index=False, compression="zstd",
-                                                       compression_level=ZSTD_LEVEL))
-    invocations = [{k: inv.get(k) for k in ("argv", "backend", "jobs", "versions", "resume")}
-                   | {"git": (inv.get("environment") or {}).get("oodfs_git"),
-                      "method_code": (inv.get("environment") or {}).get("method_code")}
-                   for inv in store.invocations()]
+    _write_atomic(
+        out_path, lambda p: frame.to_parquet(p, index=False, compression="zstd", compression_level=ZSTD_LEVEL)
+    )
+    invocations = [
+        {k: inv.get(k) for k in ("argv", "backend", "jobs", "versions", "resume")}
+        | {
+            "git": (inv.get("environment") or {}).get("oodfs_git"),
+            "method_code": (inv.get("environment") or {}).get("method_code"),
+        }
+        for inv in store.invocations()
+    ]
     parts = {i: json.loads(p) for i, p in zip(tasks["identity"], tasks["parts"]) if p}
     meta = {
         "format": FORMAT,
@@ -209,14 +237,19 @@ def write_reference(results_dir: str | Path, out_path: str | Path) -> tuple[Path
         "suite_identity": identity,
         "metrics": store.get_meta("metrics"),
         "methods": list(dict.fromkeys(results["method"])),
-        "tasks": int(len(tasks)), "rows": int(len(frame)),
+        "tasks": int(len(tasks)),
+        "rows": int(len(frame)),
         "failed_tasks": int((tasks["status"] != "ok").sum()),
         "identities": parts,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "oodfs_version": (results["oodfs_version"].dropna().iloc[0] if results["oodfs_version"].notna().any() else ""),
+        "oodfs_version": (
+            results["oodfs_version"].dropna().iloc[0] if results["oodfs_version"].notna().any() else ""
+        ),
         "invocations": invocations,
         "sha256": _sha256(out_path),
     }
     meta_path = out_path.with_suffix(".json")
-    _write_atomic(meta_path, lambda p: p.write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n"))
+    _write_atomic(
+        meta_path, lambda p: p.write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n")
+    )
     return out_path, meta_path

@@ -80,17 +80,15 @@ def cpu_and_threads() -> dict:
     return out
 
 
-def environment(methods=()) -> dict:
+def environment(method_code: dict | None = None) -> dict:
     """Everything about this process that can change a number: Python, platform, every
     installed package, the git commit of the oodfs checkout (when run from one), CPUs and
-    thread settings, and the code hash of each method in ``methods``."""
-    from oodfs.run.identity import method_code_hashes
-
+    thread settings, and ``method_code``: the code hash of each method run."""
     return {
         "python": platform.python_version(), "implementation": platform.python_implementation(),
         "platform": platform.platform(),
         "packages": installed_packages(),
         "oodfs_git": git_state(Path(__file__).resolve().parent),
         **cpu_and_threads(),
-        "method_code": method_code_hashes(methods),
+        "method_code": dict(method_code or {}),
     }
