@@ -1,7 +1,8 @@
 """Fit time of the eight baseline selectors: default grid point, whole grid (``fit_grid``) and,
 for the methods that share work across their grid, the naive whole grid (one fit per point).
 
-Data: synthetic ``poly``, r_train = 2.5, n = 10000, d = 10 (docs/PROTOCOL.md, section 1), one draw. Each repeat
+Data: synthetic ``poly``, r_train = 2.5, n = 10000, d = 10 (docs/PROTOCOL.md, section 1), one draw. Each
+repeat
 runs every (method, mode) once, in an interleaved order, so that load on a shared machine hits
 all of them alike; the tables show medians over repeats of wall time and of CPU (process) time
 -- on a shared machine CPU time is the steadier figure. All fits are single-threaded (torch 1
@@ -167,9 +168,10 @@ def main(argv=None) -> int:
     )
     longest = max(statistics.median(times[(m, "grid")][1]) for m in methods)
     print(
-        f"\nWhole grid of these {len(methods)} methods, one training set: {total_grid:.1f} CPU-s; with 2 jobs "
-        f"(one task per method) at least max(longest task, total / 2) = {max(longest, total_grid / 2):.1f} s wall. "
-        f"Medians of {args.repeats} repeats (naive {SLOW_NAIVE}: {args.naive_repeats_slow})."
+        f"\nWhole grid of these {len(methods)} methods, one training set: {total_grid:.1f} CPU-s; with 2 "
+        "jobs (one task per method) at least max(longest task, total / 2) = "
+        f"{max(longest, total_grid / 2):.1f} s wall. Medians of {args.repeats} repeats (naive "
+        f"{SLOW_NAIVE}: {args.naive_repeats_slow})."
     )
 
     if args.gb_options and "gb" in methods:

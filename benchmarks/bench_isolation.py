@@ -1,5 +1,3 @@
-from oodfs.contract.task import DataKey
-
 """The cost of fitting every method in a forked child (the default) instead of in the worker.
 
 Two measurements, side by side and interleaved so that load on the machine hits both alike:
@@ -14,6 +12,7 @@ Two measurements, side by side and interleaved so that load on the machine hits 
     python benchmarks/bench_isolation.py                      # 15 repeats of ols, correlation, lasso
     python benchmarks/bench_isolation.py --methods ols,rf --repeats 9 --runs-of-bench 3
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,6 +28,7 @@ import numpy as np
 from tabulate import tabulate
 
 from oodfs.contract.registry import registry
+from oodfs.contract.task import DataKey
 from oodfs.run.dataset import make_dataset
 from oodfs.run.evaluate import fit_method
 from oodfs.run.executors.isolation import call_isolated

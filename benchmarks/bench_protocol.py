@@ -1,4 +1,5 @@
-"""Does the selection depend on implementation choices? DWR's tolerance, the paper profiles, SRDO's schedule, STG's penalty.
+"""Does the selection depend on implementation choices? DWR's tolerance, the paper profiles, SRDO's
+schedule, STG's penalty.
 
     python benchmarks/bench_protocol.py [--seeds 3] [--n 10000]
 
@@ -10,7 +11,8 @@ against the stable set (:mod:`oodfs.contract.metrics`). One torch thread; one pr
 shared machine (the load average is printed).
 
 (a) DWR, L-BFGS-B at tol 5e-3 (default), 1e-3, 1e-4 and 0 (scipy's own convergence; the
-    iteration cap raised to 20000 so that it is not what stops), default grid point: objective, iterations, converged, ESS, max |weighted corr|, F1, rank average.
+    iteration cap raised to 20000 so that it is not what stops), default grid point: objective, iterations,
+    converged, ESS, max |weighted corr|, F1, rank average.
 (b) DWR with Adam: the paper profile (lr 0.001 on w, sum(w) = 1) after 250-4000 steps (the
     paper gives no step count; this is how the profile's 1000 was chosen), and lr 0.001 on the
     mean-1 weights (``adam_scale="mean1"``) for 5000 steps.
@@ -116,7 +118,8 @@ def dwr_tolerance(data, stable):
             ]
         )
     print(
-        f"(a) DWR, L-BFGS-B, lambda = (0.05, 0.05), max_iter {MAX_ITER}: where does it stop, and what does it select?"
+        f"(a) DWR, L-BFGS-B, lambda = (0.05, 0.05), max_iter {MAX_ITER}: where does it stop, and what does "
+        "it select?"
     )
     _table(
         rows,
@@ -244,7 +247,8 @@ def srdo_variants(env, n, seeds, stable):
                 ]
             )
     print(
-        f"(c) SRDO: schedule and Q (F1 and rank average: mean over seeds at gamma {' / '.join(map(str, gammas))})"
+        f"(c) SRDO: schedule and Q (F1 and rank average: mean over seeds at gamma "
+        f"{' / '.join(map(str, gammas))})"
     )
     _table(
         rows,
@@ -285,7 +289,8 @@ def stg_penalty(data, stable):
             ]
         )
     print(
-        f"(d) STG: penalty reduction (F1 and rank average: mean over seeds at lambda {' / '.join(map(str, lams))})"
+        f"(d) STG: penalty reduction (F1 and rank average: mean over seeds at lambda "
+        f"{' / '.join(map(str, lams))})"
     )
     _table(rows, ["penalty", "F1", "rank avg", "fit_grid s"])
 

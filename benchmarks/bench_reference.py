@@ -114,7 +114,8 @@ def main(argv=None) -> int:
         )
         print(f"reference rows equal the reference run's: {same}")
         print(
-            f"reference files: {parquet.stat().st_size / 1e3:.1f} kB parquet + {meta.stat().st_size / 1e3:.1f} kB json "
+            f"reference files: {parquet.stat().st_size / 1e3:.1f} kB parquet + "
+            f"{meta.stat().st_size / 1e3:.1f} kB json "
             f"({len(b)} rows; the run's results.sqlite: {stored / 1e3:.0f} kB)"
         )
     return 0 if same else 1

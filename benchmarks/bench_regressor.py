@@ -179,8 +179,9 @@ def main(argv=None) -> int:
         name, _, value = item.partition("=")
         kw[name] = ast.literal_eval(value)
     print(
-        f"poly, r_train 2.5, n {args.n}, 10 test envs x {args.n_test}; {S} subsets; torch {torch.__version__}, "
-        f"1 thread; {platform.processor() or platform.machine()}; load avg {os.getloadavg()[0]:.1f} at start"
+        f"poly, r_train 2.5, n {args.n}, 10 test envs x {args.n_test}; {S} subsets; torch "
+        f"{torch.__version__}, 1 thread; {platform.processor() or platform.machine()}; load avg "
+        f"{os.getloadavg()[0]:.1f} at start"
     )
     print(f"fit_downstream overrides: {kw or 'none (defaults)'}")
 
@@ -225,8 +226,8 @@ def main(argv=None) -> int:
                 ref_cpu.append(cpu)
                 ref_epochs.append(ep)
             print(
-                f"repeat {rep}: reference done ({sum(ref_wall[-S:]):.0f} s wall, {sum(ref_cpu[-S:]):.0f} s CPU "
-                f"for {S} fits)",
+                f"repeat {rep}: reference done ({sum(ref_wall[-S:]):.0f} s wall, {sum(ref_cpu[-S:]):.0f} s "
+                f"CPU for {S} fits)",
                 flush=True,
             )
 
@@ -356,7 +357,8 @@ def main(argv=None) -> int:
             f"-> goal <= 2%: {'MET' if abs(worst) <= 0.02 else 'MISSED'}"
         )
         print(
-            f"mean relative difference over the {len(rel)} subsets (bias) {100 * statistics.mean(rel):+.2f}%; "
+            f"mean relative difference over the {len(rel)} subsets (bias) "
+            f"{100 * statistics.mean(rel):+.2f}%; "
             f"mean |relative difference| {100 * statistics.mean(map(abs, rel)):.2f}%"
         )
         noisy = [i for i, s in enumerate(subsets) if abs(rel[i]) > 0.02]

@@ -76,7 +76,8 @@ def main(argv=None) -> int:
     )
     n_tasks = len(suite.task_keys())
     print(
-        f"# bench_runner: `oodfs bench --suite synthetic --quick`, {n_tasks} tasks ({', '.join(suite.methods)}), "
+        f"# bench_runner: `oodfs bench --suite synthetic --quick`, {n_tasks} tasks "
+        f"({', '.join(suite.methods)}), "
         f"--jobs {args.jobs}; python {platform.python_version()}, {os.cpu_count()} CPUs, "
         f"load average {os.getloadavg()[0]:.1f} at start"
     )
@@ -144,8 +145,8 @@ def main(argv=None) -> int:
                     [
                         f"`oodfs bench --resume` after losing {len(lost)} of {n_tasks} tasks",
                         f"{resumed:.2f}",
-                        f"{100 * resumed / local:.0f} % of a full local run; results equal an uninterrupted run's: "
-                        f"{'yes' if complete else 'NO'}",
+                        f"{100 * resumed / local:.0f} % of a full local run; results equal an "
+                        f"uninterrupted run's: {'yes' if complete else 'NO'}",
                     ],
                 ],
                 headers=["resume", "wall s", "note"],

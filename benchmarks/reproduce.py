@@ -101,7 +101,7 @@ def directed(r, a: str) -> tuple[float, float, float]:
 def claim1(values: pd.DataFrame, report: Report) -> tuple[list[str], dict]:
     """Each IW method against each baseline, per setting and headline metric: paired Wilcoxon
     over (r_train, run), Holm over the 2 x 8 comparisons of a (setting, metric)."""
-    lines, tally = [], {"IW better": 0, "baseline better": 0, "not distinguishable": 0}
+    tally = {"IW better": 0, "baseline better": 0, "not distinguishable": 0}
     rows = []
     for setting in dict.fromkeys(values["setting"]):
         for metric in report.headline:
@@ -151,8 +151,8 @@ def claim1(values: pd.DataFrame, report: Report) -> tuple[list[str], dict]:
     n = sum(tally.values())
     summary = (
         f"IW significantly better in **{tally['IW better']} of {n}** (IW method, baseline, setting, metric) "
-        f"comparisons, a baseline significantly better in **{tally['baseline better']}**, not distinguishable in "
-        f"**{tally['not distinguishable']}**."
+        f"comparisons, a baseline significantly better in **{tally['baseline better']}**, not "
+        f"distinguishable in **{tally['not distinguishable']}**."
     )
     return [summary, "", "<details><summary>All comparisons</summary>", "", table, "", "</details>"], tally
 
@@ -537,15 +537,17 @@ def main() -> None:
         "`--report-only`. The protocol, and every choice the paper leaves open, is in "
         "[docs/PROTOCOL.md](../docs/PROTOCOL.md).",
         "",
-        "How to read the verdicts: every comparison is a two-sided Wilcoxon signed-rank test paired over the "
-        "(r_train, run) blocks both methods share (the same training and test data), Holm-corrected within the "
-        'family named; the effect is the mean paired difference with its 95 % t interval. "Not distinguishable" '
+        "How to read the verdicts: every comparison is a two-sided Wilcoxon signed-rank test paired over "
+        "the (r_train, run) blocks both methods share (the same training and test data), Holm-corrected "
+        "within the "
+        'family named; the effect is the mean paired difference with its 95 % t interval. "Not '
+        'distinguishable" '
         "means the test could not separate the methods at alpha 0.05; it is not a tie and not a win.",
         "",
         "## Claim 1: SRDO and DWR select the stable set best and predict best out of distribution",
         "",
-        "Each IW method against each baseline, per setting and metric (Holm over the 16 comparisons of a setting "
-        "and metric); model selection `val`.",
+        "Each IW method against each baseline, per setting and metric (Holm over the 16 comparisons of a "
+        "setting and metric); model selection `val`.",
         "",
         *c1,
         "",
@@ -554,8 +556,8 @@ def main() -> None:
         "## Claim 2: every method gets worse as r_train grows",
         "",
         "Page's trend test over r_train, blocked by run (the runs share their test data and, in `mlp`, their "
-        "network across r_train, so the points are not independent); one test per (setting, method, metric); the "
-        "claim holds for a method only if its own test shows the worsening.",
+        "network across r_train, so the points are not independent); one test per (setting, method, "
+        "metric); the claim holds for a method only if its own test shows the worsening.",
         "",
         *c2,
         "",
@@ -617,8 +619,8 @@ def main() -> None:
             "## Robustness over data processes",
             "",
             f"Suite `synthetic-variants` ({wall_of(variants_dir)}): one row per variant of the data process "
-            "(see oodfs/suites/synthetic-variants.toml). Each cell: the verdict of a paired Wilcoxon test over "
-            "(r_train, run) at alpha 0.05, not corrected for the table's many cells (read a single "
+            "(see oodfs/suites/synthetic-variants.toml). Each cell: the verdict of a paired Wilcoxon test "
+            "over (r_train, run) at alpha 0.05, not corrected for the table's many cells (read a single "
             "borderline cell with care), and the mean paired difference with its 95 % t interval; the best "
             "baseline is the one with the best mean in that variant. `poly-fixed-layout` and `poly-pool` "
             "keep the paper's data process and undo one of oodfs's protocol choices each.",

@@ -467,8 +467,8 @@ def _check_points_constructible(p: _Plugin) -> None:
             copy = clone(est)
         except Exception as exc:
             raise _Failed(
-                f"sklearn.base.clone({cls.__name__}(**{point!r})) raised {type(exc).__name__}: {_first_line(exc)} "
-                "(__init__ must store each parameter unchanged under its own name)"
+                f"sklearn.base.clone({cls.__name__}(**{point!r})) raised {type(exc).__name__}: "
+                f"{_first_line(exc)} (__init__ must store each parameter unchanged under its own name)"
             ) from None
         rebuilt = copy.get_params(deep=False)
         _ensure(
@@ -517,8 +517,8 @@ def check_selector_known_answer(p: _Plugin) -> None:
     )
     _ensure(
         int(np.argmax(scores)) == 0,
-        f"on y = 2 x0 + 0.5 x1 + 0.1 noise (independent standard normal features) feature 0 should score highest; "
-        f"scores {_fmt(scores)}",
+        f"on y = 2 x0 + 0.5 x1 + 0.1 noise (independent standard normal features) feature 0 should score "
+        f"highest; scores {_fmt(scores)}",
     )
 
 
@@ -544,7 +544,8 @@ def check_selector_ranking(p: _Plugin) -> None:
     )
     _ensure(
         np.array_equal(ranking, ranking_from_scores(scores)),
-        f"ranking_ {ranking.tolist()} differs from ranking_from_scores(scores_) {ranking_from_scores(scores).tolist()}",
+        f"ranking_ {ranking.tolist()} differs from ranking_from_scores(scores_) "
+        f"{ranking_from_scores(scores).tolist()}",
     )
 
 
@@ -642,8 +643,8 @@ def check_selector_sample_weight_direction(p: _Plugin) -> None:
     on_a = _scores(_fit(p, X, y, sample_weight=a.astype(float)), D, "fit with weights on half A")
     on_b = _scores(_fit(p, X, y, sample_weight=(~a).astype(float)), D, "fit with weights on half B")
     why = (
-        "y = 2 x0 + noise on half A of the rows, y = 2 x1 + noise on half B; with sample_weight 1 on {} and 0 "
-        "elsewhere feature {} should score above feature {}; scores {}"
+        "y = 2 x0 + noise on half A of the rows, y = 2 x1 + noise on half B; with sample_weight 1 on {} and "
+        "0 elsewhere feature {} should score above feature {}; scores {}"
     )
     if np.allclose(on_a, on_b):
         raise _Failed(
@@ -703,7 +704,8 @@ def check_selector_fit_grid(p: _Plugin) -> None:
     out = cls.fit_grid(X, y, [dict(q) for q in points], random_state=SEED)
     _ensure(
         isinstance(out, (list, tuple)) and len(out) == len(points),
-        f"fit_grid with {len(points)} points returned {len(out) if hasattr(out, '__len__') else out!r} results",
+        f"fit_grid with {len(points)} points returned {len(out) if hasattr(out, '__len__') else out!r} "
+        "results",
     )
     for q, s in zip(points, out):
         s = np.asarray(s, dtype=float)
@@ -884,7 +886,8 @@ def check_weighter_fit_grid(p: _Plugin) -> None:
     out = cls.fit_grid(X, [dict(q) for q in points], random_state=SEED)
     _ensure(
         isinstance(out, (list, tuple)) and len(out) == len(points),
-        f"fit_grid with {len(points)} points returned {len(out) if hasattr(out, '__len__') else out!r} results",
+        f"fit_grid with {len(points)} points returned {len(out) if hasattr(out, '__len__') else out!r} "
+        "results",
     )
     for q, w in zip(points, out):
         _valid_weights(w, X.shape[0], f"fit_grid at {q}")

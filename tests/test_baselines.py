@@ -87,9 +87,10 @@ def test_ranks_the_true_features_first(cls):
 # -- scikit-learn conformance -----------------------------------------------------------------
 # mutual_info_regression has no sample weights: mi refuses non-uniform ones (supports_sample_weight
 # = False), so scikit-learn's sample-weight checks cannot pass for it.
+MI_REJECTS_WEIGHTS = "mi rejects non-uniform sample weights (supports_sample_weight = False)"
 MI_XFAILS = {
-    "check_sample_weights_not_overwritten": "mi rejects non-uniform sample weights (supports_sample_weight = False)",
-    "check_sample_weight_equivalence_on_dense_data": "mi rejects non-uniform sample weights (supports_sample_weight = False)",
+    "check_sample_weights_not_overwritten": MI_REJECTS_WEIGHTS,
+    "check_sample_weight_equivalence_on_dense_data": MI_REJECTS_WEIGHTS,
 }
 
 

@@ -15,7 +15,7 @@ def cli(*args, **kw):
 
 def assert_clean_error(proc, *needles):
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
-    lines = [l for l in proc.stderr.strip().splitlines() if l.strip()]
+    lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
     assert "Traceback" not in proc.stderr
     assert len(lines) == 1, proc.stderr  # one line, argparse usage errors included
     for needle in needles:

@@ -104,8 +104,8 @@ def oracle_plugins() -> list:
 @parametrize_plugin_checks(
     oracle_plugins(),
     skip={
-        "check_weighter_decorrelates": "an oracle undoes a known selection; it is not meant to decorrelate features "
-        "whose dependence does not come from that selection (the kit's X0, X1)"
+        "check_weighter_decorrelates": "an oracle undoes a known selection; it is not meant to decorrelate "
+        "features whose dependence does not come from that selection (the kit's X0, X1)"
     },
 )
 def test_oracle_weighters_conform(plugin, check):

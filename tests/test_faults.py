@@ -48,7 +48,8 @@ def corr(X, y):
     return np.abs(np.corrcoef(X.T, y)[-1, :-1])
 
 def selector(name, fit):
-    cls = type(name, (oodfs.Selector,), {"name": name, "__doc__": name, "_fit_scores": lambda self, X, y, sw: fit(X, y)})
+    cls = type(name, (oodfs.Selector,), {"name": name, "__doc__": name, "_fit_scores": lambda self, X, y,
+    sw: fit(X, y)})
     cls.__module__ = __name__
     return cls
 
@@ -91,7 +92,8 @@ def sleep_long(X, y):
 FITS = {
     "zeroer": zero_input, "zeroer_anyway": zero_input_anyway, "noisy": noisy,
     "exit0": lambda X, y: sys.exit(0), "osexit": lambda X, y: os._exit(3),
-    "segfault": lambda X, y: ctypes.string_at(0), "suicide": lambda X, y: os.kill(os.getpid(), signal.SIGKILL),
+    "segfault": lambda X, y: ctypes.string_at(0), "suicide": lambda X, y: os.kill(os.getpid(),
+    signal.SIGKILL),
     "raises": lambda X, y: 1 / 0, "kill_worker_once": kill_worker_once, "fail_once": fail_once,
     "sleep_long": sleep_long,
 }
@@ -491,7 +493,8 @@ def test_leaderboard_on_a_read_only_mount(stored, tmp_path):
     script = textwrap.dedent(f"""
         mount --bind {copy} {copy} && mount -o remount,bind,ro {copy}
         touch {copy}/probe 2> /dev/null && echo writable
-        {sys.executable} -m oodfs.cli leaderboard {copy} --format csv > {tmp_path}/board.csv 2> {tmp_path}/board.err
+        {sys.executable} -m oodfs.cli leaderboard {copy} --format csv > {tmp_path}/board.csv 2>
+        {tmp_path}/board.err
         echo $? > {tmp_path}/board.rc
         {sys.executable} -m oodfs.cli plot {copy} > /dev/null 2> {tmp_path}/plot.err
         echo $? > {tmp_path}/plot.rc

@@ -245,7 +245,8 @@ def test_dwr_collapse_warns_from_fit_grid_naming_the_point():
     X, _ = synthetic(n=500)
     with pytest.warns(
         oodfs.WeightCollapseWarning,
-        match=r"weighter 'dwr' at \{\"lambda1\": 0.05, \"lambda2\": 0.05\}: weights collapsed \(ess_fraction 0\.0",
+        match=r"weighter 'dwr' at \{\"lambda1\": 0.05, \"lambda2\": 0.05\}: weights collapsed "
+        r"\(ess_fraction 0\.0",
     ):
         fits = DWRWeighter.fit_grid_detailed(X, [{"tol": 0.0}])
     assert fits[0].diagnostics["ess_fraction"] < DWRWeighter.collapse_ess_fraction
@@ -471,7 +472,10 @@ def test_srdo_all_clipped_warns_from_fit_and_fit_grid():
     x = rng.standard_normal(400)
     X = np.column_stack([x, x + 0.01 * rng.standard_normal(400), rng.standard_normal(400)])
     kw = dict(gamma=5, epochs=30, batch_size=128)
-    match = r"weighter 'srdo' at \{\"gamma\": 5\}: weights almost all clipped \(frac_clipped_low 0\.9\d+ .*uniform"
+    match = (
+        r"weighter 'srdo' at \{\"gamma\": 5\}: weights almost all clipped "
+        r"\(frac_clipped_low 0\.9\d+ .*uniform"
+    )
     with pytest.warns(WeightClippingWarning, match=match):
         est = SRDOWeighter(random_state=0, **kw).fit(X)
     assert est.diagnostics_["frac_clipped_low"] > 0.9 and est.diagnostics_["ess_fraction"] > 0.99

@@ -210,8 +210,8 @@ def assert_scores(scores, d: int, what: str) -> None:
 
 def describe(X, y) -> str:
     return (
-        f"n={X.shape[0]}, d={X.shape[1]}, |X| max {np.abs(X).max():.3g}, sd(X) {np.round(X.std(0), 12).tolist()}, "
-        f"y sd {y.std():.3g}"
+        f"n={X.shape[0]}, d={X.shape[1]}, |X| max {np.abs(X).max():.3g}, sd(X) "
+        f"{np.round(X.std(0), 12).tolist()}, y sd {y.std():.3g}"
     )
 
 

@@ -647,7 +647,9 @@ def test_git_state_commit_and_dirty_flag(tmp_path):
     assert git_state(tmp_path)["dirty"] is True
     (tmp_path / "untracked").mkdir()
     assert git_state(tmp_path / "untracked") is None  # a folder the checkout does not track
-    assert environment(method_code_hashes(["ols"]))["method_code"] == {"ols": code_hash(registry().get("selector", "ols"))}
+    assert environment(method_code_hashes(["ols"]))["method_code"] == {
+        "ols": code_hash(registry().get("selector", "ols"))
+    }
 
 
 def test_the_shipped_reference_matches_the_code_that_ships_with_it():

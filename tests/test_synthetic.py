@@ -239,7 +239,7 @@ def test_exact_sampler_other_parameters():
     """A single spurious column, another exponent and clip level: still the rejection distribution."""
     kw = dict(spurious=("V3",), exponent=5.0, clip=1.5)
     exact, rejection = Synthetic(sampler="exact", **kw), Synthetic(sampler="rejection", **kw)
-    (Xa, ya), (Xb, yb) = exact.sample(-2.0, N, 0), rejection.sample(-2.0, N, 1)
+    (Xa, ya), (Xb, _) = exact.sample(-2.0, N, 0), rejection.sample(-2.0, N, 1)
     assert np.abs(Xa).max() == 1.5
     for j in (7, 8):
         assert stats.ks_2samp(Xa[:, j], Xb[:, j]).pvalue > 1e-3

@@ -25,8 +25,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "bench",
         help="run a benchmark suite and print its leaderboard",
-        description="Run every (setting, r_train, run, method, grid point) task of a suite, store the results "
-        "in OUT/results.sqlite (+ results.parquet), write OUT/leaderboard.md and draw OUT/figures/.",
+        description="Run every (setting, r_train, run, method, grid point) task of a suite, store the "
+        "results in OUT/results.sqlite (+ results.parquet), write OUT/leaderboard.md and draw OUT/figures/.",
     )
     p.add_argument("--suite", required=True, help="suite name (e.g. synthetic) or path to a suite .toml")
     p.add_argument("--quick", action="store_true", help="the suite's small version (fewer r_train and runs)")
@@ -96,7 +96,8 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--scheduler",
         metavar="ADDRESS",
-        help="with --backend dask: address of an existing scheduler (default: start a LocalCluster of --jobs workers)",
+        help="with --backend dask: address of an existing scheduler (default: start a LocalCluster of "
+        "--jobs workers)",
     )
     p.add_argument(
         "--task-timeout",
@@ -185,7 +186,8 @@ def run(args) -> int:
     if not args.quiet:
         print(f"figures: {', '.join(str(p) for p in paths)}", file=sys.stderr)
         print(
-            f"wrote {out / 'leaderboard.md'} and {out / 'results.parquet'} in {time.perf_counter() - start:.1f} s",
+            f"wrote {out / 'leaderboard.md'} and {out / 'results.parquet'} in "
+            f"{time.perf_counter() - start:.1f} s",
             file=sys.stderr,
         )
     return 0

@@ -12,9 +12,9 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "merge",
         help="combine results folders of one suite (machines, shards) into one",
-        description="Combine the results folders DIR... of one suite (the same suite identity and profile) into "
-        "OUT (results.sqlite and results.parquet). A task in several folders must have the same identity and "
-        "values there (a failed copy gives way to a result); otherwise nothing is written.",
+        description="Combine the results folders DIR... of one suite (the same suite identity and profile) "
+        "into OUT (results.sqlite and results.parquet). A task in several folders must have the same "
+        "identity and values there (a failed copy gives way to a result); otherwise nothing is written.",
     )
     p.add_argument("dirs", nargs="+", metavar="DIR", help="results folders written by `oodfs bench`")
     p.add_argument("--out", required=True, help="the new results folder (must not hold results)")
@@ -23,9 +23,8 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     info = merge_stores(args.dirs, args.out, argv=["oodfs"] + sys.argv[1:])
     print(
-        f"merged {info['folders']} folders into {args.out}: {info['tasks']} tasks "
-        f"({info['duplicates']} found in several folders, {info['replaced_failures']} failed copies replaced "
-        "by a result)",
+        f"merged {info['folders']} folders into {args.out}: {info['tasks']} tasks ({info['duplicates']} "
+        f"found in several folders, {info['replaced_failures']} failed copies replaced by a result)",
         file=sys.stderr,
     )
     return 0

@@ -20,10 +20,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "theory",
         help="check the paper's WLS theorems numerically (coefficient error against n)",
-        description="For each condition (synthetic environment, bias rate), n on a log grid and many replicates: "
-        "WLS with no weights, the oracle weights, DWR and SRDO; ||beta_hat(V)||, ||beta_hat(S) - beta*(S)||, ESS and "
-        "the independence residual; log-log slopes with 95% intervals. Writes OUT/theory_results.csv, "
-        "theory_slopes.csv, theory_summary.md and theory_*.png.",
+        description="For each condition (synthetic environment, bias rate), n on a log grid and many "
+        "replicates: WLS with no weights, the oracle weights, DWR and SRDO; ||beta_hat(V)||, ||beta_hat(S) "
+        "- beta*(S)||, ESS and the independence residual; log-log slopes with 95% intervals. Writes "
+        "OUT/theory_results.csv, theory_slopes.csv, theory_summary.md and theory_*.png.",
     )
     p.add_argument("--out", default="results/theory", help="output folder (default results/theory)")
     p.add_argument(
@@ -83,7 +83,8 @@ def run(args) -> int:
 
 
 def main(argv=None) -> int:
-    """``python -m oodfs.commands.theory [options]``: the same as ``oodfs theory`` (errors as one line, exit 2)."""
+    """``python -m oodfs.commands.theory [options]``: the same as ``oodfs theory`` (errors as one
+    line, exit 2)."""
     import sys
 
     parser = argparse.ArgumentParser(prog="python -m oodfs")

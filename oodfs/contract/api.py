@@ -315,7 +315,8 @@ class Environment(BaseEstimator):
     ``env`` identifies the environment (a bias rate for synthetic data, a group label for a
     table). A finite source (a table) may return fewer rows than ``n``, in random order; the
     runner holds out the tail of the training draw as validation data. ``check_env(env)``
-    rejects an invalid id up front. ``stable_set`` is the tuple of true stable feature indices, or None when unknown;
+    rejects an invalid id up front. ``stable_set`` is the tuple of true stable feature indices, or None when
+    unknown;
     ``feature_names`` names the columns. Constructor parameters (e.g. ``setting``) are the
     environment's options; ``settings`` lists the named settings a suite can ask for.
     """

@@ -19,7 +19,8 @@ known through the ``oodfs`` entry-point group::
     def oodfs_selectors():
         return [Variance]
 
-Each hook returns a list of classes (metrics: a list of declarations). Names must be unique within a kind across all plugins;
+Each hook returns a list of classes (metrics: a list of declarations). Names must be unique within a kind
+across all plugins;
 a clash is an error naming both providers. The built-in methods and environments are plugins
 registered in exactly this way (see ``plugins/`` in the source tree).
 """

@@ -11,8 +11,8 @@ from oodfs.validation import OodfsError
 #: the profiles a suite can run with (docs/PROTOCOL.md, "Profiles")
 PROFILES = {
     "default": "oodfs's documented defaults for every setting outside the grids",
-    "paper": "the paper's literal settings where it states them (Adam lr 0.001 for DWR, SRDO and the downstream "
-    "MLP), documented choices where it is silent",
+    "paper": "the paper's literal settings where it states them (Adam lr 0.001 for DWR, SRDO and the "
+    "downstream MLP), documented choices where it is silent",
 }
 
 

@@ -221,8 +221,8 @@ class Registry:
             raise OodfsError(
                 f"two plugins offer the {info.kind} name {info.name!r}: "
                 f"{other.package} ({other.module}.{getattr(other.cls, '__qualname__', other.name)}) and "
-                f"{info.package} ({info.module}.{getattr(info.cls, '__qualname__', info.name)}); uninstall one or limit "
-                "plugins with OODFS_LOAD_PLUGINS"
+                f"{info.package} ({info.module}.{getattr(info.cls, '__qualname__', info.name)}); uninstall "
+                f"one or limit plugins with OODFS_LOAD_PLUGINS"
             )
         table[info.name] = info
 

@@ -162,8 +162,9 @@ class Leaderboard:
         return self._reference_note() + [
             f"Profile: **{self.report.profile}** — {PROFILES.get(self.report.profile, '')}.",
             f"Model selection: **{self.rule.label}** — {self.rule.description}.",
-            f"Cells: mean over runs and its {stats.describe_interval(INTERVAL)}; an r_train = all cell averages "
-            "each run over r_train first. ↓ lower is better, ↑ higher is better. **Bold**: in the best set (below).",
+            f"Cells: mean over runs and its {stats.describe_interval(INTERVAL)}; an r_train = all cell "
+            "averages each run over r_train first. ↓ lower is better, ↑ higher is better. **Bold**: in "
+            "the best set (below).",
         ]
 
     def _failures(self) -> list[str]:
@@ -188,7 +189,8 @@ class Leaderboard:
             for (setting, method), g in bad.groupby(["setting", "method"], sort=False):
                 lines.append(
                     f"- `{method}` ({setting}): {rule.note} in {len(g)} of "
-                    f"{int(((chosen['setting'] == setting) & (chosen['method'] == method)).sum())} chosen fits"
+                    f"{int(((chosen['setting'] == setting) & (chosen['method'] == method)).sum())} chosen "
+                    "fits"
                 )
         return lines
 
@@ -258,7 +260,8 @@ class Leaderboard:
             "td:first-child,th:first-child{text-align:left}b{color:#064}"
         )
         out = [
-            f"<!doctype html><html><head><meta charset='utf-8'><title>oodfs leaderboard</title><style>{css}</style></head><body>",
+            f"<!doctype html><html><head><meta charset='utf-8'><title>oodfs "
+            f"leaderboard</title><style>{css}</style></head><body>",
             f"<h1>oodfs leaderboard{f' — suite {html.escape(self.suite)}' if self.suite else ''}</h1>",
         ]
         out += [f"<p>{html.escape(p).replace('**', '')}</p>" for p in self._preamble()]

@@ -111,10 +111,10 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
             ax.grid(alpha=0.3)
     handles, labels = [], []
     for ax in axes.flat:  # every method that has a line somewhere
-        for h, l in zip(*ax.get_legend_handles_labels()):
-            if l not in labels:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            if label not in labels:
                 handles.append(h)
-                labels.append(l)
+                labels.append(label)
     if labels:
         fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 10), bbox_to_anchor=(0.5, 1.03))
     n_runs = int(cells["n"].max())
@@ -195,7 +195,8 @@ def feature_ranking_table(report: Report) -> str:
         "# Feature rankings",
         "",
         f"Ranking of each curve method per setting and r_train (features ordered by their mean rank over "
-        f"runs; model selection: {report.rule.label}). In the paper's synthetic experiment S1..S5 come first.",
+        f"runs; model selection: {report.rule.label}). "
+        "In the paper's synthetic experiment S1..S5 come first.",
         "",
     ]
     for method, gm in chosen.groupby("method", sort=False):

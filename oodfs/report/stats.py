@@ -71,10 +71,13 @@ def describe_interval(method: str = "t", level: float = LEVEL) -> str:
     _choice(method, INTERVALS, "interval method")
     pct = f"{100 * level:g} %"
     if method == "t":
-        return f"{pct} t interval of the mean over runs (Student t with n - 1 degrees of freedom); no interval when n < 2"
+        return (
+            f"{pct} t interval of the mean over runs (Student t with n - 1 degrees of freedom); no "
+            "interval when n < 2"
+        )
     return (
-        f"{pct} percentile bootstrap interval of the mean over runs ({N_RESAMPLES} resamples, seeded); "
-        "no interval when n < 2"
+        f"{pct} percentile bootstrap interval of the mean over runs ({N_RESAMPLES} resamples, seeded); no "
+        "interval when n < 2"
     )
 
 
@@ -138,7 +141,8 @@ def _check(df: pd.DataFrame, metric: str, columns: Sequence[str]) -> pd.DataFram
     missing = [c for c in [metric, *columns] if c not in df.columns]
     if missing:
         raise OodfsError(
-            f"results have no column {', '.join(map(repr, missing))}; columns: {', '.join(map(str, df.columns))}"
+            f"results have no column {', '.join(map(repr, missing))}; "
+            f"columns: {', '.join(map(str, df.columns))}"
         )
     try:
         values = pd.to_numeric(df[metric], errors="raise").astype(float)

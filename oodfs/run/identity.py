@@ -141,7 +141,8 @@ def data_identity(suite: Suite, setting, env_info: PluginInfo) -> str:
 # -- tasks --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class TaskIdentity:
-    """``digest`` identifies the task; ``parts`` (one short value per part of :data:`oodfs.results.identity.PARTS`)
+    """``digest`` identifies the task; ``parts`` (one short value per part of
+    :data:`oodfs.results.identity.PARTS`)
     says what differs when two digests do."""
 
     digest: str

@@ -32,8 +32,8 @@ class Progress:
             eta = elapsed / self.done * (self.total - self.done)
             setting, r_train, run, method = task.key
             print(
-                f"[{self.done}/{self.total} tasks, {self.failed} failed] {setting} r_train={r_train} run={run} "
-                f"{method}: {task.status}; elapsed {elapsed:.0f} s, ETA {eta:.0f} s",
+                f"[{self.done}/{self.total} tasks, {self.failed} failed] {setting} r_train={r_train} "
+                f"run={run} {method}: {task.status}; elapsed {elapsed:.0f} s, ETA {eta:.0f} s",
                 file=sys.stderr,
                 flush=True,
             )

@@ -43,7 +43,8 @@ def check_suite_plugins(suite: Suite) -> None:
         name = s.params.get("setting")
         if valid_settings and name is not None and name not in valid_settings:
             raise OodfsError(
-                f"unknown setting {name!r} for environment {suite.environment!r}; valid: {', '.join(valid_settings)}"
+                f"unknown setting {name!r} for environment {suite.environment!r}; "
+                f"valid: {', '.join(valid_settings)}"
             )
         env = env_cls(**s.environment_params(0, suite.seed))
         for e in suite.r_train + suite.r_test:
@@ -163,7 +164,8 @@ def run_suite(
     ``retry_failed``: failed tasks are run again.
     ``reference``: an :class:`oodfs.run.reference.Reference`; the tasks of ``reference_methods``
     (default: the reference's) that are not in ``suite.methods`` are copied from it instead of
-    run; a method the reference lacks, or holds under another identity, is run. ``notes``: called with each one-line note (what is rerun and
+    run; a method the reference lacks, or holds under another identity, is run. ``notes``: called with each
+    one-line note (what is rerun and
     why, what came from the reference). ``isolate``: fit each method in a forked child
     process, so that a plugin that crashes or exits is recorded as a failed task
     (``task_timeout`` needs it). One run writes a folder at a time (a second one is refused);

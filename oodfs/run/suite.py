@@ -194,7 +194,8 @@ def _setting(name: str, raw: dict) -> Setting:
     unknown = sorted(set(raw) - {"params", "run_params", "run_param", "n_train"})
     if unknown:
         raise OodfsError(
-            f"setting {name!r} has the unknown key {unknown[0]!r}; valid: params, run_params, run_param, n_train"
+            f"setting {name!r} has the unknown key {unknown[0]!r}; valid: params, run_params, run_param, "
+            "n_train"
         )
     run_params = dict(raw.get("run_params", {}))
     if raw.get("run_param"):  # the older spelling: one parameter set to the run index
@@ -202,7 +203,8 @@ def _setting(name: str, raw: dict) -> Setting:
     for key, kind in run_params.items():
         if kind not in RUN_PARAM_KINDS:
             raise OodfsError(
-                f"setting {name!r}: run_params.{key} must be one of {', '.join(map(repr, RUN_PARAM_KINDS))}, got {kind!r}"
+                f"setting {name!r}: run_params.{key} must be one of "
+                f"{', '.join(map(repr, RUN_PARAM_KINDS))}, got {kind!r}"
             )
     n_train = raw.get("n_train")
     if n_train is not None:

@@ -21,7 +21,8 @@ the weights of each *method*:
   with ``for_environment(env, r)``; target laws: the law before selection, and the selected law
   of S with V drawn independently of it;
 * ``dwr``, ``srdo`` (default parameters), ``dwr_converged`` (L-BFGS-B run to convergence:
-  ``tol=0``, at most 5000 iterations, instead of the default early stop) and ``srdo_unclipped`` (the same classifier, ratio
+  ``tol=0``, at most 5000 iterations, instead of the default early stop) and ``srdo_unclipped`` (the same
+  classifier, ratio
   clipped at 1e12 instead of 10: one fit, read twice through ``fit_grid``); target law: the
   product of the training marginals (the law SRDO's density ratio points to; DWR's
   decorrelation has no unique population target, it is compared with the same law).

@@ -221,7 +221,8 @@ def run_task(config: TheoryConfig, cond: Condition, n: int, rep: int, targets: d
 
 
 def target_coefficients(config: TheoryConfig, cond: Condition) -> dict:
-    """beta* of every target law, on ``n_target`` direct draws of that law (package docstring, oodfs.theory)."""
+    """beta* of every target law, on ``n_target`` direct draws of that law (package
+    docstring, oodfs.theory)."""
     from oodfs.contract.wls import weighted_least_squares
 
     env = _env(config, cond)

@@ -95,7 +95,8 @@ class _SyntheticOracle(oodfs.Weighter):
 
 
 class OracleIPW(_SyntheticOracle):
-    """Oracle inverse selection probability 1 / Pr(select | x; r) of the synthetic environment (V independent of the rest).
+    """Oracle inverse selection probability 1 / Pr(select | x; r) of the synthetic environment (V
+    independent of the rest).
 
     Undoes the selection: the weighted law is the synthetic environment's law before selection.
     Parameters: the training bias rate ``r`` and the environment's parameters (see

@@ -203,7 +203,8 @@ class Synthetic(oodfs.Environment):
         names = self.feature_names
         if name not in names:
             raise OodfsError(
-                f"unknown feature {name!r} for environment 'synthetic'; valid: {', '.join(self._canonical_names())}"
+                f"unknown feature {name!r} for environment 'synthetic'; "
+                f"valid: {', '.join(self._canonical_names())}"
             )
         return names.index(name)
 
@@ -239,7 +240,8 @@ class Synthetic(oodfs.Environment):
         for v in sp:
             if v not in valid:
                 raise OodfsError(
-                    f"spurious names {v!r}, not a non-stable feature of this environment; valid: {', '.join(valid)}"
+                    f"spurious names {v!r}, not a non-stable feature of this environment; "
+                    f"valid: {', '.join(valid)}"
                 )
         if len(set(sp)) != len(sp):
             raise OodfsError(f"spurious lists a feature twice: {list(sp)!r}")
@@ -248,11 +250,13 @@ class Synthetic(oodfs.Environment):
     def _check_params(self) -> None:
         if self.setting not in self.settings:
             raise OodfsError(
-                f"unknown setting {self.setting!r} for environment 'synthetic'; valid: {', '.join(self.settings)}"
+                f"unknown setting {self.setting!r} for environment 'synthetic'; "
+                f"valid: {', '.join(self.settings)}"
             )
         if self.sampler not in self.samplers:
             raise OodfsError(
-                f"unknown sampler {self.sampler!r} for environment 'synthetic'; valid: {', '.join(self.samplers)}"
+                f"unknown sampler {self.sampler!r} for environment 'synthetic'; "
+                f"valid: {', '.join(self.samplers)}"
             )
         self._spurious_index()  # checks d_s, d_v, layout_seed too
         for what, lowest in (("exponent", "positive"), ("clip", "positive"), ("noise_sd", "non-negative")):
@@ -291,7 +295,8 @@ class Synthetic(oodfs.Environment):
         d = self.d_s + self.d_v
         if X.shape[1] != d:
             raise OodfsError(
-                f"X has {X.shape[1]} columns; this synthetic environment has {d} ({self.d_s} stable + {self.d_v} other)"
+                f"X has {X.shape[1]} columns; this synthetic environment has {d} ({self.d_s} stable + "
+                f"{self.d_v} other)"
             )
         canonical = X[:, np.argsort(self._order())]
         return canonical[:, : self.d_s], canonical[:, self.d_s :]

@@ -34,5 +34,6 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
             str(exc).rpartition("exit codes of the workers are")[2].split("Detailed")[0].split()
         ).strip(" .")
         raise RunAborted(
-            f"a worker process died (exit codes {codes or 'unknown'}); finished tasks are saved, continue with --resume"
+            f"a worker process died (exit codes {codes or 'unknown'}); finished tasks are saved, continue "
+            "with --resume"
         ) from None
