@@ -2,8 +2,9 @@
 
 The paper trains an MLP with hidden layers (5, 5), ReLU and Adam (lr 0.001) on the top-k features
 and reports its RMSE in the test environments. The benchmark needs thousands of these fits, so
-:func:`fit_downstream` trains every subset of one data set in one tensor program. The measurements
-behind each choice below are in benchmarks/bench_regressor.py.
+:func:`fit_downstream` trains every subset of one data set in one call (one compiled kernel, or one
+tensor program). The measurements behind each choice below are in benchmarks/bench_regressor.py
+and benchmarks/bench_downstream_engines.py.
 
 * **Engines.** ``engine="numba"`` (the default) trains each model with a fused kernel
   (:mod:`oodfs.run.downstream_kernel`: forward, backward and Adam of one model in one compiled
