@@ -521,9 +521,8 @@ def _side_by_side(runs: list[dict], rule: str) -> list[dict]:
                 m for _, v in views for m in v["cells"].loc[v["cells"]["setting"] == setting, "method"]
             )
         )
-        header = ["method"] + [
-            f"{label}: {info.title} {info.arrow}" for label, _ in views for info in metrics.values()
-        ]
+        header = ["method"] + [f"{info.title} {info.arrow}" for _ in views for info in metrics.values()]
+        groups = [(label, len(metrics)) for label, _ in views]
         rows = []
         for method in methods:
             row = [Cell(str(method))]
@@ -549,7 +548,7 @@ def _side_by_side(runs: list[dict], rule: str) -> list[dict]:
                         Cell(text, method in v["best"].get((setting, "all", m), set()), float(x["mean"]))
                     )
             rows.append(row)
-        out.append(dict(setting=setting, header=header, rows=rows))
+        out.append(dict(setting=setting, header=header, groups=groups, rows=rows))
     return out
 
 
@@ -594,7 +593,7 @@ def build_site(paths, out, selection: str | None = None, formats=FIGURE_FILES) -
                     label=info.label,
                     path=str(info.path),
                     views=views,
-                    overview=overview(info, any_report),
+                    overview=dict(overview(info, any_report)),
                     failed=_failed_tasks(any_report),
                     invocations=info.invocations,
                 )
@@ -603,6 +602,7 @@ def build_site(paths, out, selection: str | None = None, formats=FIGURE_FILES) -
         html = env.get_template("site.html.j2").render(
             suite=next(iter(suites)),
             runs=runs,
+            overview_labels=list(dict.fromkeys(label for run in runs for label in run["overview"])),
             rules=list(RULES.values()),
             first=first,
             side_by_side={rule: _side_by_side(runs, rule) for rule in RULES} if len(runs) > 1 else {},
