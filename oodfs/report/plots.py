@@ -53,10 +53,10 @@ def figure_formats(formats):
         _formats.reset(token)
 
 
-def save_figure(fig, out_dir: Path, stem: str, tight: bool = True) -> list[Path]:
+def save_figure(fig, out_dir: Path, stem: str) -> list[Path]:
     """Write ``fig`` as ``out_dir/stem.png`` (150 dpi), ``.pdf`` and ``.svg`` (or the formats of
-    :func:`figure_formats`); return the paths written, in that order. ``tight``: crop to the
-    drawn area."""
+    :func:`figure_formats`), cropped to what is drawn (with a small margin); return the paths
+    written, in that order."""
     plt = _pyplot()
     paths = []
     # svg.hashsalt: element ids from the name, not a random salt; fonttype none: text as text
@@ -66,7 +66,7 @@ def save_figure(fig, out_dir: Path, stem: str, tight: bool = True) -> list[Path]
             path = Path(out_dir) / f"{stem}.{ext}"
             fig.savefig(
                 path,
-                bbox_inches="tight" if tight else None,
+                bbox_inches="tight",
                 dpi=150 if ext == "png" else None,
                 metadata=_NO_DATE[ext],
             )

@@ -359,7 +359,7 @@ def load_run(path) -> RunInfo:
 
 def _fmt_seconds(s: float | None) -> str:
     if s is None:
-        return "not recorded"
+        return "(not recorded)"
     return f"{s:.0f} s" if s < 120 else f"{s / 60:.1f} min"
 
 

@@ -870,6 +870,6 @@ def cd_diagram(
     png, pdf = out.with_name(out.name + ".png"), out.with_name(out.name + ".pdf")
     from oodfs.report.plots import save_figure  # the one helper that writes every figure, SVG too
 
-    save_figure(fig, out.parent, out.name, tight=False)
+    save_figure(fig, out.parent, out.name)
     plt.close(fig)
     return png, pdf
