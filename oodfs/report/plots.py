@@ -223,21 +223,15 @@ def ood_s_figure(report: Report, out_dir: Path, stem: str = "ood_s") -> list[Pat
     return paths
 
 
-def feature_ranking_table(report: Report) -> str:
-    """Per setting and r_train: each curve method's ranking, aggregated over runs by the mean
-    rank of each feature (by name, so runs with different column layouts agree)."""
+def feature_rankings(report: Report) -> list[dict]:
+    """Per curve method: its ranking per r_train (rows) and setting (columns), aggregated over
+    runs by the mean rank of each feature (by name, so runs with different column layouts
+    agree). Each item: ``method``, ``header`` (["r_train", settings...]) and ``rows``."""
     curve_tasks = report.curves[TASK_KEY].drop_duplicates()
     if curve_tasks.empty:
-        return ""
+        return []
     chosen = report.chosen.merge(curve_tasks, on=TASK_KEY)
-    lines = [
-        "# Feature rankings",
-        "",
-        f"Ranking of each curve method per setting and r_train (features ordered by their mean rank over "
-        f"runs; model selection: {report.rule.label}). "
-        "In the paper's synthetic experiment S1..S5 come first.",
-        "",
-    ]
+    out = []
     for method, gm in chosen.groupby("method", sort=False):
         settings = list(dict.fromkeys(gm["setting"]))
         rows = []
@@ -262,7 +256,25 @@ def feature_ranking_table(report: Report) -> str:
                 mean_rank = {name: np.mean(r) for name, r in ranks.items()}
                 row.append(", ".join(sorted(mean_rank, key=lambda nm: (mean_rank[nm], nm))))
             rows.append(row)
-        lines += [f"## {method}", "", tabulate(rows, headers=["r_train"] + settings, tablefmt="github"), ""]
+        out.append({"method": method, "header": ["r_train"] + settings, "rows": rows})
+    return out
+
+
+def feature_ranking_table(report: Report) -> str:
+    """The rankings of :func:`feature_rankings` as markdown."""
+    rankings = feature_rankings(report)
+    if not rankings:
+        return ""
+    lines = [
+        "# Feature rankings",
+        "",
+        f"Ranking of each curve method per setting and r_train (features ordered by their mean rank over "
+        f"runs; model selection: {report.rule.label}). "
+        "In the paper's synthetic experiment S1..S5 come first.",
+        "",
+    ]
+    for t in rankings:
+        lines += [f"## {t['method']}", "", tabulate(t["rows"], headers=t["header"], tablefmt="github"), ""]
     return "\n".join(lines)
 
 

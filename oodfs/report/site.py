@@ -26,7 +26,7 @@ import pandas as pd
 from oodfs.contract.selection import RULES
 from oodfs.report import stats
 from oodfs.report.leaderboard import Leaderboard
-from oodfs.report.plots import feature_ranking_table, figure1, figure_formats, ood_s_figure, summary_figure
+from oodfs.report.plots import feature_rankings, figure1, figure_formats, ood_s_figure, summary_figure
 from oodfs.report.report import Report
 from oodfs.results.store import ResultStore, load_results
 from oodfs.validation import OodfsError
@@ -266,24 +266,6 @@ def selected_features(report: Report) -> list[dict]:
                     rows=rows,
                 )
             )
-    return out
-
-
-def feature_rankings(report: Report) -> list[dict]:
-    """The curve methods' feature-ranking table (the paper's), parsed from the markdown that
-    ``oodfs plot`` writes, so that the two say the same."""
-    text = feature_ranking_table(report)
-    out, current = [], None
-    for line in text.splitlines():
-        if line.startswith("## "):
-            current = dict(method=line[3:], header=[], rows=[])
-            out.append(current)
-        elif current is not None and line.startswith("|") and not set(line) <= set("|-: "):
-            cells = [c.strip() for c in line.strip("|").split("|")]
-            if not current["header"]:
-                current["header"] = cells
-            else:
-                current["rows"].append(cells)
     return out
 
 
