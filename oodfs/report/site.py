@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from oodfs.contract.selection import RULES
-from oodfs.report import stats
+from oodfs.report import compare
 from oodfs.report.leaderboard import Leaderboard
 from oodfs.report.plots import feature_rankings, figure1, figure_formats, ood_s_figure, summary_figure
 from oodfs.report.report import Report
@@ -172,50 +172,26 @@ class _Where:
 
 
 def comparisons(report: Report, where: _Where, tag: str) -> list[dict]:
-    """Per setting and headline metric: the Friedman test, average ranks, all pairwise tests and a
-    critical-difference diagram -- the same calls, on the same values, as ``oodfs compare``."""
-    from oodfs.report.compare import selected_values
-
-    values = selected_values(report)
+    """``oodfs compare``'s comparisons (:func:`oodfs.report.compare.comparisons`), each with its
+    critical-difference diagram (files named by position: a setting's name may be anything)."""
+    settings = {}
     out = []
-    for i, setting in enumerate(dict.fromkeys(values["setting"])):
-        for metric in report.headline:
-            info = report.metrics[metric]
-            g = values[values["setting"] == setting].dropna(subset=[metric])
-            if g["method"].nunique() < 2:
-                continue
-            fr = stats.friedman(g, metric, info.lower_is_better, within=("setting",))
-            first = fr.iloc[0]
-            ranks = fr.sort_values("avg_rank")
-            pw = stats.pairwise_tests(g, metric, info.lower_is_better, within=("setting",))
-            figure, cd_note = None, ""
-            if int(first["n_blocks"]) >= 2 and int(first["k"]) >= 2:
-                stem = where.fig_dir / f"cd-{i}-{_slug(metric)}-{tag}"
-                try:
-                    stats.cd_diagram(
-                        g,
-                        metric,
-                        info.lower_is_better,
-                        stem,
-                        within=("setting",),
-                        title=f"{setting}: {info.title} {info.arrow} (model selection {report.rule.label})",
-                    )
-                except OodfsError as exc:
-                    cd_note = f"no critical-difference diagram: {exc}"
-                else:
-                    paths = [stem.with_name(f"{stem.name}.{ext}") for ext in FIGURE_FILES]
-                    figure = _figure(paths, where, "critical-difference diagram")
-            out.append(
-                dict(
-                    setting=setting,
-                    metric=info,
-                    friedman=first,
-                    ranks=[(m, r) for m, r in zip(ranks["method"], ranks["avg_rank"]) if np.isfinite(r)],
-                    pairs=pw.to_dict("records"),
-                    figure=figure,
-                    cd_note=cd_note,
-                )
-            )
+    for c in compare.comparisons(report):
+        i = settings.setdefault(c["setting"], len(settings))
+        stem = where.fig_dir / f"cd-{i}-{_slug(c['metric'].name)}-{tag}"
+        drawn = compare.cd_diagram(report, c, stem)
+        figure = None
+        if not isinstance(drawn, str):
+            paths = [stem.with_name(f"{stem.name}.{ext}") for ext in FIGURE_FILES]
+            figure = _figure(paths, where, "critical-difference diagram")
+        out.append(
+            {
+                **c,
+                "pairs": c["pairs"].to_dict("records"),
+                "figure": figure,
+                "cd_note": "" if figure else f"no critical-difference diagram: {drawn}",
+            }
+        )
     return out
 
 
