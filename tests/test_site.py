@@ -216,6 +216,11 @@ def test_hostile_names_are_escaped_and_never_become_paths(site):
     files = [p.relative_to(site.parent) for p in site.parent.rglob("*")]
     assert all(".." not in p.parts and "<" not in str(p) for p in files)
     assert not (site.parent.parent / "x").exists()
+    # the SVG figures name the method too (a legend, a label), as escaped text: opened on their
+    # own, they run nothing
+    svgs = [p.read_text() for p in site.parent.rglob("*.svg")]
+    assert sum("&lt;script&gt;" in t for t in svgs) >= 3
+    assert not any("<script" in t or "<img src=x" in t for t in svgs)
 
 
 # -- in a browser ----------------------------------------------------------------------------
