@@ -235,10 +235,15 @@ def _chromium():
     try:
         import selenium  # noqa: F401
     except ImportError:
-        browser = None
-    if browser and driver:
+        selenium = None
+    missing = [
+        what
+        for what, found in (("chromium", browser), ("chromedriver", driver), ("selenium", selenium))
+        if not found
+    ]
+    if not missing:
         return browser, driver
-    message = f"headless Chromium and selenium not found; to run the browser tests: {INSTALL}"
+    message = f"browser tests need {', '.join(missing)}: {INSTALL}"
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
