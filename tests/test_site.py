@@ -123,8 +123,11 @@ def test_the_site_has_every_part_and_figures_in_three_formats(site):
 
 def test_site_and_leaderboard_html_show_the_leaderboard_cells_of_the_markdown(site, tmp_path):
     df = results({"dwr": noisy(0.30, 0.01, 0), "ols": noisy(0.50, 0.01, 1)})
+    df["origin"] = np.where(df["method"] == "ols", "reference", "run")
     board = Leaderboard(Report(df, "val"))
     page = board.to_html()
+    assert '<td class="ref" title=' in page and page.count('class="ref"') == page.count("<td>dwr</td>") > 0
+    assert "Rows of ols come from the reference results" in page
     md = board.to_markdown()
     best = next(line for line in md.splitlines() if line.startswith("| dwr")).split("|")[3].strip()
     assert best.startswith("**")  # dwr is the best rank average in the markdown...

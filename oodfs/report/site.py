@@ -93,6 +93,7 @@ class Cell:
     text: str
     best: bool = False
     sort: float | None = None  # the number a column sorts by (the cell's mean); None: by text
+    reference: bool = False  # a method whose rows come from the shipped reference results
 
 
 _LEADING_NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
@@ -106,23 +107,19 @@ def _cell(text: str, best: bool) -> Cell:
 def leaderboard_context(board: Leaderboard) -> dict:
     """What the leaderboard template shows: exactly the tables, sentences and flags the markdown
     leaderboard prints (:meth:`Leaderboard.tables` and its notes), with sort keys for the page."""
-    tables = []
-    for title, header, rows in board.tables():
-        # the tables of one metric by r_train follow their setting's averaged table (see tables())
-        tables.append(
-            dict(
-                title=title,
-                header=header,
-                rows=[[_cell(t, best) for t, best in row] for row in rows],
-                by_r_train=title.endswith(" by r_train"),
-            )
-        )
     res = board.report.results
     reference = (
-        sorted(set(res.loc[res["origin"] == "reference", "method"]))
+        set(res.loc[res["origin"] == "reference", "method"])
         if "origin" in res and (res["origin"] == "reference").any()
-        else []
+        else set()
     )
+    tables = []
+    for title, header, rows in board.tables():
+        body = [[_cell(t, best) for t, best in row] for row in rows]
+        for row in body:  # the first column names the method
+            row[0].reference = row[0].text in reference
+        # the tables of one metric by r_train follow their setting's averaged table (see tables())
+        tables.append(dict(title=title, header=header, rows=body, by_r_train=title.endswith(" by r_train")))
     return dict(
         suite=board.suite,
         rule=board.rule,
@@ -131,7 +128,7 @@ def leaderboard_context(board: Leaderboard) -> dict:
         notes=board.notes,
         diagnostics=board._diagnostic_flags(),
         failures=[f[2:] for f in board._failures()],
-        reference=reference,
+        reference=sorted(reference),
     )
 
 
