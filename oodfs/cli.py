@@ -1,4 +1,5 @@
-"""Command line: ``oodfs bench | leaderboard | compare | plot | merge | plugins | select | theory``.
+"""Command line: ``oodfs bench | leaderboard | compare | plot | report | merge | plugins |
+select | theory``.
 
 Each command is a module of :mod:`oodfs.commands`; this module builds the parser and turns an
 :class:`~oodfs.validation.OodfsError` into one line on stderr and exit status 2.
@@ -16,7 +17,7 @@ from oodfs.validation import OodfsError, RunAborted
 
 EXIT_USAGE = 2
 EXIT_ABORTED = 1  # the run stopped for a reason other than the input (disk full, a killed worker)
-COMMANDS = ("bench", "leaderboard", "compare", "plot", "merge", "plugins", "select", "theory")
+COMMANDS = ("bench", "leaderboard", "compare", "plot", "report", "merge", "plugins", "select", "theory")
 
 
 class _Parser(argparse.ArgumentParser):
