@@ -53,12 +53,23 @@ def _on_sigterm(signum, frame):
     raise _Terminated()
 
 
-def _one_line_warning(message, category, filename, lineno, line=None):
+def one_line_warning(message, category) -> str:
+    """A warning as one line, never with the source line Python adds: ``oodfs: note: ...`` for
+    what oodfs did to a table (:class:`~oodfs.tabular.TableWarning`), ``oodfs: warning: ...``
+    otherwise (a library's or a plugin's warning keeps its category name)."""
     from oodfs.contract.registry import PluginLoadWarning
+    from oodfs.tabular import TableWarning
 
+    text = " ".join(str(message).split())
+    if issubclass(category, TableWarning):
+        return f"oodfs: note: {text}\n"
     if issubclass(category, PluginLoadWarning):
-        return f"oodfs: warning: {message}\n"
-    return _default_formatwarning(message, category, filename, lineno, line)
+        return f"oodfs: warning: {text.removeprefix('oodfs: ')}\n"
+    return f"oodfs: warning: {category.__name__}: {text}\n"
+
+
+def _one_line_warning(message, category, filename, lineno, line=None):
+    return one_line_warning(message, category)
 
 
 _default_formatwarning = warnings.formatwarning
