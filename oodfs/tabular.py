@@ -802,7 +802,9 @@ def prepare_table(
 
     same = _identical_groups(sub)
     if same:
-        groups = ["=".join(map(repr, g)) for g in same]
+        groups = [
+            "=".join(map(repr, g[:3])) + (f"=... ({len(g)} columns)" if len(g) > 3 else "") for g in same
+        ]
         note(
             f"columns with identical values: {short_list(groups, 4)}; both are features and get the same "
             "score (drop one with --drop)"
