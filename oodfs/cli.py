@@ -12,7 +12,7 @@ import signal
 import sys
 import warnings
 
-from oodfs.validation import OodfsError, RunAborted
+from oodfs.validation import OodfsError, RunAborted, format_warning
 
 EXIT_USAGE = 2
 EXIT_ABORTED = 1  # the run stopped for a reason other than the input (disk full, a killed worker)
@@ -53,23 +53,7 @@ def _on_sigterm(signum, frame):
     raise _Terminated()
 
 
-def one_line_warning(message, category) -> str:
-    """A warning as one line, never with the source line Python adds: ``oodfs: note: ...`` for
-    what oodfs did to a table (:class:`~oodfs.tabular.TableWarning`), ``oodfs: warning: ...``
-    otherwise (a library's or a plugin's warning keeps its category name)."""
-    from oodfs.contract.registry import PluginLoadWarning
-    from oodfs.tabular import TableWarning
-
-    text = " ".join(str(message).split())
-    if issubclass(category, TableWarning):
-        return f"oodfs: note: {text}\n"
-    if issubclass(category, PluginLoadWarning):
-        return f"oodfs: warning: {text.removeprefix('oodfs: ')}\n"
-    return f"oodfs: warning: {category.__name__}: {text}\n"
-
-
-def _one_line_warning(message, category, filename, lineno, line=None):
-    return one_line_warning(message, category)
+_one_line_warning = format_warning
 
 
 _default_formatwarning = warnings.formatwarning

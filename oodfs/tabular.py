@@ -105,6 +105,8 @@ MAX_SEED = 2**32 - 1
 class TableWarning(UserWarning):
     """Something was done to the user's table, or is odd about it, that they should know about."""
 
+    oodfs_label = "note"  # printed as `oodfs: note: ...` (oodfs.validation.one_line_warning)
+
 
 # -- reading -------------------------------------------------------------------------------
 def _one_line(exc: BaseException) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import warnings
 
 import numpy as np
@@ -513,3 +514,51 @@ def test_compare_help_and_terminal_labels(tmp_path, capsys):
     labels = [">=2000", "1970-1989", "<1950", "1990-1999", "1950-1969"]
     assert sorted(labels, key=env_sort_key) == ["<1950", "1950-1969", "1970-1989", "1990-1999", ">=2000"]
     assert sorted([2.5, -3, 1.5], key=env_sort_key) == [-3, 1.5, 2.5]
+
+
+def test_bench_on_a_table_notes_once_and_warns_in_one_line_from_its_workers(tmp_path, capfd, monkeypatch):
+    """The table's notes are given once per run (not once per task), and a plugin's warning
+    from a loky worker (--jobs 2) is one line too."""
+    # print warnings as the command line does (pytest would record them instead)
+    monkeypatch.setattr(
+        warnings,
+        "showwarning",
+        lambda m, c, f, n, file=None, line=None: sys.stderr.write(warnings.formatwarning(m, c, f, n)),
+    )
+    plugin = tmp_path / "bad.py"
+    plugin.write_text(CRASHING_PLUGIN)
+    df = shifted()
+    df.loc[[5, 6], "a"] = np.nan
+    path = write(df, tmp_path)
+    suite = tmp_path / "mine.toml"
+    suite.write_text(
+        "\n".join(
+            [
+                'environment = "table"',
+                'r_train = ["A"]',
+                'r_test = ["C"]',
+                "n_train = 80",
+                "n_val = 20",
+                "n_test = 1000",
+                "k = 2",
+                'methods = ["warn", "ols"]',
+                "[settings.t.params]",
+                f'path = "{path}"',
+                'target = "y"',
+                'env_column = "period"',
+                'dropna = "rows"',
+            ]
+        )
+    )
+    try:
+        out = str(tmp_path / "out")
+        code = cli.main(
+            ["bench", "--suite", str(suite), "--plugin", str(plugin), "--out", out, "--jobs", "2"]
+        )
+    finally:
+        reset_registry()
+    err = capfd.readouterr().err.splitlines()
+    assert code == 0, err
+    assert err.count(f"oodfs: note: dropped 2 of {len(df)} rows with a missing value in 'a' (2 missing)") == 1
+    assert "oodfs: warning: UserWarning: weights clipped at 10" in err
+    assert not any(re.search(r"\.py:\d+", line) or line.startswith("  ") for line in err), err

@@ -20,7 +20,7 @@ from oodfs.tabular import (
     TableWarning,
     rank_features,
 )
-from oodfs.validation import OodfsError
+from oodfs.validation import OodfsError, one_line_warning
 
 #: what a column or a variable's levels are listed as in the terminal table, at most
 SHOWN_LEVELS = 4
@@ -226,8 +226,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """Notes and warnings as one line on stderr, never a source line (the CLI's format)."""
-    from oodfs.cli import one_line_warning
-
     (file or sys.stderr).write(one_line_warning(message, category))
 
 
