@@ -43,7 +43,7 @@ and the ``table`` environment of ``oodfs bench`` prepares its table with the sam
   - nested values (lists, records: parquet can hold them) are errors.
   - the **environment column** (if any) is never a feature; its values become string labels.
 * :func:`fitted_features` -- the rule shared by ``oodfs select`` and ``oodfs bench``: a feature
-  with fewer than ``min_level_rows`` (5) of the fitting rows off its most common value (an
+  with fewer than ``min_level_rows`` (10) of the fitting rows off its most common value (an
   absent or rare one-hot level, a constant column) is left out of a method's fit and scores 0.
 * :func:`rank_features` -- run any registered selector and return its ranking as a DataFrame
   ``(rank, feature, score, selected)``; ``group_levels`` adds the ranking of the original
@@ -90,8 +90,8 @@ RIDGE_ALPHAS = tuple(float(a) for a in np.logspace(-3, 3, 13))
 #: a categorical column with more levels than this is refused (an id, a date read as text, ...)
 MAX_LEVELS = 50
 #: a feature needs this many of the fitting rows off its most common value to be fitted
-#: (docs/PROTOCOL.md, "Own tables": DWR fails on a 0/1 column with 1-3 ones in 400 rows)
-MIN_LEVEL_ROWS = 5
+#: (docs/PROTOCOL.md, "Own tables": DWR's weights fail on a 0/1 column with a few ones)
+MIN_LEVEL_ROWS = 10
 #: one-hot column name: ``column=level``
 LEVEL_SEP = "="
 #: the largest |value| a selector is handed (features as fitted, and the target): the float32
