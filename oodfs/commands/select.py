@@ -145,6 +145,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument(
         "--categorical-columns",
         type=csv_list,
+        action="extend",
         default=[],
         metavar="A,B",
         help="columns to one-hot encode although they hold numbers (the same as --categorical A,B)",
