@@ -13,7 +13,7 @@ import signal
 import sys
 import warnings
 
-from oodfs.validation import OodfsError, RunAborted
+from oodfs.validation import OodfsError, RunAborted, format_warning
 
 EXIT_USAGE = 2
 EXIT_ABORTED = 1  # the run stopped for a reason other than the input (disk full, a killed worker)
@@ -54,12 +54,7 @@ def _on_sigterm(signum, frame):
     raise _Terminated()
 
 
-def _one_line_warning(message, category, filename, lineno, line=None):
-    from oodfs.contract.registry import PluginLoadWarning
-
-    if issubclass(category, PluginLoadWarning):
-        return f"oodfs: warning: {message}\n"
-    return _default_formatwarning(message, category, filename, lineno, line)
+_one_line_warning = format_warning
 
 
 _default_formatwarning = warnings.formatwarning

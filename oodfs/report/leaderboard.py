@@ -9,13 +9,13 @@ tables. Nothing is marked where the test cannot decide (too few runs).
 
 from __future__ import annotations
 
-import html
 import re
 
 import pandas as pd
 from tabulate import tabulate
 
 from oodfs.contract.profiles import PROFILES
+from oodfs.contract.task import env_sort_key
 from oodfs.report import stats
 from oodfs.report.report import Report
 from oodfs.validation import OodfsError
@@ -114,7 +114,7 @@ class Leaderboard:
         rs = self.summary.loc[
             (self.summary["setting"] == setting) & (self.summary["r_train"] != "all"), "r_train"
         ]
-        return sorted(set(rs), key=lambda r: (isinstance(r, str), r))
+        return sorted(set(rs), key=env_sort_key)
 
     def tables(self) -> list[tuple[str, list[str], list[list[tuple[str, bool]]]]]:
         """(title, header, rows of (text, is_best)) for every table, in display order."""
@@ -272,9 +272,12 @@ class Leaderboard:
 
 
 def _md(text) -> str:
-    """Text for a markdown table or line: HTML escaped, no line breaks, no table pipes."""
+    """Text for a markdown table or line: no HTML tag or entity, no line breaks, no table pipes.
+    Only a "<" that could open a tag and an "&" that could start an entity are escaped, so that
+    a label such as "<1950" reads as itself in a terminal."""
     text = " ".join(str(text).split())
-    return html.escape(text, quote=False).replace("|", "\\|")
+    text = re.sub(r"&(?=#?\w+;)", "&amp;", text)
+    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text).replace("|", "\\|")
 
 
 def _comment(text) -> str:

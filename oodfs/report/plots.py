@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from oodfs.contract.task import TASK_KEY
+from oodfs.contract.task import TASK_KEY, env_sort_key
 from oodfs.report.report import Report
 
 
@@ -235,7 +235,7 @@ def feature_rankings(report: Report) -> list[dict]:
     for method, gm in chosen.groupby("method", sort=False):
         settings = list(dict.fromkeys(gm["setting"]))
         rows = []
-        for r_train in sorted(set(gm["r_train"])):
+        for r_train in sorted(set(gm["r_train"]), key=env_sort_key):
             row = [r_train]
             for setting in settings:
                 g = gm[(gm["setting"] == setting) & (gm["r_train"] == r_train)]
