@@ -595,7 +595,7 @@ def rank_features(
                 f"environment {unknown[0]!r} is not in column {env_column!r}; valid: {', '.join(labels)}"
             )
         rows = np.isin(env, wanted)
-        X, y = X[rows], y[rows]
+        X, y, env = X[rows], y[rows], env[rows]
     n, d = X.shape
     if n < 2:
         raise OodfsError(f"need at least 2 rows to rank features, got {n}")
@@ -635,9 +635,16 @@ def rank_features(
             stacklevel=2,
         )
     selector = cls(**kwargs, k=min(k, Xfit.shape[1]), random_state=random_state)
+    labels = {}
+    if getattr(cls, "uses_groups", False):  # a label-using method gets the rows' environments
+        if env is None:
+            raise OodfsError(
+                f"selector {method!r} learns from environment labels: name their column with --env-column"
+            )
+        labels = {"groups": env}
     try:
         # a DataFrame, so that a selector that keeps feature names (feature_names_in_) has them
-        selector.fit(pd.DataFrame(Xfit, columns=fit_names), y)
+        selector.fit(pd.DataFrame(Xfit, columns=fit_names), y, **labels)
     except OodfsError as exc:
         raise OodfsError(_named(str(exc), fit_names)) from exc
     except (ValueError, ArithmeticError) as exc:  # numbers the selector's library refused
