@@ -97,7 +97,7 @@ class Evaluation:
     test_rmse: dict
     diagnostics: dict
     #: with several training environments: the environment-aware selection values of this point
-    #: (``rmse_train_domain``, ``rmse_loeo``; docs/PROTOCOL.md, section 3)
+    #: (``rmse_train_domain``, ``rmse_loeo``; docs/PROTOCOL.md, "Several training environments")
     environments: dict = field(default_factory=dict)
 
 

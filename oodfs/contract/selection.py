@@ -72,7 +72,7 @@ RULES = {
         ),
         SelectionRule("default", "each method's default grid point, no search"),
         # DomainBed's two rules (Gulrajani and Lopez-Paz 2021, domainbed/model_selection.py), for
-        # suites that train on several environments (docs/PROTOCOL.md, section 3)
+        # suites that train on several environments (docs/PROTOCOL.md, "Several training environments")
         SelectionRule(
             "train-domain",
             "training-domain validation: grid point with the lowest mean over training "

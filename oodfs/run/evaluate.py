@@ -90,7 +90,7 @@ def fit_method(suite: Suite, key: DataKey, method: str, data: DataSet) -> Method
 
 def _leave_one_out_rankings(cls, data: DataSet, points: list[dict], seed: int) -> list:
     """For each training environment e, every point refitted on the training rows of the other
-    environments (DomainBed's leave-one-domain-out; docs/PROTOCOL.md, section 3)."""
+    environments (DomainBed's leave-one-domain-out; docs/PROTOCOL.md, "Several training environments")."""
     uses_groups = getattr(cls, "uses_groups", False)
     out = []
     for e in range(len(data.train_envs)):
@@ -132,7 +132,8 @@ def leave_one_out_rmse(fits: dict, data: DataSet, k: int, seed: int, profile: st
     """``{method: [value per point]}``: the mean over training environments e of the downstream
     RMSE in e (all its rows) of the regressor trained on the other environments' training rows,
     on the top-k features of the point refitted without e; None where a refit is missing. Each
-    held-out environment's subsets are trained in one call (docs/PROTOCOL.md, section 3)."""
+    held-out environment's subsets are trained in one call (docs/PROTOCOL.md, "Several training
+    environments")."""
     from oodfs.run.downstream import DownstreamCache
 
     results = []
