@@ -957,16 +957,24 @@ def _check_magnitude(X: np.ndarray, y: np.ndarray, names: list[str], target) -> 
 
 
 def _fit_scores(
-    cls, kwargs: dict, X: np.ndarray, y: np.ndarray, names: list[str], method: str, isolate: bool
+    cls,
+    kwargs: dict,
+    X: np.ndarray,
+    y: np.ndarray,
+    names: list[str],
+    method: str,
+    isolate: bool,
+    labels: dict | None = None,
 ):
     """(scores, the parameters used): the selector fitted in a forked child (as ``bench`` fits
-    a method: a plugin that exits or crashes gives one line), or here with ``isolate=False``."""
+    a method: a plugin that exits or crashes gives one line), or here with ``isolate=False``.
+    ``labels``: ``{"groups": environment per row}`` for a method that learns from them."""
 
     def fit():
         selector = cls(**kwargs)
         try:
             # a DataFrame, so that a selector that keeps feature names (feature_names_in_) has them
-            selector.fit(pd.DataFrame(X, columns=names), y)
+            selector.fit(pd.DataFrame(X, columns=names), y, **(labels or {}))
         except OodfsError as exc:
             return "refused", str(exc)
         except (ValueError, ArithmeticError) as exc:  # numbers the selector's library refused
@@ -1245,6 +1253,13 @@ def rank_features(
     if not 1 <= k <= n_units:
         what = "variables" if group_levels else "features"
         raise OodfsError(f"top_k must be between 1 and the number of {what} ({n_units}), got {top_k}")
+    labels = {}
+    if getattr(cls, "uses_groups", False):  # a label-using method gets the rows' environments
+        if env is None:
+            raise OodfsError(
+                f"selector {method!r} learns from environment labels: name their column with --env-column"
+            )
+        labels = {"groups": np.asarray(env)[rows]}
     fit_scores, used = _fit_scores(
         cls,
         {**kwargs, "k": min(k, Xfit.shape[1]), "random_state": random_state},
@@ -1253,6 +1268,7 @@ def rank_features(
         fit_names,
         method,
         isolate,
+        labels,
     )
     scores = np.zeros(d)
     scores[fitted] = fit_scores

@@ -702,7 +702,8 @@ class DownstreamCache:
         return cls(data, seed, **PROFILES.get(profile, {}))
 
     def evaluate(self, subsets) -> dict[tuple[int, ...], dict]:
-        """``{subset: {"val": float (NaN without validation data), "test": array per env}}``."""
+        """``{subset: {"val": float (NaN without validation data), "test": array per env}}``, and
+        with several training environments ``"val_envs"``: the validation RMSE of each."""
         wanted = list(dict.fromkeys(tuple(sorted(int(j) for j in s)) for s in subsets))
         missing = [s for s in wanted if s not in self.results]
         if missing:
@@ -710,6 +711,11 @@ class DownstreamCache:
             models = fit_downstream(d.X_train, d.y_train, missing, self.seed, **self.options)
             val = models.rmse(d.X_val, d.y_val) if d.X_val is not None else np.full(len(missing), np.nan)
             tests = np.column_stack([models.rmse(X, y) for _, X, y in d.tests])
+            # several training environments: each one's held-out RMSE too (the train-domain rule)
+            g = getattr(d, "groups_val", None)
+            envs = [] if g is None else [models.rmse(d.X_val[g == e], d.y_val[g == e]) for e in np.unique(g)]
             for i, s in enumerate(missing):
                 self.results[s] = {"val": float(val[i]), "test": tests[i]}
+                if envs:
+                    self.results[s]["val_envs"] = np.array([v[i] for v in envs])
         return {s: self.results[s] for s in wanted}

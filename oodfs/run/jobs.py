@@ -21,7 +21,7 @@ from oodfs.results.provenance import package_versions
 from oodfs.results.store import ResultStore
 from oodfs.run.dataset import make_dataset
 from oodfs.run.downstream import DownstreamCache
-from oodfs.run.evaluate import curve_ks, fit_method, method_rows, subsets_needed
+from oodfs.run.evaluate import curve_ks, fit_method, leave_one_out_rmse, method_rows, subsets_needed
 from oodfs.run.executors.isolation import call_isolated
 from oodfs.run.suite import Suite
 from oodfs.validation import error_message
@@ -156,12 +156,27 @@ def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
         for method in fits:
             finish(method, "failed", f"downstream regressor: {error_message(exc)}", [{}])
         return finished
+    loeo = {}
+    if data.groups_train is not None and fits:  # several training environments: leave one out
+        try:
+            loeo = leave_one_out_rmse(
+                fits, data, min(suite.k, d), key.seed(suite.seed, "downstream"), suite.profile
+            )
+        except Exception as exc:
+            for method in fits:
+                finish(
+                    method,
+                    "failed",
+                    f"downstream regressor (leave one environment out): {error_message(exc)}",
+                    [{}],
+                )
+            return finished
     total = sum(len(s) for s in wanted.values()) or 1
     for method, f in fits.items():
         try:
             # a method's share of the batch, by the number of subsets it asked for
             share = seconds * len(wanted[method]) / total
-            rows = method_rows(f, data, results, ks[method], metrics, share)
+            rows = method_rows(f, data, results, ks[method], metrics, share, loeo.get(method))
         except Exception as exc:
             finish(method, "failed", error_message(exc), [{}])
             continue

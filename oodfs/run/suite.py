@@ -44,6 +44,47 @@ QUICK_KEYS = ("r_train", "r_test", "runs", "methods", "n_train", "n_val", "n_tes
 #: against typos such as n_train = 100000000000; a real data set's n_test may exceed its rows
 MAX_ROWS = 10_000_000
 
+
+def train_envs(r_train) -> tuple:
+    """The environments one r_train entry trains on: ``(r,)`` for one environment, the members
+    of a set such as ``(1.5, 2.0, 3.0)`` (pooled, with one environment label per row)."""
+    return tuple(r_train) if isinstance(r_train, (list, tuple)) else (r_train,)
+
+
+def _normalise_r_train(values) -> tuple:
+    """r_train entries as hashable ids: a set of environments becomes a tuple (numbers as floats,
+    so [2, 3] and [2.0, 3.0] are one set and name the same results)."""
+    return tuple(
+        tuple(float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in r)
+        if isinstance(r, (list, tuple))
+        else r
+        for r in values
+    )
+
+
+def check_label_methods(suite: "Suite", registry) -> None:
+    """A method that learns from environment labels needs every r_train entry to be a set of at
+    least two environments with enough rows each: one line naming the method and the entry."""
+    for method in suite.methods:
+        cls = registry.get("selector", method)
+        if not getattr(cls, "uses_groups", False):
+            continue
+        for r in suite.r_train:
+            if len(train_envs(r)) < 2:
+                raise OodfsError(
+                    f"method {method!r} learns from environment labels, but r_train entry {r!r} is one "
+                    "environment; train on several, e.g. r_train = [[1.5, 2.0, 3.0]]"
+                )
+        need = getattr(cls, "min_group_rows", 2)
+        for setting in suite.settings:
+            n = setting.n_train or suite.n_train
+            if n < need:
+                raise OodfsError(
+                    f"method {method!r} needs at least {need} training rows per environment; setting "
+                    f"{setting.name!r} draws n_train = {n}"
+                )
+
+
 #: how a per-run environment parameter is set: to the run index, or to a seed derived from
 #: (suite seed, setting name, run, parameter name)
 RUN_PARAM_KINDS = ("run", "seed")
@@ -227,7 +268,7 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             description=raw.get("description", ""),
             environment=raw["environment"],
             settings=settings,
-            r_train=tuple(raw["r_train"]),
+            r_train=_normalise_r_train(raw["r_train"]),
             r_test=tuple(raw["r_test"]),
             runs=raw.get("runs", 1),
             n_train=raw["n_train"],
@@ -238,7 +279,7 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             # without validation data the `val` rule cannot choose: the default point instead
             selection=raw.get("selection", "val" if raw.get("n_val", 0) else "default"),
             curve_methods=tuple(_check_list(curve.get("methods", ()), "curve.methods")),
-            curve_r_train=tuple(_check_list(curve.get("r_train", ()), "curve.r_train")),
+            curve_r_train=_normalise_r_train(_check_list(curve.get("r_train", ()), "curve.r_train")),
             seed=raw.get("seed", 0),
             profile=raw.get("profile", "default"),
             quick=dict(raw.get("quick", {})),
@@ -260,18 +301,29 @@ def _check_text(value, what: str) -> None:
         raise OodfsError(f"{what} must be a non-empty string, got {value!r}")
 
 
-def _check_ids(values, what: str) -> None:
+def _check_ids(values, what: str, sets: bool = False) -> None:
+    """Environment ids (numbers or names); with ``sets``, an entry may also be a set of at least
+    two distinct ids trained on together (r_train = [[1.5, 2.0, 3.0]])."""
     _check_list(values, what)
     if not values:
         raise OodfsError(f"{what} is empty: give at least one environment")
     for v in values:
+        if sets and isinstance(v, (list, tuple)):
+            _check_ids(v, f"the environment set {list(v)!r} in {what}")
+            if len(set(v)) < 2 or len(set(v)) != len(v):
+                raise OodfsError(
+                    f"the environment set {list(v)!r} in {what} must hold at least two distinct environments"
+                )
+            continue
         if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-            raise OodfsError(f"{what} must hold numbers or names, got {v!r}")
+            raise OodfsError(
+                f"{what} must hold numbers or names{' or sets of them' if sets else ''}, got {v!r}"
+            )
 
 
 def validate_suite(suite: Suite) -> None:
     """Every field of a suite has the right type and a sensible size: one line naming the key."""
-    from oodfs.contract.selection import get_rule
+    from oodfs.contract.selection import ENV_METRICS, get_rule
 
     _check_text(suite.environment, "environment")
     if not isinstance(suite.description, str):
@@ -289,17 +341,22 @@ def validate_suite(suite: Suite) -> None:
             raise OodfsError(f"{what} = {rows} is more than {MAX_ROWS} rows per draw; is it a typo?")
     if not suite.settings:
         raise OodfsError(f"suite {suite.name!r} has no settings")
-    _check_ids(suite.r_train, "r_train")
+    _check_ids(suite.r_train, "r_train", sets=True)
     _check_ids(suite.r_test, "r_test")
     _check_list(suite.methods, "methods")  # may be empty: every method then comes from reference results
     for m in (*suite.methods, *suite.curve_methods):
         _check_text(m, "a method name")
     _check_text(suite.selection, "selection")
     rule = get_rule(suite.selection)
-    if rule.metric == "rmse_val" and not suite.n_val:
+    if rule.metric in ("rmse_val", "rmse_train_domain") and not suite.n_val:
         raise OodfsError(
             f"selection {suite.selection!r} needs validation data: set n_val > 0, or choose selection "
             "'default' or 'oracle'"
+        )
+    if rule.metric in ENV_METRICS and not all(len(train_envs(r)) > 1 for r in suite.r_train):
+        raise OodfsError(
+            f"selection {suite.selection!r} needs several training environments in every r_train entry, "
+            "e.g. r_train = [[1.5, 2.0, 3.0]]"
         )
     check_profile(suite.profile)
     # environment ids (e.g. |r| > 1 for bias rates) are checked by the environment plugin
@@ -322,7 +379,9 @@ def customise(
         overrides = dict(suite.quick)
         for key in ("r_train", "r_test", "methods"):
             if key in overrides:
-                overrides[key] = tuple(overrides[key])
+                overrides[key] = (
+                    _normalise_r_train(overrides[key]) if key == "r_train" else tuple(overrides[key])
+                )
         suite = replace(suite, **overrides)
     if settings is not None:
         known = {s.name: s for s in suite.settings}
@@ -335,7 +394,7 @@ def customise(
     if methods is not None:
         suite = replace(suite, methods=tuple(methods))
     if r_train is not None:
-        suite = replace(suite, r_train=tuple(r_train))
+        suite = replace(suite, r_train=_normalise_r_train(r_train))
     if runs is not None:
         suite = replace(suite, runs=runs)
     if seed is not None:
