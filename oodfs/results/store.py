@@ -33,13 +33,13 @@ _FRESH_FOLDER = {LOCK_NAME}
 RESULT_COLUMNS = [
     "suite", "profile", "setting", "r_train", "run", "method", "method_kind", "point", "params", "is_default",
     "metric", "env", "k", "value", "seed", "scores", "feature_names", "status", "error", "fit_seconds",
-    "downstream_seconds", "data_seconds", "oodfs_version", "versions", "identity", "origin",
+    "downstream_seconds", "data_seconds", "oodfs_version", "versions", "identity", "origin", "downstream",
 ]
 #: per task: its status, identity (digest and parts, see oodfs.run.identity) and origin
 TASK_COLUMNS = [*TASK_KEY, "status", "error", "finished_at", "identity", "parts", "origin"]
 #: columns added since the first schema, added to older stores when they are opened
 _ADDED = {"tasks": {"identity": "TEXT", "parts": "TEXT", "origin": "TEXT"},
-          "results": {"identity": "TEXT", "origin": "TEXT"}}
+          "results": {"identity": "TEXT", "origin": "TEXT", "downstream": "TEXT"}}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -50,7 +50,7 @@ CREATE TABLE IF NOT EXISTS results (
     suite TEXT, profile TEXT, setting TEXT, r_train TEXT, run INTEGER, method TEXT, method_kind TEXT, point INTEGER,
     params TEXT, is_default INTEGER, metric TEXT, env TEXT, k INTEGER, value REAL, seed INTEGER,
     scores TEXT, feature_names TEXT, status TEXT, error TEXT, fit_seconds REAL, downstream_seconds REAL,
-    data_seconds REAL, oodfs_version TEXT, versions TEXT, identity TEXT, origin TEXT);
+    data_seconds REAL, oodfs_version TEXT, versions TEXT, identity TEXT, origin TEXT, downstream TEXT);
 CREATE TABLE IF NOT EXISTS invocations (started_at REAL, provenance TEXT);
 """
 

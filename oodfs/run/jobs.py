@@ -140,15 +140,34 @@ def run_job(
     d = data.X_train.shape[1]
     ks = {m: curve_ks(suite, f, key, d) for m, f in fits.items()}
     wanted = {m: subsets_needed(f, ks[m]) for m, f in fits.items()}
-    downstream = DownstreamCache.for_profile(data, key.seed(suite.seed, "downstream"), suite.profile)
+    subsets = [s for subsets in wanted.values() for s in subsets]
+    results, seconds = {}, {}
     try:
-        t0 = time.perf_counter()
-        results = downstream.evaluate([s for subsets in wanted.values() for s in subsets])
-        seconds = time.perf_counter() - t0
+        for model in suite.downstream:  # every model on the same fits (docs/PROTOCOL.md, "Real data")
+            t0 = time.perf_counter()
+            cache = DownstreamCache.for_profile(data, key.seed(suite.seed, "downstream"), suite.profile, model)
+            results[model] = cache.evaluate(subsets)
+            seconds[model] = time.perf_counter() - t0
     except Exception as exc:
         for method in fits:
             finish(method, "failed", f"downstream regressor: {error_message(exc)}", [{}])
         return finished
+    total = sum(len(s) for s in wanted.values()) or 1
+    for method, f in fits.items():
+        try:
+            rows = []
+            for model in suite.downstream:
+                # a method's share of the batch, by the number of subsets it asked for
+                share = seconds[model] * len(wanted[method]) / total
+                rows += [
+                    {**r, "downstream": model}
+                    for r in method_rows(f, data, results[model], ks[method], metrics, share)
+                ]
+        except Exception as exc:
+            finish(method, "failed", error_message(exc), [{}])
+            continue
+        finish(method, "ok", None, rows)  # outside the try: a storage error stops the run
+    return finished
     total = sum(len(s) for s in wanted.values()) or 1
     for method, f in fits.items():
         try:

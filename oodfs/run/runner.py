@@ -28,7 +28,7 @@ from oodfs.run.executors import backend, run_calls
 from oodfs.run.identity import method_code_hashes, suite_identity, task_identities
 from oodfs.run.jobs import plan, run_job
 from oodfs.run.progress import Progress
-from oodfs.run.suite import Suite
+from oodfs.run.suite import Suite, check_training_rows
 from oodfs.validation import OodfsError
 
 
@@ -48,6 +48,7 @@ def check_suite_plugins(suite: Suite) -> None:
         env = env_cls(**s.environment_params(0, suite.seed))
         for e in suite.r_train + suite.r_test:
             env.check_env(e)
+        check_training_rows(suite, s, env)
 
 
 def _count(n: int, noun: str) -> str:
