@@ -31,6 +31,8 @@ class _Yardstick(oodfs.Selector):
         self.random_state = random_state
 
     def _fit_scores(self, X, y, sample_weight):
+        if sample_weight is not None and not np.all(sample_weight == sample_weight[0]):
+            raise oodfs.OodfsError(f"{self.name} is a yardstick: it takes no sample_weight")
         return np.zeros(X.shape[1])
 
 

@@ -93,7 +93,8 @@ def versus_yardstick(report, metric: str = "rmse_mean", yardstick: str = "all_fe
         if yardstick not in wide:
             continue
         group = []
-        for method in [m for m in dict.fromkeys(g["method"]) if m not in skip]:
+        order = [m for m in dict.fromkeys(report.results["method"]) if m in set(g["method"])]  # the suite's
+        for method in [m for m in order if m not in skip]:
             pair = wide[[method, yardstick]].dropna()
             d = (pair[method] - pair[yardstick]).to_numpy()
             c = stats.cell_summary(d)
