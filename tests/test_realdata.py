@@ -242,3 +242,25 @@ def test_downstream_on_the_command_line_is_checked(capsys, tmp_path):
         run(capsys, "bench", "--suite", "auto", "--downstream", "svm", "--out", str(tmp_path / "o")),
         "unknown downstream model 'svm'",
     )
+
+
+def test_a_methods_failure_names_the_column(tmp_path):
+    """bench says which feature broke a method, as `oodfs select` does (not "column 2")."""
+    rng = np.random.default_rng(0)
+    n = 200
+    env = np.where(np.arange(n) < 100, "A", "B")
+    table = pd.DataFrame({"period": env, "a": rng.normal(size=n), "b": rng.normal(size=n)})
+    table["rare"] = np.where(env == "A", 0.0, rng.normal(size=n))  # constant in the training environment
+    table["y"] = table["a"] + rng.normal(size=n)
+    table.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "s.toml").write_text(
+        'environment = "table"\nr_train = ["A"]\nr_test = ["B"]\nn_train = 80\nn_val = 20\nn_test = 100\n'
+        'k = 2\nmethods = ["dwr"]\nyardsticks = ["all_features"]\ndownstream = "ridge"\n'
+        '[settings.t.params]\npath = "t.csv"\ntarget = "y"\nenv_column = "period"\n'
+    )
+    out = tmp_path / "out"
+    assert (
+        main(["bench", "--suite", str(tmp_path / "s.toml"), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
+    )
+    text = (out / "leaderboard.md").read_text()
+    assert "column 'rare' is constant" in text, text

@@ -35,7 +35,16 @@ from oodfs.run.suite import Suite
 
 #: the suite fields a resume, a merge and a reference must agree on
 SUITE_IDENTITY = (
-    "environment", "settings", "r_test", "n_train", "n_val", "n_test", "k", "seed", "profile", "downstream",
+    "environment",
+    "settings",
+    "r_test",
+    "n_train",
+    "n_val",
+    "n_test",
+    "k",
+    "seed",
+    "profile",
+    "downstream",
 )
 
 #: how many hex digits of a SHA-256 are kept (64 bits: collisions are not a concern here)

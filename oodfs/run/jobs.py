@@ -24,6 +24,7 @@ from oodfs.run.downstream import DownstreamCache
 from oodfs.run.evaluate import curve_ks, fit_method, method_rows, subsets_needed
 from oodfs.run.executors.isolation import call_isolated
 from oodfs.run.suite import Suite
+from oodfs.tabular import _named as named  # "column 3" -> "column 'hr=3'", as `oodfs select` says it
 from oodfs.validation import error_message
 
 
@@ -134,7 +135,7 @@ def run_job(
 
             fits[method] = call_isolated(fit, task_timeout) if isolate or task_timeout else fit()
         except (Exception, SystemExit) as exc:  # a failing plugin is recorded; the benchmark goes on
-            finish(method, "failed", error_message(exc), [{}])
+            finish(method, "failed", named(error_message(exc), data.feature_names), [{}])
 
     # every subset of every method in one downstream call (batching changes no result)
     d = data.X_train.shape[1]
@@ -145,7 +146,8 @@ def run_job(
     try:
         for model in suite.downstream:  # every model on the same fits (docs/PROTOCOL.md, "Real data")
             t0 = time.perf_counter()
-            cache = DownstreamCache.for_profile(data, key.seed(suite.seed, "downstream"), suite.profile, model)
+            seed = key.seed(suite.seed, "downstream")
+            cache = DownstreamCache.for_profile(data, seed, suite.profile, model)
             results[model] = cache.evaluate(subsets)
             seconds[model] = time.perf_counter() - t0
     except Exception as exc:
@@ -164,7 +166,7 @@ def run_job(
                     for r in method_rows(f, data, results[model], ks[method], metrics, share)
                 ]
         except Exception as exc:
-            finish(method, "failed", error_message(exc), [{}])
+            finish(method, "failed", named(error_message(exc), data.feature_names), [{}])
             continue
         finish(method, "ok", None, rows)  # outside the try: a storage error stops the run
     return finished
