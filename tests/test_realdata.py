@@ -153,6 +153,7 @@ def test_yardsticks_are_rows_marked_as_references_and_never_bold(tiny_run):
     assert "all_features (reference)" in text and "mean (reference)" in text
     assert "**all_features" not in text and "**mean" not in text
     assert "Downstream model: **ridge**" in text and "also hold mlp" in text
+    assert "Downstream model: **mlp**" in (tiny_run / "leaderboard-mlp.md").read_text()
     assert (
         "against all_features" in text
         and "RMSE by test environment" in text

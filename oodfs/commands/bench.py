@@ -187,6 +187,9 @@ def run(args) -> int:
     try:
         export(results, out)
         (out / "leaderboard.md").write_text(text)
+        for model in report.downstream_models[1:]:  # the other downstream models, same fits
+            other = Report(results, rule, store.get_meta("metrics"), list(suite.methods), model)
+            (out / f"leaderboard-{model}.md").write_text(Leaderboard(other).to_markdown())
         print(text)
         paths = make_figures(report, out)
     except OSError as exc:
