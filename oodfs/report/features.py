@@ -59,7 +59,8 @@ def selection_frequency(report) -> pd.DataFrame:
     skip = _yardsticks(report)
     rows = []
     for (setting, method), g in chosen.groupby(["setting", "method"], sort=False):
-        if method in skip or "scores" not in g or g["scores"].isna().any():
+        needed = ["scores", "feature_names", "seed", "point", "k"]
+        if method in skip or any(c not in g or g[c].isna().any() for c in needed):  # not stored: no names
             continue
         counts: dict[str, list[int]] = {}
         for _, row in g.iterrows():

@@ -47,6 +47,10 @@ def _styles(report: Report, methods: list[str]) -> dict:
     thicker, baselines in dashed styles, so that no line hides another."""
     plt = _pyplot()
     out, b = {}, 0
+    yardsticks = [m for m in methods if report.kind(m) == "yardstick"]
+    methods = [m for m in methods if m not in yardsticks]
+    for j, method in enumerate(yardsticks):  # references: black and grey, never a method's colour
+        out[method] = dict(color="black", marker=("X", "P", "*")[j % 3], ls=":", lw=1.3)
     for i, method in enumerate(methods):
         iw = report.kind(method) == "weighter"
         style = "-" if iw else BASELINE_STYLES[b % len(BASELINE_STYLES)]
@@ -71,7 +75,9 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
     methods = list(dict.fromkeys(cells["method"]))
     styles = _styles(report, methods)
     numeric = pd.to_numeric(cells["r_train"], errors="coerce")
-    dot_plot = numeric.isna().any() or numeric.nunique() < 2
+    # environment labels of a real table ("1980", "<2003") are names, not an axis
+    labels = not any(report.metrics[m].needs_stable_set for m in report.headline)
+    dot_plot = labels or numeric.isna().any() or numeric.nunique() < 2
     fig, axes = plt.subplots(
         len(settings), len(metrics), figsize=(4.4 * len(metrics), 3.5 * len(settings)), squeeze=False
     )
@@ -120,7 +126,8 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
     n_runs = int(cells["n"].max())
     band = "bands: 95 % t interval over runs" if not dot_plot else "bars: 95 % t interval over runs"
     fig.suptitle(
-        f"profile: {report.profile}; model selection: {report.rule.label}; mean of up to {n_runs} runs; "
+        f"profile: {report.profile}; downstream model: {report.downstream}; model selection: "
+        f"{report.rule.label}; mean of up to {n_runs} runs; "
         f"{band} (none with one run)",
         y=-0.01,
         fontsize=9,
@@ -140,7 +147,8 @@ def _dot_panel(ax, c: pd.DataFrame, methods: list[str], styles: dict) -> None:
             continue
         x = np.arange(len(envs)) + (k - (len(methods) - 1) / 2) * (0.7 / max(len(methods), 1))
         st = styles[method]
-        err = np.vstack([g["mean"] - g["low"], g["high"] - g["mean"]])
+        low = g["low"].clip(lower=0) if (g["mean"].dropna() >= 0).all() else g["low"]  # RMSEs: not below 0
+        err = np.vstack([g["mean"] - low, g["high"] - g["mean"]])
         ax.errorbar(
             x,
             g["mean"],
