@@ -53,8 +53,10 @@ def _yardsticks(report) -> set:
 
 def selection_frequency(report) -> pd.DataFrame:
     """Per (setting, method, variable): how many chosen fits selected at least one of its
-    features (``fits``) out of ``n_fits``, and the mean number of its levels selected when it
-    was (``levels``; 1 for a numeric column). Yardsticks are left out (they select all or none)."""
+    features (``fits``) out of ``n_fits``, the mean number of its levels selected when it was
+    (``levels``; 1 for a numeric column), and its mean rank among the variables by the method's
+    scores with levels grouped (:func:`group_levels`; ``rank``, 1 = first). Ordered by ``fits``,
+    then ``rank``. Yardsticks are left out (they select all or none)."""
     chosen = report.chosen
     skip = _yardsticks(report)
     rows = []
@@ -63,18 +65,22 @@ def selection_frequency(report) -> pd.DataFrame:
         if method in skip or any(c not in g or g[c].isna().any() for c in needed):  # not stored: no names
             continue
         counts: dict[str, list[int]] = {}
+        ranks: dict[str, list[float]] = {}
         for _, row in g.iterrows():
             per_var: dict[str, int] = {}
             for name in selected_features(row):
                 per_var[variable_of(name)] = per_var.get(variable_of(name), 0) + 1
             for var, n in per_var.items():
                 counts.setdefault(var, []).append(n)
+            grouped = group_levels(json.loads(row["feature_names"]), json.loads(row["scores"]))
+            for var, r in grouped.rank(ascending=False, method="average").items():
+                ranks.setdefault(var, []).append(float(r))
         for var, levels in counts.items():
             rows.append(dict(setting=setting, method=method, variable=var, fits=len(levels), n_fits=len(g),
-                             levels=float(np.mean(levels))))  # fmt: skip
-    out = pd.DataFrame(rows, columns=["setting", "method", "variable", "fits", "n_fits", "levels"])
-    return out.sort_values(["setting", "method", "fits", "variable"], ascending=[True, True, False, True],
-                           kind="stable")  # fmt: skip
+                             levels=float(np.mean(levels)), rank=float(np.mean(ranks[var]))))  # fmt: skip
+    out = pd.DataFrame(rows, columns=["setting", "method", "variable", "fits", "n_fits", "levels", "rank"])
+    order = ["setting", "method", "fits", "rank", "variable"]
+    return out.sort_values(order, ascending=[True, True, False, True, True], kind="stable")
 
 
 def versus_yardstick(report, metric: str = "rmse_mean", yardstick: str = "all_features") -> pd.DataFrame:
