@@ -49,10 +49,25 @@ def run_missing(root: Path, suites, jobs: int) -> dict:
     for name in suites:
         out = root / name
         t0 = time.perf_counter()
-        cmd = ["oodfs", "bench", "--suite", name, "--jobs", str(jobs), "--out", str(out), "--quiet", "--resume"]
+        cmd = [
+            "oodfs",
+            "bench",
+            "--suite",
+            name,
+            "--jobs",
+            str(jobs),
+            "--out",
+            str(out),
+            "--quiet",
+            "--resume",
+        ]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         seconds[name] = time.perf_counter() - t0
     return seconds
+
+
+def _rmse(numbers: dict, method: str) -> float:
+    return numbers["rmse"].loc[method, "mean"]
 
 
 def _fmt(x, signed=False) -> str:
@@ -85,7 +100,8 @@ def verdict_row(name: str, model: str, n: dict) -> list:
         model,
         _ci(af["mean"], af["low"], af["high"]),
         _fmt(mean["mean"]),
-        f"{best['method']} {_ci(best['mean_diff'], best['low'], best['high'], signed=True)} (p {best['p_holm']:.2g})",
+        f"{best['method']} {_ci(best['mean_diff'], best['low'], best['high'], signed=True)} "
+        f"(p {best['p_holm']:.2g})",
         ", ".join(better["method"]) or "none",
         f"{len(worse)} of {len(vs)}",
     ]
@@ -96,8 +112,12 @@ def comparison_table(vs: pd.DataFrame) -> str:
         [r.method, r.n_pairs, _ci(r.mean_diff, r.low, r.high, signed=True), f"{r.p_holm:.3g}", r.verdict]
         for r in vs.itertuples()
     ]
-    return tabulate(rows, headers=["method", "pairs", "RMSE mean − all_features [95 % t]", "p (Holm)", "verdict"],
-                    tablefmt="github", disable_numparse=True)  # fmt: skip
+    return tabulate(
+        rows,
+        headers=["method", "pairs", "RMSE mean − all_features [95 % t]", "p (Holm)", "verdict"],
+        tablefmt="github",
+        disable_numparse=True,
+    )
 
 
 def env_table(report: Report, methods) -> str:
@@ -107,7 +127,9 @@ def env_table(report: Report, methods) -> str:
     for m in methods:
         g = pe[pe["method"] == m].set_index("env")
         rows.append([m] + [_ci(*g.loc[e, ["mean", "low", "high"]]) if e in g.index else "" for e in envs])
-    return tabulate(rows, headers=["method"] + [f"RMSE {e}" for e in envs], tablefmt="github", disable_numparse=True)
+    return tabulate(
+        rows, headers=["method"] + [f"RMSE {e}" for e in envs], tablefmt="github", disable_numparse=True
+    )
 
 
 def selection_table(report: Report, methods) -> str:
@@ -134,10 +156,14 @@ def forest_figure(numbers: dict, model: str, out: Path) -> Path:
     for ax, name in zip(axes[0], suites):
         vs = numbers[name][model]["vs"]
         y = vs["method"].map(position).to_numpy()
-        colours = ["tab:green" if v.startswith("better") else "tab:red" if v.startswith("worse") else "grey"
-                   for v in vs["verdict"]]  # fmt: skip
+        colours = [
+            "tab:green" if v.startswith("better") else "tab:red" if v.startswith("worse") else "grey"
+            for v in vs["verdict"]
+        ]
         err = np.vstack([vs["mean_diff"] - vs["low"], vs["high"] - vs["mean_diff"]])
-        ax.errorbar(vs["mean_diff"], y, xerr=np.where(np.isfinite(err), err, 0), fmt="none", ecolor=colours, lw=1)
+        ax.errorbar(
+            vs["mean_diff"], y, xerr=np.where(np.isfinite(err), err, 0), fmt="none", ecolor=colours, lw=1
+        )
         ax.scatter(vs["mean_diff"], y, c=colours, s=14, zorder=3)
         ax.axvline(0, color="black", lw=0.8)
         ax.set_title(name, fontsize=9)
@@ -146,8 +172,11 @@ def forest_figure(numbers: dict, model: str, out: Path) -> Path:
         ax.tick_params(axis="x", labelsize=7)
         ax.grid(axis="x", alpha=0.3)
     fig.supxlabel("RMSE mean − all_features (left of 0: the method beats using every feature)", fontsize=9)
-    fig.suptitle(f"downstream model: {model}; 95 % t intervals over 10 paired blocks; green/red: Holm-corrected "
-                 "Wilcoxon p < 0.05", fontsize=9)  # fmt: skip
+    fig.suptitle(
+        f"downstream model: {model}; 95 % t intervals over 10 paired blocks; green/red: Holm-adjusted "
+        "Wilcoxon p < 0.05",
+        fontsize=9,
+    )
     fig.tight_layout()
     path = out / f"realdata-vs-all-features-{model}.png"
     fig.savefig(path, dpi=130, bbox_inches="tight")
@@ -164,7 +193,9 @@ def write_report(root: Path, suites, timings: dict) -> str:
     for name in suites:
         report = numbers[name]["ridge"]["report"]
         if not report.curves.empty:
-            curves += [p for p in ood_s_figure(report, fig_dir, f"realdata-ood_s-{name}") if p.suffix == ".png"]
+            curves += [
+                p for p in ood_s_figure(report, fig_dir, f"realdata-ood_s-{name}") if p.suffix == ".png"
+            ]
             (fig_dir / f"realdata-ood_s-{name}.pdf").unlink(missing_ok=True)
 
     lines = [
@@ -172,19 +203,25 @@ def write_report(root: Path, suites, timings: dict) -> str:
         "",
         "Generated by `python benchmarks/realdata.py` from full-grid runs of every real-data suite (the "
         "`table` environment). Each suite is described by its data card (`oodfs suites`); the protocol is "
-        "in docs/PROTOCOL.md, \"Real data\". Every method's grid point is chosen by the `val` rule (held-out "
+        'in docs/PROTOCOL.md, "Real data". Every method\'s grid point is chosen by the `val` rule (held-out '
         "rows of the training environment, no test data). Each suite has 10 paired blocks (r_train × run); "
         "a verdict is a two-sided Wilcoxon signed-rank test of RMSE mean against `all_features` (the same "
         "downstream model on every feature), Holm-corrected over the 10 methods of the suite, α = 0.05, with "
         "the mean difference and its 95 % t interval. Both downstream models were trained on the same fits.",
         "",
     ]
-    ridge_better = [n for n in suites if (numbers[n]["ridge"]["vs"]["verdict"].str.startswith("better")).any()]
+    ridge_better = [
+        n for n in suites if (numbers[n]["ridge"]["vs"]["verdict"].str.startswith("better")).any()
+    ]
     mlp_better = [n for n in suites if (numbers[n]["mlp"]["vs"]["verdict"].str.startswith("better")).any()]
     mean_wins = {
-        m: [n for n in suites if numbers[n][m]["rmse"].loc["mean", "mean"] < numbers[n][m]["rmse"].loc["all_features", "mean"]]
+        m: [
+            n
+            for n in suites
+            if numbers[n][m]["rmse"].loc["mean", "mean"] < _rmse(numbers[n][m], "all_features")
+        ]
         for m in MODELS
-    }  # fmt: skip
+    }
     lines += ["## Verdict", ""]
     lines += [
         f"- Under **ridge**, at least one method is significantly better than `all_features` on "
@@ -194,8 +231,13 @@ def write_report(root: Path, suites, timings: dict) -> str:
     ]
     for m in MODELS:
         if mean_wins[m]:
-            lines.append(f"- Under {m}, predicting the training mean beats `all_features` on "
-                         f"{', '.join(mean_wins[m])}: there the shift breaks the fitted relation itself.")  # fmt: skip
+            lines.append(
+                f"- Under {m}, predicting the training mean beats `all_features` on "
+                f"{', '.join(mean_wins[m])}: there the shift breaks the fitted relation itself."
+            )
+    notes = HERE / "realdata_notes.md"  # hand-written reading of the numbers below, kept across runs
+    if notes.is_file():
+        lines += ["", notes.read_text().strip()]
     lines += [
         "",
         "Per suite and model: `all_features` RMSE mean [95 % t], the `mean` yardstick, the method with the "
@@ -204,22 +246,54 @@ def write_report(root: Path, suites, timings: dict) -> str:
         "",
     ]
     rows = [verdict_row(n, m, numbers[n][m]) for n in suites for m in MODELS]
-    lines.append(tabulate(rows, headers=["suite", "model", "all_features", "mean", "closest method − all_features",
-                                         "better than all_features", "worse"], tablefmt="github",
-                          disable_numparse=True))  # fmt: skip
-    lines += ["", f"![each method against all_features, ridge]({forests['ridge'].relative_to(HERE)})", "",
-              f"![each method against all_features, MLP]({forests['mlp'].relative_to(HERE)})", ""]  # fmt: skip
+    lines.append(
+        tabulate(
+            rows,
+            headers=[
+                "suite",
+                "model",
+                "all_features",
+                "mean",
+                "closest method − all_features",
+                "better than all_features",
+                "worse",
+            ],
+            tablefmt="github",
+            disable_numparse=True,
+        )
+    )
+    lines += [
+        "",
+        f"![each method against all_features, ridge]({forests['ridge'].relative_to(HERE)})",
+        "",
+        f"![each method against all_features, MLP]({forests['mlp'].relative_to(HERE)})",
+        "",
+    ]
     lines += ["## What was run", ""]
     run_rows = []
     for name in suites:
         s = load_suite(name)
         r = numbers[name]["ridge"]["report"]
         d = len(json.loads(r.chosen["feature_names"].iloc[0]))
-        run_rows.append([f"`{name}`", ", ".join(map(str, s.r_train)), ", ".join(map(str, s.r_test)), s.runs,
-                         f"{s.n_train} / {s.n_val}", f"{s.k} of {d}",
-                         f"{timings[name]:.0f} s" if name in timings else ""])  # fmt: skip
-    lines.append(tabulate(run_rows, headers=["suite", "r_train", "r_test", "runs", "n_train / n_val", "k",
-                                             "wall (--jobs 1)"], tablefmt="github", disable_numparse=True))  # fmt: skip
+        run_rows.append(
+            [
+                f"`{name}`",
+                ", ".join(map(str, s.r_train)),
+                ", ".join(map(str, s.r_test)),
+                s.runs,
+                f"{s.n_train} / {s.n_val}",
+                f"{s.k} of {d}",
+                f"{timings[name]:.0f} s" if name in timings else "",
+            ]
+        )
+    lines.append(
+        tabulate(
+            run_rows,
+            headers=["suite", "r_train", "r_test", "runs", "n_train / n_val", "k", "wall (--jobs 1)"],
+            tablefmt="github",
+            disable_numparse=True,
+        )
+    )
     lines += [""]
     for name in suites:
         s = load_suite(name)
@@ -229,11 +303,18 @@ def write_report(root: Path, suites, timings: dict) -> str:
             lines += [f"**{m}**: each method against `all_features`", "", comparison_table(n["vs"]), ""]
         report = numbers[name]["ridge"]["report"]
         best = numbers[name]["ridge"]["vs"].sort_values("mean_diff")["method"].iloc[0]
-        lines += ["RMSE per test environment (ridge; mean over blocks [95 % t]):", "",
-                  env_table(report, [best, "all_features", "mean"]), "",
-                  "What the methods selected (ridge's chosen grid points; one-hot levels grouped by variable):",
-                  "", selection_table(report, [m for m in report.chosen["method"].unique()
-                                               if report.kind(m) != "yardstick"]), ""]  # fmt: skip
+        lines += [
+            "RMSE per test environment (ridge; mean over blocks [95 % t]):",
+            "",
+            env_table(report, [best, "all_features", "mean"]),
+            "",
+            "What the methods selected (ridge's chosen grid points; one-hot levels grouped by variable):",
+            "",
+            selection_table(
+                report, [m for m in report.chosen["method"].unique() if report.kind(m) != "yardstick"]
+            ),
+            "",
+        ]
         curve = [p for p in curves if p.stem == f"realdata-ood_s-{name}"]
         if curve:
             lines += [f"![ood-S, {name}]({curve[0].relative_to(HERE)})", ""]
