@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
+from oodfs.report import stats
 from oodfs.report.features import per_env_rmse, selection_frequency, versus_yardstick
 from oodfs.report.plots import ood_s_figure
 from oodfs.report.report import Report
@@ -37,6 +38,8 @@ from oodfs.run.suite import available_suites, load_suite
 
 HERE = Path(__file__).resolve().parent
 MODELS = ("ridge", "mlp")
+#: fewer pairs than this (a method's failed tasks): drawn hollow, without an interval
+MIN_PAIRS = 6
 
 
 def real_suites() -> list[str]:
@@ -85,7 +88,13 @@ def suite_numbers(path: Path, model: str) -> dict:
     cells = report.cells("t")
     rm = cells[(cells["metric"] == "rmse_mean") & (cells["r_train"] == "all")].set_index("method")
     vs = versus_yardstick(report)
-    return {"report": report, "rmse": rm, "vs": vs}
+    # the leaderboard's best set among the methods (yardsticks left out): best mean and every method
+    # not significantly worse (paired Wilcoxon over the blocks, Holm)
+    per_run = report.per_run()
+    per_run = per_run[(per_run["r_train"] != "all") & ~per_run["method"].isin(["all_features", "mean"])]
+    best = stats.best_set(per_run.dropna(subset=["rmse_mean"]), "rmse_mean", True)
+    best_set = list(best.loc[best["in_best_set"] & best["decidable"], "method"])
+    return {"report": report, "rmse": rm, "vs": vs, "best_set": best_set}
 
 
 def verdict_row(name: str, model: str, n: dict) -> list:
@@ -104,6 +113,7 @@ def verdict_row(name: str, model: str, n: dict) -> list:
         f"(p {best['p_holm']:.2g})",
         ", ".join(better["method"]) or "none",
         f"{len(worse)} of {len(vs)}",
+        ", ".join(n["best_set"]),
     ]
 
 
@@ -142,6 +152,24 @@ def selection_table(report: Report, methods) -> str:
     return tabulate(rows, headers=["method", "variables kept (chosen fits)"], tablefmt="github")
 
 
+def failures(report: Report) -> list[tuple]:
+    """(method, failed tasks, tasks, first message) of every method with a failed task."""
+    t = report.tasks
+    out = []
+    for method, g in t.groupby("method", sort=False):
+        bad = g[g["status"] != "ok"]
+        if len(bad):
+            out.append(
+                (
+                    method,
+                    len(bad),
+                    len(g),
+                    str(bad["error"].dropna().iloc[0]) if bad["error"].notna().any() else "",
+                )
+            )
+    return out
+
+
 def forest_figure(numbers: dict, model: str, out: Path) -> Path:
     """Per suite, each method's RMSE mean minus all_features with its 95 % t interval."""
     import matplotlib
@@ -152,19 +180,26 @@ def forest_figure(numbers: dict, model: str, out: Path) -> Path:
     suites = list(numbers)
     methods = list(dict.fromkeys(m for name in suites for m in numbers[name][model]["vs"]["method"]))
     position = {m: len(methods) - 1 - i for i, m in enumerate(methods)}  # the first method on top
-    fig, axes = plt.subplots(1, len(suites), figsize=(1.9 * len(suites) + 1, 4.2), sharey=True, squeeze=False)
-    for ax, name in zip(axes[0], suites):
+    ncols = min(len(suites), 5)
+    nrows = -(-len(suites) // ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(2.4 * ncols + 0.8, 3.6 * nrows), sharey=True, squeeze=False
+    )
+    for ax in axes.flat[len(suites) :]:
+        ax.set_visible(False)
+    for ax, name in zip(axes.flat, suites):
         vs = numbers[name][model]["vs"]
         y = vs["method"].map(position).to_numpy()
         colours = [
             "tab:green" if v.startswith("better") else "tab:red" if v.startswith("worse") else "grey"
             for v in vs["verdict"]
         ]
+        few = (vs["n_pairs"] < MIN_PAIRS).to_numpy()  # failed tasks: no interval worth drawing
         err = np.vstack([vs["mean_diff"] - vs["low"], vs["high"] - vs["mean_diff"]])
-        ax.errorbar(
-            vs["mean_diff"], y, xerr=np.where(np.isfinite(err), err, 0), fmt="none", ecolor=colours, lw=1
-        )
-        ax.scatter(vs["mean_diff"], y, c=colours, s=14, zorder=3)
+        err = np.where(np.isfinite(err) & ~few, err, 0)
+        ax.errorbar(vs["mean_diff"], y, xerr=err, fmt="none", ecolor=colours, lw=1)
+        ax.scatter(vs["mean_diff"][~few], y[~few], c=np.array(colours)[~few], s=14, zorder=3)
+        ax.scatter(vs["mean_diff"][few], y[few], facecolors="none", edgecolors="grey", s=14, zorder=3)
         ax.axvline(0, color="black", lw=0.8)
         ax.set_title(name, fontsize=9)
         ax.set_yticks(list(position.values()), list(position), fontsize=8)
@@ -174,7 +209,7 @@ def forest_figure(numbers: dict, model: str, out: Path) -> Path:
     fig.supxlabel("RMSE mean − all_features (left of 0: the method beats using every feature)", fontsize=9)
     fig.suptitle(
         f"downstream model: {model}; 95 % t intervals over 10 paired blocks; green/red: Holm-adjusted "
-        "Wilcoxon p < 0.05",
+        "Wilcoxon p < 0.05; hollow: fewer than 6 pairs (failed tasks)",
         fontsize=9,
     )
     fig.tight_layout()
@@ -242,7 +277,8 @@ def write_report(root: Path, suites, timings: dict) -> str:
         "",
         "Per suite and model: `all_features` RMSE mean [95 % t], the `mean` yardstick, the method with the "
         "lowest mean difference to `all_features` (difference [95 % t], Holm p), the methods significantly "
-        "better than `all_features`, and how many are significantly worse.",
+        "better than `all_features`, how many are significantly worse, and the leaderboard's best set among "
+        "the methods (the best mean and every method not significantly worse; yardsticks left out).",
         "",
     ]
     rows = [verdict_row(n, m, numbers[n][m]) for n in suites for m in MODELS]
@@ -257,6 +293,7 @@ def write_report(root: Path, suites, timings: dict) -> str:
                 "closest method − all_features",
                 "better than all_features",
                 "worse",
+                "best set among the methods",
             ],
             tablefmt="github",
             disable_numparse=True,
@@ -315,6 +352,13 @@ def write_report(root: Path, suites, timings: dict) -> str:
             ),
             "",
         ]
+        failed = failures(report)
+        if failed:
+            lines += [
+                "Failed tasks (a failed task has no RMSE; its method is compared on the blocks it has):",
+                "",
+            ]
+            lines += [f"- `{m}`: {n} of {total} tasks — {why}" for m, n, total, why in failed] + [""]
         curve = [p for p in curves if p.stem == f"realdata-ood_s-{name}"]
         if curve:
             lines += [f"![ood-S, {name}]({curve[0].relative_to(HERE)})", ""]

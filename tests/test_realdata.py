@@ -284,4 +284,4 @@ def test_a_shipped_real_reference_matches_the_code_that_ships_with_it(name):
     assert sorted(ref.methods) == sorted(methods)
     _, rows, refused = take(ref, suite, methods, task_identities(suite, methods))
     assert refused == {}, f"the shipped reference of {name} is stale: {refused}"
-    assert set(rows["downstream"]) == set(suite.downstream)
+    assert set(rows["downstream"].dropna()) == set(suite.downstream)  # a failed task has no model
