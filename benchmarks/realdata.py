@@ -331,6 +331,15 @@ def write_report(root: Path, suites, timings: dict) -> str:
             disable_numparse=True,
         )
     )
+    if timings:
+        total = sum(timings.get(n, 0) for n in suites)
+        lines += [
+            "",
+            f"Each suite: `oodfs bench --suite NAME --jobs 1` (niced) with the suite's own settings; "
+            f"{total / 60:.1f} min in all on a 2-core machine shared with other jobs, so the times are "
+            "upper bounds. Every method runs its whole grid; both downstream models are trained on "
+            "the same fits.",
+        ]
     lines += [""]
     for name in suites:
         s = load_suite(name)
