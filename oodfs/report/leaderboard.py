@@ -239,8 +239,10 @@ class Leaderboard:
                 f" These results also hold {', '.join(others)} (`oodfs leaderboard DIR --downstream NAME`)."
             )
         if self.yardsticks:
-            text += (f" Rows marked (reference) are yardsticks ({', '.join(self.yardsticks)}): never in a best set; "
-                     "all_features trains the model on every feature, mean predicts the training mean.")  # fmt: skip
+            text += (
+                f" Rows marked (reference) are yardsticks ({', '.join(self.yardsticks)}): never in a best "
+                "set; all_features trains the model on every feature, mean predicts the training mean."
+            )
         return text
 
     def _failures(self) -> list[str]:

@@ -68,7 +68,8 @@ def file_digest(path: str | Path) -> str:
 def suite_identity(suite: Suite) -> dict:
     """The suite fields a resume must not change, as stored (tuples become lists)."""
     identity = {k: v for k, v in suite.to_dict().items() if k in SUITE_IDENTITY}
-    if list(identity.get("downstream", ())) == ["mlp"]:  # the default: identities stored before it was a choice hold
+    # the MLP alone is the default: identities stored before the model was a choice still hold
+    if list(identity.get("downstream", ())) == ["mlp"]:
         del identity["downstream"]
     return json.loads(json.dumps(identity, default=repr))
 
