@@ -45,7 +45,7 @@ def test_at_least_eight_real_suites_each_with_a_card_and_ten_paired_blocks():
     assert len(REAL) >= 8, REAL
     for name in REAL:
         suite = load_suite(name)
-        missing = [k for k in CARD_KEYS if k != "needs" and not suite.card.get(k)]
+        missing = [k for k in CARD_KEYS if not suite.card.get(k)]
         assert not missing, (name, missing)
         assert len(suite.r_train) * suite.runs >= 10, name  # a Wilcoxon test can reach alpha after Holm
         assert suite.yardsticks == ("all_features", "mean") and suite.methods[-2:] == suite.yardsticks

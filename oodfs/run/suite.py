@@ -41,7 +41,7 @@ SUITE_KEYS = (
     "card",
 )
 #: the keys of a suite's data card (``[card]``), listed by ``oodfs suites``
-CARD_KEYS = ("source", "licence", "rows", "environments", "target", "shift", "needs")
+CARD_KEYS = ("source", "licence", "rows", "environments", "target", "shift")
 CURVE_KEYS = ("methods", "r_train")
 #: what ``[quick]`` (``--quick``) may change
 QUICK_KEYS = ("r_train", "r_test", "runs", "methods", "n_train", "n_val", "n_test", "k", "seed", "selection")
