@@ -56,6 +56,13 @@ def evaluate_subsets(name: str, data, subsets, seed: int) -> dict[tuple[int, ...
     """``{subset: {"val": float (NaN without validation data), "test": array per test env}}``
     for ``ridge`` / ``gbm`` subsets and for the empty subset (any model) of ``data`` (a
     :class:`~oodfs.run.dataset.DataSet`)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):  # one thread per worker, as the MLP: workers are the parallelism
+        return _evaluate(name, data, subsets, seed)
+
+
+def _evaluate(name: str, data, subsets, seed: int) -> dict[tuple[int, ...], dict]:
     out = {}
     for subset in subsets:
         cols = list(subset)
