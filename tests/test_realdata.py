@@ -152,7 +152,7 @@ def test_yardsticks_are_rows_marked_as_references_and_never_bold(tiny_run):
     assert set(results.loc[results["method"] == "all_features", "k"]) == {6}  # every feature of auto
     assert set(results.loc[results["method"] == "mean", "k"]) == {0}
     text = (tiny_run / "leaderboard.md").read_text()
-    assert "all_features (reference)" in text and "mean (reference)" in text
+    assert "all_features (yardstick)" in text and "mean (yardstick)" in text
     assert "**all_features" not in text and "**mean" not in text
     assert "Downstream model: **ridge**" in text and "also hold mlp" in text
     assert "Downstream model: **mlp**" in (tiny_run / "leaderboard-mlp.md").read_text()
@@ -205,7 +205,7 @@ def test_ood_s_reference_line_is_at_the_suites_k(tiny_run, monkeypatch):
 def test_the_leaderboard_names_the_downstream_model_in_every_format(tiny_run):
     lb = Leaderboard(Report.from_path(tiny_run, downstream="mlp"))
     assert "Downstream model: **mlp**" in lb.to_markdown()
-    assert "(reference)" in lb.to_latex() and "all\\_features" in lb.to_latex()
+    assert "(yardstick)" in lb.to_latex() and "all\\_features" in lb.to_latex()
 
 
 @pytest.mark.parametrize(

@@ -159,7 +159,7 @@ class Leaderboard:
         return out
 
     def _label(self, method: str) -> str:
-        return f"{method} (reference)" if method in self.yardsticks else method
+        return f"{method} (yardstick)" if method in self.yardsticks else method
 
     def _real_data_tables(self, setting: str) -> list:
         """Against the yardstick, RMSE per test environment, and what each method selected."""
@@ -240,7 +240,7 @@ class Leaderboard:
             )
         if self.yardsticks:
             text += (
-                f" Rows marked (reference) are yardsticks ({', '.join(self.yardsticks)}): never in a best "
+                f" Rows marked (yardstick) are references ({', '.join(self.yardsticks)}): never in a best "
                 "set; all_features trains the model on every feature, mean predicts the training mean."
             )
         return text
