@@ -17,7 +17,18 @@ from oodfs.validation import OodfsError, RunAborted, format_warning
 
 EXIT_USAGE = 2
 EXIT_ABORTED = 1  # the run stopped for a reason other than the input (disk full, a killed worker)
-COMMANDS = ("bench", "leaderboard", "compare", "plot", "report", "merge", "plugins", "select", "theory")
+COMMANDS = (
+    "bench",
+    "leaderboard",
+    "compare",
+    "plot",
+    "report",
+    "merge",
+    "plugins",
+    "select",
+    "suites",
+    "theory",
+)
 
 
 class _Parser(argparse.ArgumentParser):

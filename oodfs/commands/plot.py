@@ -17,6 +17,11 @@ def add_parser(sub) -> None:
         "feature_ranking-RULE.md.",
     )
     p.add_argument("path", help="results folder written by `oodfs bench`")
+    p.add_argument(
+        "--downstream",
+        metavar="MODEL",
+        help="the downstream model whose RMSEs to show, when the run trained several (default: its first)",
+    )
     add_selection(p)
 
 
@@ -24,7 +29,7 @@ def run(args) -> int:
     from oodfs.report.plots import make_figures
     from oodfs.report.report import Report
 
-    report = Report.from_path(args.path, args.selection)
+    report = Report.from_path(args.path, args.selection, args.downstream)
     try:
         paths = make_figures(report, args.path)
     except OSError as exc:

@@ -86,6 +86,10 @@ def _styles(report: Report, methods: list[str]) -> dict:
     thicker, baselines in dashed styles, so that no line hides another."""
     plt = _pyplot()
     out, b = {}, 0
+    yardsticks = [m for m in methods if report.kind(m) == "yardstick"]
+    methods = [m for m in methods if m not in yardsticks]
+    for j, method in enumerate(yardsticks):  # references: black and grey, never a method's colour
+        out[method] = dict(color="black", marker=("X", "P", "*")[j % 3], ls=":", lw=1.3)
     for i, method in enumerate(methods):
         iw = report.kind(method) == "weighter"
         style = "-" if iw else BASELINE_STYLES[b % len(BASELINE_STYLES)]
@@ -110,7 +114,9 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
     methods = list(dict.fromkeys(cells["method"]))
     styles = _styles(report, methods)
     numeric = pd.to_numeric(cells["r_train"], errors="coerce")
-    dot_plot = numeric.isna().any() or numeric.nunique() < 2
+    # environment labels of a real table ("1980", "<2003") are names, not an axis
+    labels = not any(report.metrics[m].needs_stable_set for m in report.headline)
+    dot_plot = labels or numeric.isna().any() or numeric.nunique() < 2
     fig, axes = plt.subplots(
         len(settings), len(metrics), figsize=(4.4 * len(metrics), 3.5 * len(settings)), squeeze=False
     )
@@ -159,7 +165,8 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
     n_runs = int(cells["n"].max())
     band = "bands: 95 % t interval over runs" if not dot_plot else "bars: 95 % t interval over runs"
     fig.suptitle(
-        f"profile: {report.profile}; model selection: {report.rule.label}; mean of up to {n_runs} runs; "
+        f"profile: {report.profile}; downstream model: {report.downstream}; model selection: "
+        f"{report.rule.label}; mean of up to {n_runs} runs; "
         f"{band} (none with one run)",
         y=-0.01,
         fontsize=9,
@@ -179,7 +186,8 @@ def _dot_panel(ax, c: pd.DataFrame, methods: list[str], styles: dict) -> None:
             continue
         x = np.arange(len(envs)) + (k - (len(methods) - 1) / 2) * (0.7 / max(len(methods), 1))
         st = styles[method]
-        err = np.vstack([g["mean"] - g["low"], g["high"] - g["mean"]])
+        low = g["low"].clip(lower=0) if (g["mean"].dropna() >= 0).all() else g["low"]  # RMSEs: not below 0
+        err = np.vstack([g["mean"] - low, g["high"] - g["mean"]])
         ax.errorbar(
             x,
             g["mean"],
@@ -197,26 +205,58 @@ def _dot_panel(ax, c: pd.DataFrame, methods: list[str], styles: dict) -> None:
 
 
 def ood_s_figure(report: Report, out_dir: Path, stem: str = "ood_s") -> list[Path]:
+    """RMSE mean and sd against the number k of a curve method's top features, one line per
+    r_train: the mean over runs with its 95 % percentile-bootstrap interval as a band (an interval
+    of a mean of RMSEs, so never below 0; none with one run), and a dotted line at the k the
+    suite's tables use."""
+    from matplotlib.ticker import MaxNLocator
+
+    from oodfs.report.stats import cell_summary
+
     curves = report.curves
     if curves.empty:
         return []
     plt = _pyplot()
     ks = sorted(set(curves["k"]))
+    task_k = report.chosen.set_index(TASK_KEY)["k"] if "k" in report.chosen else None
     panels = list(curves.groupby(["setting", "method"], sort=False))
     fig, axes = plt.subplots(len(panels), 2, figsize=(9, 3.2 * len(panels)), squeeze=False)
+    n_runs = 0
     for i, ((setting, method), g) in enumerate(panels):
         for r_train, gr in g.groupby("r_train"):
             for j, stat in enumerate(("rmse_mean", "rmse_std")):
-                values = gr[gr["metric"] == stat].groupby("k")["value"].mean().reindex(ks)
-                axes[i, j].plot(ks, values.to_numpy(), marker="o", ms=3, label=f"r_train={r_train}")
+                by_k = gr[gr["metric"] == stat].groupby("k")
+                x = [k for k, _ in by_k]
+                cells = [cell_summary(v["value"], method="bootstrap") for _, v in by_k]
+                mean = np.array([c.mean for c in cells])
+                low = np.array([c.low for c in cells])
+                high = np.array([c.high for c in cells])
+                n_runs = max([n_runs] + [c.n for c in cells])
+                (line,) = axes[i, j].plot(x, mean, marker="o", ms=3, label=f"r_train={r_train}")
+                if np.isfinite(low).any():
+                    axes[i, j].fill_between(x, low, high, color=line.get_color(), alpha=0.15, lw=0)
+        keys = g[TASK_KEY].drop_duplicates()
+        suite_k = None
+        if task_k is not None:
+            found = task_k.reindex(pd.MultiIndex.from_frame(keys)).dropna()
+            suite_k = int(found.iloc[0]) if len(found) else None
         for j, stat in enumerate(("rmse_mean", "rmse_std")):
             ax = axes[i, j]
-            ax.axvline(5, color="grey", lw=0.8, ls=":")
+            if suite_k is not None:
+                ax.axvline(suite_k, color="grey", lw=0.8, ls=":", label=f"k = {suite_k} (the tables' k)")
             ax.set_title(f"{setting}: {report.metrics[stat].title} vs k ({method} ranking)")
             ax.set_xlabel("number of top features k")
-            ax.set_xticks(ks)
+            if len(ks) <= 12:
+                ax.set_xticks(ks)
+            else:  # one tick per k would collide
+                ax.xaxis.set_major_locator(MaxNLocator(nbins=10, integer=True))
+            ax.set_ylim(bottom=0)
             ax.grid(alpha=0.3)
         axes[i, 0].legend(fontsize=8)
+    downstream = getattr(report, "downstream", "mlp")
+    band = "bands: 95 % percentile-bootstrap interval over runs" if n_runs > 1 else "one run: no interval"
+    title = f"downstream model: {downstream}; model selection: {report.rule.label}"
+    fig.suptitle(f"{title}; mean of up to {n_runs} runs; {band}", y=-0.01, fontsize=9)
     fig.tight_layout()
     paths = _save(fig, out_dir, stem)
     plt.close(fig)

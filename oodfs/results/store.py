@@ -58,13 +58,14 @@ RESULT_COLUMNS = [
     "versions",
     "identity",
     "origin",
+    "downstream",
 ]
 #: per task: its status, identity (digest and parts, see oodfs.run.identity) and origin
 TASK_COLUMNS = [*TASK_KEY, "status", "error", "finished_at", "identity", "parts", "origin"]
 #: columns added since the first schema, added to older stores when they are opened
 _ADDED = {
     "tasks": {"identity": "TEXT", "parts": "TEXT", "origin": "TEXT"},
-    "results": {"identity": "TEXT", "origin": "TEXT"},
+    "results": {"identity": "TEXT", "origin": "TEXT", "downstream": "TEXT"},
 }
 
 _SCHEMA = """
@@ -77,7 +78,7 @@ CREATE TABLE IF NOT EXISTS results (
     INTEGER,
     params TEXT, is_default INTEGER, metric TEXT, env TEXT, k INTEGER, value REAL, seed INTEGER,
     scores TEXT, feature_names TEXT, status TEXT, error TEXT, fit_seconds REAL, downstream_seconds REAL,
-    data_seconds REAL, oodfs_version TEXT, versions TEXT, identity TEXT, origin TEXT);
+    data_seconds REAL, oodfs_version TEXT, versions TEXT, identity TEXT, origin TEXT, downstream TEXT);
 CREATE TABLE IF NOT EXISTS invocations (started_at REAL, provenance TEXT);
 """
 

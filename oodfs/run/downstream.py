@@ -690,22 +690,29 @@ class DownstreamCache:
     so sharing it changes no number.
     """
 
-    def __init__(self, data, seed: int, **regressor_options):
+    def __init__(self, data, seed: int, *, model: str = "mlp", **regressor_options):
         self.data = data
         self.seed = seed
+        self.model = model  # "mlp" (this module), or oodfs.run.downstream_models' ridge / gbm
         self.options = regressor_options  # fit_downstream's settings of the run's profile
         self.results: dict[tuple[int, ...], dict] = {}
 
     @classmethod
-    def for_profile(cls, data, seed: int, profile: str) -> DownstreamCache:
-        """The cache that trains with the settings of ``profile`` (:data:`PROFILES`)."""
-        return cls(data, seed, **PROFILES.get(profile, {}))
+    def for_profile(cls, data, seed: int, profile: str, model: str = "mlp") -> DownstreamCache:
+        """The cache that trains ``model`` (the MLP with the settings of ``profile``, :data:`PROFILES`)."""
+        return cls(data, seed, model=model, **PROFILES.get(profile, {}))
 
     def evaluate(self, subsets) -> dict[tuple[int, ...], dict]:
         """``{subset: {"val": float (NaN without validation data), "test": array per env}}``, and
         with several training environments ``"val_envs"``: the validation RMSE of each."""
         wanted = list(dict.fromkeys(tuple(sorted(int(j) for j in s)) for s in subsets))
         missing = [s for s in wanted if s not in self.results]
+        other = [s for s in missing if self.model != "mlp" or not s]  # ridge, gbm; the empty subset
+        if other:
+            from oodfs.run.downstream_models import evaluate_subsets
+
+            self.results.update(evaluate_subsets(self.model, self.data, other, self.seed))
+            missing = [s for s in missing if s not in self.results]
         if missing:
             d = self.data
             models = fit_downstream(d.X_train, d.y_train, missing, self.seed, **self.options)

@@ -35,7 +35,9 @@ class MethodFit:
     """Every grid point of one method fitted on one data set."""
 
     method: str
-    kind: str  # "weighter" (a weighter followed by weighted least squares) or "selector"
+    # "weighter" (a weighter followed by weighted least squares), "selector" or "yardstick" (a
+    # reference row evaluated on every feature or none, never on the suite's k)
+    kind: str
     points: list[dict]
     is_default: list[bool]
     fits: list[GridFit]
@@ -49,7 +51,17 @@ class MethodFit:
 
 
 def method_kind(cls) -> str:
+    if getattr(cls, "yardstick", None) is not None:
+        return "yardstick"
     return "weighter" if issubclass(cls, WLSSelector) else "selector"
+
+
+def yardstick_k(method: str, n_features: int) -> int | None:
+    """The number of features a yardstick is evaluated on ("all": every one); None for a method."""
+    kind = getattr(registry().get("selector", method), "yardstick", None)
+    if kind is None:
+        return None
+    return n_features if kind == "all" else int(kind)
 
 
 def fit_method(suite: Suite, key: DataKey, method: str, data: DataSet) -> MethodFit:
@@ -130,7 +142,10 @@ def _leave_one_out_rankings(cls, data: DataSet, points: list[dict], seed: int) -
 
 
 def curve_ks(suite: Suite, fit: MethodFit, key: DataKey, n_features: int) -> list[int]:
-    """The k of every feature subset a method's rows need: the suite's k, and 1..d on a curve."""
+    """The k of every feature subset a method's rows need: the suite's k, and 1..d on a curve;
+    a yardstick's own k (every feature, or none)."""
+    if fit.kind == "yardstick":
+        return [yardstick_k(fit.method, n_features)]
     k = min(suite.k, n_features)
     if fit.method in suite.curve_methods and key.r_train in suite.curve_r_train:
         return [k] + [kk for kk in range(1, n_features + 1) if kk != k]
@@ -240,6 +255,8 @@ def method_rows(
             )
             for m in metrics:
                 if j > 0 and not m.curve:  # the extra k of a curve: only curve metrics
+                    continue
+                if m.needs_stable_set and fit.kind == "yardstick":  # it ranks nothing
                     continue
                 value = m.compute(ev)
                 if value is None:

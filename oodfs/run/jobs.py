@@ -24,6 +24,7 @@ from oodfs.run.downstream import DownstreamCache
 from oodfs.run.evaluate import curve_ks, fit_method, leave_one_out_rmse, method_rows, subsets_needed
 from oodfs.run.executors.isolation import call_isolated
 from oodfs.run.suite import Suite
+from oodfs.tabular import _named as named  # "column 3" -> "column 'hr=3'", as `oodfs select` says it
 from oodfs.validation import error_message
 
 
@@ -141,17 +142,21 @@ def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
                 call_isolated(fit, context.task_timeout) if context.isolate or context.task_timeout else fit()
             )
         except (Exception, SystemExit) as exc:  # a failing plugin is recorded; the benchmark goes on
-            finish(method, "failed", error_message(exc), [{}])
+            finish(method, "failed", named(error_message(exc), data.feature_names), [{}])
 
     # every subset of every method in one downstream call (batching changes no result)
     d = data.X_train.shape[1]
     ks = {m: curve_ks(suite, f, key, d) for m, f in fits.items()}
     wanted = {m: subsets_needed(f, ks[m]) for m, f in fits.items()}
-    downstream = DownstreamCache.for_profile(data, key.seed(suite.seed, "downstream"), suite.profile)
+    subsets = [s for subsets in wanted.values() for s in subsets]
+    results, seconds = {}, {}
     try:
-        t0 = time.perf_counter()
-        results = downstream.evaluate([s for subsets in wanted.values() for s in subsets])
-        seconds = time.perf_counter() - t0
+        for model in suite.downstream:  # every model on the same fits (docs/PROTOCOL.md, "Real data")
+            t0 = time.perf_counter()
+            seed = key.seed(suite.seed, "downstream")
+            cache = DownstreamCache.for_profile(data, seed, suite.profile, model)
+            results[model] = cache.evaluate(subsets)
+            seconds[model] = time.perf_counter() - t0
     except Exception as exc:
         for method in fits:
             finish(method, "failed", f"downstream regressor: {error_message(exc)}", [{}])
@@ -171,6 +176,22 @@ def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
                     [{}],
                 )
             return finished
+    total = sum(len(s) for s in wanted.values()) or 1
+    for method, f in fits.items():
+        try:
+            rows = []
+            for model in suite.downstream:
+                # a method's share of the batch, by the number of subsets it asked for
+                share = seconds[model] * len(wanted[method]) / total
+                rows += [
+                    {**r, "downstream": model}
+                    for r in method_rows(f, data, results[model], ks[method], metrics, share)
+                ]
+        except Exception as exc:
+            finish(method, "failed", named(error_message(exc), data.feature_names), [{}])
+            continue
+        finish(method, "ok", None, rows)  # outside the try: a storage error stops the run
+    return finished
     total = sum(len(s) for s in wanted.values()) or 1
     for method, f in fits.items():
         try:

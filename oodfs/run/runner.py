@@ -29,7 +29,7 @@ from oodfs.run.executors import backend, run_calls
 from oodfs.run.identity import method_code_hashes, suite_identity, task_identities
 from oodfs.run.jobs import WorkerContext, plan, run_job
 from oodfs.run.progress import Progress
-from oodfs.run.suite import Suite, check_label_methods, train_envs
+from oodfs.run.suite import Suite, check_label_methods, check_training_rows, train_envs
 from oodfs.validation import OodfsError
 
 
@@ -50,6 +50,7 @@ def check_suite_plugins(suite: Suite) -> None:
         env = env_cls(**s.environment_params(0, suite.seed))
         for e in [x for r in suite.r_train for x in train_envs(r)] + list(suite.r_test):
             env.check_env(e)
+        check_training_rows(suite, s, env)
     check_label_methods(suite, reg)
 
 

@@ -36,7 +36,12 @@ SUITE_KEYS = (
     "seed",
     "profile",
     "quick",
+    "downstream",
+    "yardsticks",
+    "card",
 )
+#: the keys of a suite's data card (``[card]``), listed by ``oodfs suites``
+CARD_KEYS = ("source", "licence", "rows", "environments", "target", "shift")
 CURVE_KEYS = ("methods", "r_train")
 #: what ``[quick]`` (``--quick``) may change
 QUICK_KEYS = ("r_train", "r_test", "runs", "methods", "n_train", "n_val", "n_test", "k", "seed", "selection")
@@ -135,10 +140,19 @@ class Suite:
     seed: int = 0
     profile: str = "default"
     quick: dict = field(default_factory=dict, compare=False, repr=False)
+    #: the models trained on each selected subset (oodfs.run.downstream_models.MODELS), each on
+    #: the same fits; the first is the one a leaderboard shows unless told otherwise
+    downstream: tuple[str, ...] = ("mlp",)
+    #: reference rows run beside the methods (``all_features``, ``mean``; docs/PROTOCOL.md,
+    #: "Real data"); they are also in ``methods``, last
+    yardsticks: tuple[str, ...] = ()
+    #: the data card (CARD_KEYS), shown by ``oodfs suites``
+    card: dict = field(default_factory=dict, compare=False, repr=False)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d.pop("quick")
+        d.pop("card")
         return d
 
     def data_keys(self):
@@ -250,6 +264,9 @@ def _setting(name: str, raw: dict) -> Setting:
     n_train = raw.get("n_train")
     if n_train is not None:
         check_positive_int(n_train, f"n_train of setting {name!r}")
+    features = raw.get("params", {}).get("features")
+    if isinstance(features, str):  # one column name would silently be the only feature
+        raise OodfsError(f"features of setting {name!r} must be a list of column names, e.g. [{features!r}]")
     return Setting(name, dict(raw.get("params", {})), run_params, n_train)
 
 
@@ -283,11 +300,34 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             seed=raw.get("seed", 0),
             profile=raw.get("profile", "default"),
             quick=dict(raw.get("quick", {})),
+            downstream=_models(raw.get("downstream", "mlp")),
+            yardsticks=tuple(_check_list(raw.get("yardsticks", ()), "yardsticks")),
+            card=_card(name, raw.get("card", {})),
         )
+        suite = replace(suite, methods=with_yardsticks(suite.methods, suite.yardsticks))
     except KeyError as exc:
         raise OodfsError(f"suite {name!r} lacks the key {exc.args[0]!r}") from None
     validate_suite(suite)
     return suite
+
+
+def _models(value) -> tuple[str, ...]:
+    """``"ridge"`` or ``["ridge", "mlp"]`` -> a tuple of model names (checked in validate_suite)."""
+    return (value,) if isinstance(value, str) else tuple(_check_list(value, "downstream"))
+
+
+def with_yardsticks(methods, yardsticks) -> tuple[str, ...]:
+    """The methods, then every yardstick not among them: a yardstick row is in every table."""
+    methods = tuple(methods)
+    return methods + tuple(y for y in yardsticks if y not in methods)
+
+
+def _card(name: str, raw) -> dict:
+    _check_keys(raw, CARD_KEYS, f"[card] of suite {name!r}")
+    for key, value in raw.items():
+        if not isinstance(value, str):
+            raise OodfsError(f"card.{key} of suite {name!r} must be text, got {value!r}")
+    return dict(raw)
 
 
 def _check_list(value, what: str):
@@ -359,7 +399,31 @@ def validate_suite(suite: Suite) -> None:
             "e.g. r_train = [[1.5, 2.0, 3.0]]"
         )
     check_profile(suite.profile)
+    from oodfs.run.downstream_models import check_model
+
+    if not suite.downstream or len(set(suite.downstream)) != len(suite.downstream):
+        raise OodfsError(f"downstream must name one or more different models, got {list(suite.downstream)}")
+    for model in suite.downstream:
+        check_model(model)
+    for m in suite.yardsticks:
+        _check_text(m, "a yardstick name")
     # environment ids (e.g. |r| > 1 for bias rates) are checked by the environment plugin
+
+
+def check_training_rows(suite: Suite, setting: Setting, env) -> None:
+    """A finite table (an environment with ``labels``) must hold n_train + n_val rows in each
+    training environment: a run would otherwise train on fewer rows than the suite says. Test
+    environments may hold fewer than n_test (then every row is used, as the shipped suites say)."""
+    if getattr(env, "labels", None) is None:  # drawn, not read: any size
+        return
+    wanted = (setting.n_train or suite.n_train) + suite.n_val  # per environment of a set too
+    for r in dict.fromkeys(e for r_train in suite.r_train for e in train_envs(r_train)):
+        have = len(env.sample(r, wanted, 0)[1])
+        if have < wanted:
+            raise OodfsError(
+                f"n_train + n_val = {wanted} is more than the {have} rows of training environment {r!r} "
+                f"(setting {setting.name!r}); lower n_train or n_val"
+            )
 
 
 def customise(
@@ -373,6 +437,7 @@ def customise(
     seed=None,
     selection=None,
     profile=None,
+    downstream=None,
 ) -> Suite:
     """Apply ``--quick`` and command-line overrides to a suite (each checked)."""
     if quick:
@@ -383,6 +448,7 @@ def customise(
                     _normalise_r_train(overrides[key]) if key == "r_train" else tuple(overrides[key])
                 )
         suite = replace(suite, **overrides)
+        suite = replace(suite, methods=with_yardsticks(suite.methods, suite.yardsticks))
     if settings is not None:
         known = {s.name: s for s in suite.settings}
         unknown = [s for s in settings if s not in known]
@@ -392,7 +458,7 @@ def customise(
             )
         suite = replace(suite, settings=tuple(known[s] for s in settings))
     if methods is not None:
-        suite = replace(suite, methods=tuple(methods))
+        suite = replace(suite, methods=with_yardsticks(methods, suite.yardsticks))
     if r_train is not None:
         suite = replace(suite, r_train=_normalise_r_train(r_train))
     if runs is not None:
@@ -403,5 +469,7 @@ def customise(
         suite = replace(suite, selection=selection)
     if profile is not None:
         suite = replace(suite, profile=profile)
+    if downstream is not None:
+        suite = replace(suite, downstream=_models(downstream))
     validate_suite(suite)
     return suite

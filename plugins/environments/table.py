@@ -62,6 +62,8 @@ from oodfs.tabular import (
 )
 from oodfs.validation import OodfsError, check_positive_int
 
+from .realdata import DATASETS as REAL_DATASETS
+
 #: the Ames features of the built-in suite: the size, age, layout and location of a house,
 #: two sale-date columns that should not matter, and three categoricals whose every level
 #: occurs in each training period (a level absent from the training rows would be a constant
@@ -149,6 +151,7 @@ DATASETS = {
         "target_transform": "log",
     },
 }
+DATASETS.update(REAL_DATASETS)  # diamonds, txhousing, ...: plugins/environments/realdata.py
 
 
 @lru_cache(maxsize=8)
