@@ -246,7 +246,8 @@ def test_select_hands_the_environment_column_to_label_using_methods(tmp_path, ca
         ),
         "at least 2 training environments",
     )
-    wide = pd.concat([df] + [df[["a"]].rename(columns={"a": f"x{i}"}) + i for i in range(10)], axis=1)
+    extra = pd.DataFrame(rng.standard_normal((600, 10)), columns=[f"x{i}" for i in range(10)])
+    wide = pd.concat([df, extra], axis=1)
     wide.to_csv(path, index=False)
     assert_one_line(
         run(capsys, "select", str(path), "--target", "y", "--method", "icp", "--env-column", "period"),

@@ -185,21 +185,12 @@ def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
                 share = seconds[model] * len(wanted[method]) / total
                 rows += [
                     {**r, "downstream": model}
-                    for r in method_rows(f, data, results[model], ks[method], metrics, share)
+                    for r in method_rows(
+                        f, data, results[model], ks[method], metrics, share, loeo.get(method)
+                    )
                 ]
         except Exception as exc:
             finish(method, "failed", named(error_message(exc), data.feature_names), [{}])
-            continue
-        finish(method, "ok", None, rows)  # outside the try: a storage error stops the run
-    return finished
-    total = sum(len(s) for s in wanted.values()) or 1
-    for method, f in fits.items():
-        try:
-            # a method's share of the batch, by the number of subsets it asked for
-            share = seconds * len(wanted[method]) / total
-            rows = method_rows(f, data, results, ks[method], metrics, share, loeo.get(method))
-        except Exception as exc:
-            finish(method, "failed", error_message(exc), [{}])
             continue
         finish(method, "ok", None, rows)  # outside the try: a storage error stops the run
     return finished
