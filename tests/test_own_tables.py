@@ -526,7 +526,8 @@ def test_bench_on_a_table_notes_once_and_warns_in_one_line_from_its_workers(tmp_
         lambda m, c, f, n, file=None, line=None: sys.stderr.write(warnings.formatwarning(m, c, f, n)),
     )
     plugin = tmp_path / "bad.py"
-    plugin.write_text(CRASHING_PLUGIN)
+    # a text of its own: a reused worker process that gave this warning before would not repeat it
+    plugin.write_text(CRASHING_PLUGIN.replace("at 10", f"at 10 in {tmp_path.name}"))
     df = shifted()
     df.loc[[5, 6], "a"] = np.nan
     path = write(df, tmp_path)
@@ -560,5 +561,5 @@ def test_bench_on_a_table_notes_once_and_warns_in_one_line_from_its_workers(tmp_
     err = capfd.readouterr().err.splitlines()
     assert code == 0, err
     assert err.count(f"oodfs: note: dropped 2 of {len(df)} rows with a missing value in 'a' (2 missing)") == 1
-    assert "oodfs: warning: UserWarning: weights clipped at 10" in err
+    assert f"oodfs: warning: UserWarning: weights clipped at 10 in {tmp_path.name}" in err
     assert not any(re.search(r"\.py:\d+", line) or line.startswith("  ") for line in err), err

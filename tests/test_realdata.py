@@ -247,26 +247,48 @@ def test_downstream_on_the_command_line_is_checked(capsys, tmp_path):
     )
 
 
+PICKY = '''
+import oodfs
+
+
+class Picky(oodfs.Selector):
+    """Refuses its second column."""
+
+    name = "picky"
+
+    def _fit_scores(self, X, y, sw):
+        raise ValueError(f"column 1 of {X.shape[1]} is not to my taste")
+
+
+@oodfs.hookimpl
+def oodfs_selectors():
+    return [Picky]
+'''
+
+
 def test_a_methods_failure_names_the_column(tmp_path):
-    """bench says which feature broke a method, as `oodfs select` does (not "column 2")."""
+    """bench says which feature broke a method, as `oodfs select` does (not "column 1"), counting
+    only the columns the method was fitted on (a feature constant in the training draw is left
+    out of the fit, docs/PROTOCOL.md, "Own tables")."""
     rng = np.random.default_rng(0)
     n = 200
     env = np.where(np.arange(n) < 100, "A", "B")
-    table = pd.DataFrame({"period": env, "a": rng.normal(size=n), "b": rng.normal(size=n)})
+    table = pd.DataFrame({"period": env, "a": rng.normal(size=n)})
     table["rare"] = np.where(env == "A", 0.0, rng.normal(size=n))  # constant in the training environment
+    table["b"] = rng.normal(size=n)
     table["y"] = table["a"] + rng.normal(size=n)
     table.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "picky.py").write_text(PICKY)
     (tmp_path / "s.toml").write_text(
         'environment = "table"\nr_train = ["A"]\nr_test = ["B"]\nn_train = 80\nn_val = 20\nn_test = 100\n'
-        'k = 2\nmethods = ["dwr"]\nyardsticks = ["all_features"]\ndownstream = "ridge"\n'
+        'k = 2\nmethods = ["picky"]\nyardsticks = ["all_features"]\ndownstream = "ridge"\n'
         '[settings.t.params]\npath = "t.csv"\ntarget = "y"\nenv_column = "period"\n'
     )
     out = tmp_path / "out"
-    assert (
-        main(["bench", "--suite", str(tmp_path / "s.toml"), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
-    )
+    argv = ["bench", "--suite", str(tmp_path / "s.toml"), "--out", str(out), "--jobs", "1", "--quiet"]
+    assert main(argv + ["--plugin", str(tmp_path / "picky.py")]) == 0
     text = (out / "leaderboard.md").read_text()
-    assert "column 'rare' is constant" in text, text
+    assert "column 'b' of 2 is not to my taste" in text, text
 
 
 SHIPPED = [n for n in REAL if (Path(oodfs_reference.__file__).parent / f"{n}-default.parquet").is_file()]

@@ -22,8 +22,8 @@ from oodfs.contract.task import DataKey, env_key
 from oodfs.contract.wls import WLSSelector
 from oodfs.run.dataset import DataSet, _read_only
 from oodfs.run.suite import Suite
-from oodfs.tabular import fitted_features
-from oodfs.validation import OodfsError
+from oodfs.tabular import _named, fitted_features
+from oodfs.validation import OodfsError, error_message
 
 
 class UndeclaredDiagnosticWarning(UserWarning):
@@ -89,14 +89,20 @@ def fit_method(suite: Suite, key: DataKey, method: str, data: DataSet) -> Method
         # a benchmark stores every fit's weight diagnostics and the leaderboard summarises them
         # ("Weight diagnostics"); a warning per grid point would bury the run's output
         warnings.simplefilter("ignore", WeightCollapseWarning)
-        fits = cls.fit_grid_detailed(X_fit, data.y_train, full, random_state=seed, **labels)
-        if not fitted.all():
-            for f in fits:
-                values = np.zeros(fitted.size)
-                values[fitted] = f.values
-                f.values = values
+        try:
+            fits = cls.fit_grid_detailed(X_fit, data.y_train, full, random_state=seed, **labels)
+        except Exception as exc:
+            if fitted.all():
+                raise
+            # the method saw the fitted columns only: its "column 3" is the 4th of those
+            names = [name for name, keep in zip(data.feature_names, fitted) if keep]
+            raise OodfsError(_named(error_message(exc), names)) from exc
+        fits = _padded(fits, fitted)
         fit_seconds = time.perf_counter() - t0
-        loeo = _leave_one_out_rankings(cls, data, full, seed) if data.groups_train is not None else []
+        if data.groups_train is not None:
+            loeo = _leave_one_out_rankings(cls, data, X_fit, fitted, full, seed)
+        else:
+            loeo = []
     rankings = [ranking_from_scores(f.values, derive_seed(seed, i, "ties")) for i, f in enumerate(fits)]
     if not fitted.all():  # the left-out features after every fitted one
         rankings = [r[np.argsort(~fitted[r], kind="stable")] for r in rankings]
@@ -113,7 +119,17 @@ def fit_method(suite: Suite, key: DataKey, method: str, data: DataSet) -> Method
     )
 
 
-def _leave_one_out_rankings(cls, data: DataSet, points: list[dict], seed: int) -> list:
+def _padded(fits: list, fitted: np.ndarray) -> list:
+    """Scores of the fitted columns spread over every feature, 0 for those left out."""
+    if not fitted.all():
+        for f in fits:
+            values = np.zeros(fitted.size)
+            values[fitted] = f.values
+            f.values = values
+    return fits
+
+
+def _leave_one_out_rankings(cls, data: DataSet, X_fit, fitted, points: list[dict], seed: int) -> list:
     """For each training environment e, every point refitted on the training rows of the other
     environments (DomainBed's leave-one-domain-out; docs/PROTOCOL.md, "Several training environments")."""
     uses_groups = getattr(cls, "uses_groups", False)
@@ -126,12 +142,9 @@ def _leave_one_out_rankings(cls, data: DataSet, points: list[dict], seed: int) -
             continue
         labels = {"groups": groups} if uses_groups else {}
         fits = cls.fit_grid_detailed(
-            data.X_train[keep],
-            data.y_train[keep],
-            points,
-            random_state=derive_seed(seed, "loeo", e),
-            **labels,
+            X_fit[keep], data.y_train[keep], points, random_state=derive_seed(seed, "loeo", e), **labels
         )
+        fits = _padded(fits, fitted)
         out.append(
             [
                 ranking_from_scores(f.values, derive_seed(seed, i, "ties", "loeo", e))
