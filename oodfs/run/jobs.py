@@ -63,27 +63,32 @@ def plan(suite: Suite, finished: set, workers: int = 1) -> list[Job]:
     return jobs
 
 
-def run_job(
-    suite: Suite,
-    job: Job,
-    out_dir: str | None,
-    plugin_modules: tuple[str, ...] = (),
-    task_timeout: float | None = None,
-    identities: dict | None = None,
-    isolate: bool = True,
-) -> list[TaskResult]:
-    """Run one job (the worker's entry point). With ``out_dir`` each task is committed to the
-    store there; with ``out_dir=None`` (a remote worker) the rows come back instead.
-    ``identities``: ``{(setting, method): TaskIdentity}``, stored with each task (computed once
-    by the runner, where the resume decision is made). ``isolate``: fit each method in a forked
-    child process (needed for ``task_timeout``)."""
+@dataclass(frozen=True)
+class WorkerContext:
+    """What every job of a run shares. ``out_dir``: the store a worker commits to (None: a remote
+    worker returns its rows); ``identities``: ``{(setting, method): TaskIdentity}``, stored with
+    each task (computed once by the runner, where the resume decision is made); ``isolate``: fit
+    each method in a forked child process (needed for ``task_timeout``)."""
+
+    suite: Suite
+    out_dir: str | None
+    plugin_modules: tuple[str, ...] = ()
+    task_timeout: float | None = None
+    identities: dict | None = None
+    isolate: bool = True
+
+
+def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
+    """Run one job (the worker's entry point): commit each task to ``context.out_dir``'s store, or
+    with no folder (a remote worker) return the rows."""
     import torch
 
     torch.set_num_threads(1)  # one thread per worker: workers are the parallelism
-    registry(plugin_modules)
+    suite, identities = context.suite, context.identities
+    registry(context.plugin_modules)
     metrics = [info.cls for info in registry().entries("metric").values()]
     key = job.data
-    store = ResultStore(out_dir) if out_dir is not None else None
+    store = ResultStore(context.out_dir) if context.out_dir is not None else None
     versions = package_versions()
     common = {
         "suite": suite.name,
@@ -132,7 +137,9 @@ def run_job(
             def fit(method=method):
                 return fit_method(suite, key, method, data)
 
-            fits[method] = call_isolated(fit, task_timeout) if isolate or task_timeout else fit()
+            fits[method] = (
+                call_isolated(fit, context.task_timeout) if context.isolate or context.task_timeout else fit()
+            )
         except (Exception, SystemExit) as exc:  # a failing plugin is recorded; the benchmark goes on
             finish(method, "failed", error_message(exc), [{}])
 
