@@ -224,6 +224,23 @@ def run_suite(suite: Suite, out_dir, options: RunOptions | None = None, **change
     return store
 
 
+def _repair(store: ResultStore, notes) -> None:
+    """A resume first checks the store's contents: damaged tasks are deleted (and so run again)
+    after a note naming them; a damaged suite identity cannot be compared and is refused."""
+    damage = store.check()
+    if not damage:
+        return
+    if any("'suite_identity'" in r for r in damage.records):
+        raise OodfsError(
+            f"cannot resume {store.out_dir}: its suite identity is damaged, so what it holds cannot be "
+            "compared with this run; choose another --out"
+        )
+    notes(
+        f"{store.path} is damaged: {damage.summary()}; removing the damaged parts, running those tasks again"
+    )
+    store.repair(damage)
+
+
 def _folder_identity(store: ResultStore, suite: Suite, options: RunOptions, out_dir) -> dict:
     """The suite identity the folder will hold; a folder of another suite is refused."""
     identity = suite_identity(suite)
@@ -233,6 +250,7 @@ def _folder_identity(store: ResultStore, suite: Suite, options: RunOptions, out_
         raise OodfsError(
             f"{out_dir} already holds results; pass --resume to continue them or choose another --out"
         )
+    _repair(store, options.notes)
     previous = store.get_meta("suite_identity")
     if previous is None:
         return identity
