@@ -13,6 +13,7 @@ from oodfs.commands.options import (
     available_cpus,
     csv_list,
     float_list,
+    folder,
     positive_int,
     positive_seconds,
 )
@@ -30,7 +31,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--suite", required=True, help="suite name (e.g. synthetic) or path to a suite .toml")
     p.add_argument("--quick", action="store_true", help="the suite's small version (fewer r_train and runs)")
-    p.add_argument("--out", default=None, help="output folder (default: results/SUITE[-quick])")
+    p.add_argument("--out", type=folder, default=None, help="output folder (default: results/SUITE[-quick])")
     p.add_argument(
         "--jobs",
         type=positive_int,
@@ -118,6 +119,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from oodfs.contract.selection import get_rule
+    from oodfs.report.escape import write_text
     from oodfs.report.leaderboard import Leaderboard
     from oodfs.report.plots import make_figures
     from oodfs.report.report import Report
@@ -175,7 +177,7 @@ def run(args) -> int:
     text = Leaderboard(report).to_markdown()
     try:
         export(results, out)
-        (out / "leaderboard.md").write_text(text)
+        write_text(out / "leaderboard.md", text)
         print(text)
         paths = make_figures(report, out)
     except OSError as exc:

@@ -19,6 +19,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from oodfs.contract.task import TASK_KEY
+from oodfs.report.escape import inside, md_text, mpl_text, write_text
 from oodfs.report.report import Report
 
 
@@ -102,12 +103,12 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
                         marker=st["marker"],
                         ms=4,
                         color=st["color"],
-                        label=method,
+                        label=mpl_text(method),
                     )
                     if g["low"].notna().any():
                         ax.fill_between(x, g["low"], g["high"], color=st["color"], alpha=0.12, lw=0)
                 ax.set_xlabel("r_train")
-            ax.set_title(f"{setting}: {m.title} {m.arrow}")
+            ax.set_title(mpl_text(f"{setting}: {m.title} {m.arrow}"))
             ax.grid(alpha=0.3)
     handles, labels = [], []
     for ax in axes.flat:  # every method that has a line somewhere
@@ -150,10 +151,12 @@ def _dot_panel(ax, c: pd.DataFrame, methods: list[str], styles: dict) -> None:
             ms=5,
             capsize=2,
             lw=1,
-            label=method,
+            label=mpl_text(method),
             ls="none",
         )
-    ax.set_xticks(range(len(envs)), [f"r_train = {e}" if not isinstance(e, str) else e for e in envs])
+    ax.set_xticks(
+        range(len(envs)), [mpl_text(f"r_train = {e}" if not isinstance(e, str) else e) for e in envs]
+    )
     ax.set_xlim(-0.6, len(envs) - 0.4)
 
 
@@ -169,11 +172,11 @@ def ood_s_figure(report: Report, out_dir: Path, stem: str = "ood_s") -> list[Pat
         for r_train, gr in g.groupby("r_train"):
             for j, stat in enumerate(("rmse_mean", "rmse_std")):
                 values = gr[gr["metric"] == stat].groupby("k")["value"].mean().reindex(ks)
-                axes[i, j].plot(ks, values.to_numpy(), marker="o", ms=3, label=f"r_train={r_train}")
+                axes[i, j].plot(ks, values.to_numpy(), marker="o", ms=3, label=mpl_text(f"r_train={r_train}"))
         for j, stat in enumerate(("rmse_mean", "rmse_std")):
             ax = axes[i, j]
             ax.axvline(5, color="grey", lw=0.8, ls=":")
-            ax.set_title(f"{setting}: {report.metrics[stat].title} vs k ({method} ranking)")
+            ax.set_title(mpl_text(f"{setting}: {report.metrics[stat].title} vs k ({method} ranking)"))
             ax.set_xlabel("number of top features k")
             ax.set_xticks(ks)
             ax.grid(alpha=0.3)
@@ -203,7 +206,7 @@ def feature_ranking_table(report: Report) -> str:
         settings = list(dict.fromkeys(gm["setting"]))
         rows = []
         for r_train in sorted(set(gm["r_train"])):
-            row = [r_train]
+            row = [md_text(r_train)]
             for setting in settings:
                 g = gm[(gm["setting"] == setting) & (gm["r_train"] == r_train)]
                 if g.empty:
@@ -221,20 +224,20 @@ def feature_ranking_table(report: Report) -> str:
                     for name, rank in zip(names, order):
                         ranks.setdefault(name, []).append(rank)
                 mean_rank = {name: np.mean(r) for name, r in ranks.items()}
-                row.append(", ".join(sorted(mean_rank, key=lambda nm: (mean_rank[nm], nm))))
+                row.append(md_text(", ".join(sorted(mean_rank, key=lambda nm: (mean_rank[nm], nm)))))
             rows.append(row)
-        lines += [f"## {method}", "", tabulate(rows, headers=["r_train"] + settings, tablefmt="github"), ""]
+        headers = ["r_train"] + [md_text(s) for s in settings]
+        lines += [f"## {md_text(method)}", "", tabulate(rows, headers=headers, tablefmt="github"), ""]
     return "\n".join(lines)
 
 
 def make_figures(report: Report, out_dir) -> list[Path]:
     """Write every figure and the ranking table to ``out_dir/figures``; return the paths."""
-    fig_dir = Path(out_dir) / "figures"
+    fig_dir = inside(out_dir, "figures")  # (a link to elsewhere is refused)
     fig_dir.mkdir(parents=True, exist_ok=True)
     rule = report.rule.name  # every rule's figures side by side, never over each other
     paths = figure1(report, fig_dir, f"figure1-{rule}") + ood_s_figure(report, fig_dir, f"ood_s-{rule}")
     table = feature_ranking_table(report)
     if table:
-        (fig_dir / f"feature_ranking-{rule}.md").write_text(table)
-        paths.append(fig_dir / f"feature_ranking-{rule}.md")
+        paths.append(write_text(inside(fig_dir, f"feature_ranking-{rule}.md"), table))
     return paths

@@ -28,6 +28,19 @@ from oodfs.validation import OodfsError, RunAborted
 
 DB_NAME = "results.sqlite"
 LOCK_NAME = "results.lock"  # held (flock) by the one run writing a folder
+#: the files oodfs writes in a results folder (none may be a symbolic link)
+_WRITTEN = (
+    "results.sqlite",
+    "results.sqlite-wal",
+    "results.sqlite-shm",
+    "results.sqlite-journal",
+    "results.lock",
+    "results.parquet",
+    "results.parquet.tmp",
+    "leaderboard.md",
+    "compare.md",
+    "figures",
+)
 #: what a results folder may hold before its first task is stored (a run killed that early)
 _FRESH_FOLDER = {LOCK_NAME}
 
@@ -131,6 +144,7 @@ class ResultStore:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:  # a name too long, a parent that is a file, no permission
             raise OodfsError(f"cannot create the output folder {str(out)!r}: {exc.strerror or exc}") from None
+        self.check_links()
         if self.exists():
             if not self.path.is_file():
                 raise OodfsError(f"{self.path} is not a file; choose another --out")
@@ -154,6 +168,16 @@ class ResultStore:
                 "oodfs writes only into a new, empty or oodfs results folder: choose another --out"
             )
 
+    def check_links(self) -> None:
+        """Refuse a results folder where a file oodfs writes is a symbolic link: writing through it
+        would truncate and overwrite whatever it points to."""
+        for name in _WRITTEN:
+            if (self.out_dir / name).is_symlink():
+                raise OodfsError(
+                    f"{self.out_dir / name} is a symbolic link; oodfs writes only its own files: remove it "
+                    "or choose another --out"
+                )
+
     @contextlib.contextmanager
     def lock(self):
         """Hold the folder for one run: a second run on it (a second ``--resume``) is refused
@@ -165,8 +189,14 @@ class ResultStore:
             yield
             return
         try:
-            fd = os.open(self.out_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(
+                self.out_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644
+            )
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise OodfsError(
+                    f"{self.out_dir / LOCK_NAME} is a symbolic link; remove it or choose another --out"
+                ) from None
             raise StorageError(f"cannot create {self.out_dir / LOCK_NAME}: {exc.strerror or exc}") from None
         try:
             try:
@@ -191,6 +221,7 @@ class ResultStore:
         """A connection for writing (the schema is created if missing)."""
         try:
             self.out_dir.mkdir(parents=True, exist_ok=True)
+            self.check_links()
             con = sqlite3.connect(self.path, timeout=120)
             try:
                 con.execute("PRAGMA journal_mode=WAL")
@@ -549,6 +580,7 @@ def export(df: pd.DataFrame, out_dir: Path) -> Path:
     """Write the long table next to the SQLite file (parquet)."""
     target = Path(out_dir) / "results.parquet"
     tmp = target.with_suffix(".parquet.tmp")
+    tmp.unlink(missing_ok=True)  # a link planted there is removed, never written through
     df.to_parquet(tmp, index=False)
     tmp.replace(target)  # atomic: a reader never sees half a file
     return target
