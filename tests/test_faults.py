@@ -841,3 +841,27 @@ def test_a_fit_ends_with_everything_it_started_and_the_run_waits_for_none(tmp_pa
     while time.time() < deadline and _alive(started):
         time.sleep(0.2)
     assert _alive(started) == []
+
+
+def test_a_run_where_every_task_fails_has_a_leaderboard_and_figures(tmp_path, faults):
+    """Failures are results: the leaderboard lists them, plot draws what failed, compare says
+    there is nothing to compare; compare and plot write elsewhere with --out."""
+    out = tmp_path / "out"
+    proc = run_main(
+        "bench",
+        "--suite",
+        tiny_file(tmp_path),
+        "--plugin",
+        faults,
+        "--out",
+        str(out),
+        "--methods",
+        "raises,exit0",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "## Failed tasks" in proc.stdout and "ZeroDivisionError" in proc.stdout
+    assert sorted(p.name for p in (out / "figures").iterdir()) == ["failures-val.pdf", "failures-val.png"]
+    assert run_main("plot", str(out), "--out", str(tmp_path / "plots")).returncode == 0
+    assert (tmp_path / "plots" / "figures" / "failures-val.png").is_file()
+    proc = run_main("compare", str(out), "--out", str(tmp_path / "cmp"))
+    assert proc.returncode == 0 and "No comparison possible" in proc.stdout, proc.stderr

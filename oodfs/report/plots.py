@@ -231,12 +231,36 @@ def feature_ranking_table(report: Report) -> str:
     return "\n".join(lines)
 
 
+def failures_figure(report: Report, out_dir: Path, stem: str = "failures") -> list[Path]:
+    """Failed tasks per method and setting, with each method's first error: the figure of a run in
+    which no task succeeded (a figure of metrics would be empty)."""
+    plt = _pyplot()
+    counts = report.tasks.groupby(["method", "setting"], sort=False).size()
+    errors = report.tasks.groupby("method", sort=False)["error"].first()
+    fig, ax = plt.subplots(figsize=(7, 0.5 * len(counts) + 1.5))
+    labels = [mpl_text(f"{m} ({s})") for m, s in counts.index]
+    ax.barh(range(len(counts)), counts.to_numpy(), color="#b33")
+    ax.set_yticks(range(len(counts)), labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("failed tasks")
+    ax.set_title("every task failed (first error of each method below)", fontsize=10)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    text = "\n".join(mpl_text(f"{m}: {str(e)[:90]}") for m, e in errors.items())
+    fig.text(0.01, -0.02, text, va="top", fontsize=8, family="monospace")
+    fig.tight_layout()
+    paths = _save(fig, out_dir, stem)
+    plt.close(fig)
+    return paths
+
+
 def make_figures(report: Report, out_dir) -> list[Path]:
     """Write every figure and the ranking table to ``out_dir/figures``; return the paths."""
     fig_dir = inside(out_dir, "figures")  # (a link to elsewhere is refused)
     fig_dir.mkdir(parents=True, exist_ok=True)
     rule = report.rule.name  # every rule's figures side by side, never over each other
     paths = figure1(report, fig_dir, f"figure1-{rule}") + ood_s_figure(report, fig_dir, f"ood_s-{rule}")
+    if not paths and (report.tasks["status"] != "ok").all():  # every task failed: that is the result
+        paths = failures_figure(report, fig_dir, f"failures-{rule}")
     table = feature_ranking_table(report)
     if table:
         paths.append(write_text(inside(fig_dir, f"feature_ranking-{rule}.md"), table))
