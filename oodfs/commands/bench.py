@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import sys
@@ -36,7 +37,13 @@ def add_parser(sub) -> None:
         "--jobs",
         type=positive_int,
         default=available_cpus(),
-        help=f"parallel worker processes (default: one per CPU, {available_cpus()} here)",
+        help=f"parallel worker processes (default: one per CPU, {available_cpus()} here; at most that many "
+        "unless --force-jobs)",
+    )
+    p.add_argument(
+        "--force-jobs",
+        action="store_true",
+        help="allow --jobs above the number of CPUs (each worker is a process holding its own data)",
     )
     p.add_argument("--methods", type=csv_list, help="comma-separated selector names (default: the suite's)")
     p.add_argument("--settings", type=csv_list, help="comma-separated settings, e.g. mlp,poly")
@@ -151,8 +158,17 @@ def run(args) -> int:
     profile = "" if suite.profile == "default" else f"-{suite.profile}"
     out = Path(args.out or f"results/{suite.name}{profile}{'-quick' if args.quick else ''}")
     start = time.perf_counter()
+    if args.methods == [] and args.reference is None:
+        raise OodfsError("--methods is empty: give at least one selector (`oodfs plugins` lists them)")
     if args.scheduler and args.backend != "dask":
         raise OodfsError("--scheduler needs --backend dask")
+    if args.jobs > available_cpus() and not (
+        args.force_jobs or args.scheduler
+    ):  # a remote cluster may be larger
+        raise OodfsError(
+            f"--jobs {args.jobs} is more than the {available_cpus()} CPUs this process may use; "
+            "pass --force-jobs to start that many workers anyway"
+        )
     with plugin_output_to_stderr():  # what methods print never mixes into the leaderboard on stdout
         store = run_suite(
             suite,
@@ -216,3 +232,15 @@ def plugin_output_to_stderr():
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
+        # what plugins print from their exit handlers goes to stderr too: registered after theirs,
+        # this handler runs before them (atexit runs the last registered first)
+        atexit.unregister(_stdout_to_stderr)
+        atexit.register(_stdout_to_stderr)
+
+
+def _stdout_to_stderr() -> None:
+    try:
+        sys.stdout.flush()
+        os.dup2(2, 1)
+    except (OSError, ValueError, AttributeError):
+        pass

@@ -305,6 +305,15 @@ class ResultStore:
         except (TypeError, ValueError):
             raise OodfsError(f"{self.path} is damaged: {what} is not valid JSON ({DAMAGE_HINT})") from None
 
+    def discard_if_empty(self) -> None:
+        """Remove a store that holds no task (with its journal), as if the run had not started."""
+        try:
+            if self.exists() and not self.finished_tasks():
+                for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"):
+                    (self.out_dir / name).unlink(missing_ok=True)
+        except (OSError, OodfsError):  # it stays: the user is told about the first error anyway
+            pass
+
     # -- checking and repairing -------------------------------------------------------------
     def check(self) -> Damage:
         """What is damaged in the store's contents (see :func:`check_store`); a file SQLite

@@ -50,6 +50,12 @@ def check_suite_plugins(suite: Suite) -> None:
         env = env_cls(**s.environment_params(0, suite.seed))
         for e in suite.r_train + suite.r_test:
             env.check_env(e)
+        try:
+            d = len(env.feature_names)
+        except (AttributeError, TypeError, NotImplementedError):  # an environment that names no columns
+            continue
+        if suite.k > d:
+            raise OodfsError(f"k = {suite.k} is more than the {d} features of setting {s.name!r}")
 
 
 def _count(n: int, noun: str) -> str:
@@ -208,19 +214,25 @@ def run_suite(suite: Suite, out_dir, options: RunOptions | None = None, **change
     executor = backend(options.backend_name)
     store = ResultStore(out_dir)
     store.check_output_folder()
+    fresh = not store.exists()
     with store.lock():
-        identity = _folder_identity(store, suite, options, out_dir)
-        suite, taken = _from_reference(suite, options)
-        records = store.task_records()
-        identities = _identities(suite, records)
-        decided = resume_plan(suite, records, identities, options.force, options.retry_failed)
-        _prepare_store(store, identity, records, identities, taken, decided)
-        for line in taken.notes + tuple(decided.notes()):
-            options.notes(line)
-        store.add_invocation(_invocation(suite, options, identities, decided, taken))
-        _dispatch(
-            suite, store, out_dir, executor, options, identities, plan(suite, decided.keep, options.jobs)
-        )
+        try:
+            identity = _folder_identity(store, suite, options, out_dir)
+            suite, taken = _from_reference(suite, options)
+            records = store.task_records()
+            identities = _identities(suite, records)
+            decided = resume_plan(suite, records, identities, options.force, options.retry_failed)
+            _prepare_store(store, identity, records, identities, taken, decided)
+            for line in taken.notes + tuple(decided.notes()):
+                options.notes(line)
+            store.add_invocation(_invocation(suite, options, identities, decided, taken))
+            _dispatch(
+                suite, store, out_dir, executor, options, identities, plan(suite, decided.keep, options.jobs)
+            )
+        except BaseException:
+            if fresh:  # stopped before its first task (an unreachable scheduler): a plain rerun works
+                store.discard_if_empty()
+            raise
     return store
 
 
