@@ -22,8 +22,10 @@ from oodfs.run.reference import COLUMNS, load_reference, write_reference
 from oodfs.run.runner import resume_plan, run_suite
 from oodfs.validation import OodfsError
 
-from .conftest import TINY
+from .conftest import TINY as SHARED_TINY
 from .conftest import tiny as tiny_suite
+
+TINY = {**SHARED_TINY, "runs": 1}  # this module's tiny suite: one run
 
 PLUGIN = '''
 import numpy as np
@@ -53,8 +55,7 @@ KEY = ["setting", "r_train", "run", "method"]
 
 
 def tiny(**changes):
-    """This module's tiny suite: the shared one with runs changed."""
-    return tiny_suite(**{**{"runs": 1}, **changes})
+    return tiny_suite(**{"runs": 1, **changes})
 
 
 def write_plugin(path, sign=1.0):

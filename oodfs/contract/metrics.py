@@ -287,6 +287,7 @@ BUILTIN_METRICS = (
         "largest |weighted correlation| left between two features",
     ),
     diagnostic("max_weight", "max weight", None, "largest weight (weights scaled to mean 1)"),
+    diagnostic("ess", "ESS", False, "effective sample size (Σw)²/Σw² of a weighter's weights"),
 )
 
 

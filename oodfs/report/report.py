@@ -7,6 +7,7 @@ the same on any machine, with or without the plugins that produced it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
@@ -32,7 +33,15 @@ POINT_INFO = [
 def _declarations(stored: list[dict] | None) -> dict[str, Metric]:
     if not stored:
         return {m.name: m for m in BUILTIN_METRICS}
-    return {d["name"]: Metric(compute=None, **d) for d in stored}
+    declared = {d["name"]: Metric(compute=None, **d) for d in stored}
+    if any("suspect" not in d for d in stored):  # stored before diagnostics declared their rules
+        from oodfs.contract.registry import registry
+
+        current = {name: info.cls for name, info in registry().entries("metric").items()}
+        for name, m in declared.items():
+            if m.suspect is None and name in current and current[name].suspect is not None:
+                declared[name] = replace(m, suspect=current[name].suspect)
+    return declared
 
 
 class Report:
