@@ -865,3 +865,48 @@ def test_a_run_where_every_task_fails_has_a_leaderboard_and_figures(tmp_path, fa
     assert (tmp_path / "plots" / "figures" / "failures-val.png").is_file()
     proc = run_main("compare", str(out), "--out", str(tmp_path / "cmp"))
     assert proc.returncode == 0 and "No comparison possible" in proc.stdout, proc.stderr
+
+
+EXIT_NOISE = """
+import atexit
+import numpy as np
+import oodfs
+
+print("IMPORT-NOISE")
+atexit.register(lambda: print("EXIT-NOISE"))
+
+class Quiet(oodfs.Selector):
+    \"\"\"Scores every feature alike.\"\"\"
+
+    name = "quiet"
+
+    def _fit_scores(self, X, y, sw):
+        return np.ones(X.shape[1])
+
+@oodfs.hookimpl
+def oodfs_selectors():
+    return [Quiet]
+"""
+
+
+def test_what_a_plugin_prints_at_import_and_exit_goes_to_stderr(tmp_path):
+    plugin = tmp_path / "exit_noise.py"
+    plugin.write_text(EXIT_NOISE)
+    out = tmp_path / "out"
+    proc = cli(
+        "bench",
+        "--suite",
+        tiny_file(tmp_path, runs=1),
+        "--plugin",
+        str(plugin),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--methods",
+        "quiet,ols",
+        "--quiet",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == (out / "leaderboard.md").read_text() + "\n"
+    assert "IMPORT-NOISE" in proc.stderr and "EXIT-NOISE" in proc.stderr

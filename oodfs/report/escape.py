@@ -20,8 +20,6 @@ import stat
 import unicodedata
 from pathlib import Path
 
-import pandas as pd
-
 from oodfs.validation import OodfsError
 
 #: characters that reorder the text shown around them (bidirectional overrides and isolates)
@@ -65,6 +63,8 @@ def md_code(text) -> str:
     """A code span showing ``text`` literally, whatever backticks it holds (CommonMark: a fence
     longer than any backtick run inside, padded when the text starts or ends with one). Table
     pipes are escaped (GitHub tables split on them even inside a code span)."""
+    if re.search(r"[<>&]", str(text)):  # shown as escaped text instead: no raw HTML character at all
+        return md_text(text)
     text = one_line(text).replace("|", "\\|")
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
@@ -125,8 +125,10 @@ def csv_cell(value):
     return "'" + value if value.startswith(_FORMULA) else value
 
 
-def csv_frame(df: pd.DataFrame) -> pd.DataFrame:
+def csv_frame(df):
     """``df`` with every text cell through :func:`csv_cell` (column names too)."""
+    import pandas as pd
+
     out = df.copy()
     for col in out.columns:
         if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):

@@ -622,7 +622,7 @@ _TYPES = {
         "k": ("integer", "null"),
         "value": ("real", "integer", "null"),
         "seed": ("integer", "null"),
-        "status": ("text",),
+        "status": ("text", "null"),
         "fit_seconds": ("real", "integer", "null"),
         "downstream_seconds": ("real", "integer", "null"),
         "data_seconds": ("real", "integer", "null"),
@@ -668,7 +668,7 @@ class Damage:
 
 def _task_label(key) -> str:
     setting, r_train, run, method = key
-    return f"setting {setting!r}, r_train {r_train}, run {run}, method {method!r}"
+    return f"setting {setting!r}, r_train {r_train!s:.40}, run {run!s:.20}, method {method!r}"
 
 
 def _json_ok(text) -> bool:
