@@ -551,11 +551,13 @@ def check_selector_ranking(p: _Plugin) -> None:
 
 @_check("selector")
 def check_selector_support(p: _Plugin) -> None:
-    """``get_support()`` marks the top ``k`` of ``ranking_`` (k = 1, 3, d); ``transform`` keeps
-    exactly those k columns; k = 0 or k > d is an OodfsError."""
+    """``get_support()`` marks the top ``k`` of ``ranking_`` (k = 1, 3, d) except a feature scored
+    0 when no score is negative (:func:`oodfs.contract.api.support_mask`); ``transform`` keeps
+    exactly those columns; k = 0 or k > d is an OodfsError."""
     X, y = _regression_data(seed=4)
     est = _fit(p, X, y)
     ranking = np.asarray(est.ranking_)
+    scores = np.asarray(est.scores_, dtype=float)
     for k in (1, 3, D):
         est.set_params(k=k)
         mask = np.asarray(est.get_support())
@@ -563,22 +565,23 @@ def check_selector_support(p: _Plugin) -> None:
             mask.dtype == bool and mask.shape == (D,),
             f"get_support() must be a boolean mask of {D}, got {mask!r}",
         )
-        _ensure(mask.sum() == k, f"k={k}: get_support() keeps {int(mask.sum())} features")
         top = np.zeros(D, dtype=bool)
         top[ranking[:k]] = True
+        if (scores >= 0).all():  # a feature scored 0 is never marked
+            top &= scores > 0
         _ensure(
             np.array_equal(mask, top),
             f"k={k}: get_support() {np.nonzero(mask)[0].tolist()} is not the top k of "
-            f"ranking_ {ranking.tolist()}",
+            f"ranking_ {ranking.tolist()} (leaving out features scored 0)",
         )
         _ensure(
-            np.array_equal(est.get_support(indices=True), np.sort(ranking[:k])),
+            np.array_equal(est.get_support(indices=True), np.flatnonzero(top)),
             f"k={k}: get_support(indices=True) is not the sorted top k",
         )
         Xt = np.asarray(est.transform(X))
         _ensure(
-            Xt.shape == (X.shape[0], k),
-            f"k={k}: transform gives shape {Xt.shape}, expected {(X.shape[0], k)}",
+            Xt.shape == (X.shape[0], int(top.sum())),
+            f"k={k}: transform gives shape {Xt.shape}, expected {(X.shape[0], int(top.sum()))}",
         )
         _ensure(np.array_equal(Xt, X[:, mask]), f"k={k}: transform does not keep the selected columns")
     for bad in (0, D + 1):

@@ -860,7 +860,7 @@ def test_a_run_where_every_task_fails_has_a_leaderboard_and_figures(tmp_path, fa
     )
     assert proc.returncode == 0, proc.stderr
     assert "## Failed tasks" in proc.stdout and "ZeroDivisionError" in proc.stdout
-    assert sorted(p.name for p in (out / "figures").iterdir()) == ["failures-val.pdf", "failures-val.png"]
+    assert (out / "figures" / "failures-val.png").is_file()
     assert run_main("plot", str(out), "--out", str(tmp_path / "plots")).returncode == 0
     assert (tmp_path / "plots" / "figures" / "failures-val.png").is_file()
     proc = run_main("compare", str(out), "--out", str(tmp_path / "cmp"))

@@ -201,7 +201,7 @@ def test_plot_and_compare_write_where_told_and_only_there(hostile, tmp_path):
 
 def test_escape_functions_on_their_own():
     assert escape.md_code("a`b") == "``a`b``" and escape.md_code("`x") == "`` `x ``"
-    assert escape.md_text("<b>|x|</b>") == "&lt;b&gt;\\|x\\|&lt;/b&gt;"
+    assert escape.md_text("<b>|x|</b>") == "&lt;b>\\|x\\|&lt;/b>" and escape.md_text("<1950") == "<1950"
     assert (
         escape.csv_cell("=1+1") == "'=1+1" and escape.csv_cell("-x") == "'-x" and escape.csv_cell(2.5) == 2.5
     )

@@ -12,8 +12,9 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "plot",
         help="draw the paper's figures and the feature-ranking table for a results folder",
-        description="Write DIR/figures/figure1.{png,pdf} (metrics vs r_train), ood_s.{png,pdf} "
-        "(RMSE vs number of selected features) and feature_ranking.md.",
+        description="Write DIR/figures/figure1-RULE.{png,pdf,svg} (metrics vs r_train), ood_s-RULE.* "
+        "(RMSE vs number of selected features), summary-RULE.* (mean ranks over all settings) and "
+        "feature_ranking-RULE.md.",
     )
     p.add_argument("path", help="results folder written by `oodfs bench`")
     p.add_argument(

@@ -45,6 +45,25 @@ def ranking_from_scores(scores, random_state=0) -> np.ndarray:
     return np.lexsort((tie_order, -scores))
 
 
+def support_mask(scores, ranking, k: int) -> np.ndarray:
+    """The features ``get_support`` marks: the first ``k`` of ``ranking``, except a feature
+    whose score is 0 when no score is negative.
+
+    A score of 0 from an importance-like score (a LASSO coefficient set to 0, a tree
+    importance, clipped mutual information, the |correlation| of a constant column) means the
+    method did not use the feature: selecting it would only fill a quota, so with fewer than
+    ``k`` features above 0, fewer than ``k`` are marked (``transform`` then keeps fewer
+    columns). Scores that can be negative (STG's gate means) have no such floor: the top ``k``
+    (docs/PROTOCOL.md, "Own tables").
+    """
+    scores = np.asarray(scores, dtype=float)
+    mask = np.zeros(scores.size, dtype=bool)
+    mask[np.asarray(ranking, dtype=int)[:k]] = True
+    if (scores >= 0).all():
+        mask &= scores > 0
+    return mask
+
+
 def check_scores(scores, n_features: int, who: str) -> np.ndarray:
     """One finite float score per feature, or an OodfsError naming ``who`` and the problem."""
     scores = np.asarray(scores, dtype=float).ravel()
@@ -117,7 +136,8 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
     feature, higher = more important) and take ``k`` (features kept by ``transform``) and
     ``random_state`` in ``__init__``. After ``fit``: ``scores_`` (alias
     ``feature_importances_``), ``ranking_`` (feature indices, best first; ties in a seeded
-    random order), ``get_support()`` (the top ``k``), ``transform``, and the input's column
+    random order), ``get_support()`` (the top ``k`` among features scored above 0:
+    :func:`support_mask`), ``transform``, and the input's column
     names in ``feature_names_in_`` / ``get_feature_names_out()`` when X is a DataFrame.
 
     ``fit_grid`` scores many grid points at once. It validates the input, completes every
@@ -164,9 +184,7 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
         k = int(self.k)
         if not 1 <= k <= self.n_features_in_:
             raise OodfsError(f"k must be between 1 and {self.n_features_in_}, got {self.k}")
-        mask = np.zeros(self.n_features_in_, dtype=bool)
-        mask[self.ranking_[:k]] = True
-        return mask
+        return support_mask(self.scores_, self.ranking_, k)
 
     @classmethod
     def fit_grid(cls, X, y, points: list[dict], random_state=None, *, sample_weight=None) -> list[np.ndarray]:

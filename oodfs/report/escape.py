@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import html
 import os
 import re
 import stat
@@ -47,13 +46,17 @@ def one_line(text) -> str:
 
 
 # -- markdown -----------------------------------------------------------------------------------
+#: only what could open an HTML tag or start an entity is escaped ("<1950" reads as itself)
+_HTML_START = re.compile(r"<(?=[A-Za-z/!?])")
+_ENTITY_START = re.compile(r"&(?=#?\w+;)")
 _MD_SPECIAL = re.compile(r"([\\`*\[\]~|#!])")
 
 
 def md_text(text) -> str:
     """Text inside a markdown line or table cell: no markup, link, image, HTML or table pipe
-    can start in it. HTML-significant characters become entities; markdown's become escaped."""
-    text = html.escape(one_line(text), quote=False)
+    can start in it. What could open a tag or an entity becomes one; markdown's characters are
+    escaped."""
+    text = _HTML_START.sub("&lt;", _ENTITY_START.sub("&amp;", one_line(text)))
     text = _MD_SPECIAL.sub(r"\\\1", text)
     # an underscore inside a word never emphasises (CommonMark); at a word's edge it may
     return re.sub(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])", r"\\_", text)
@@ -63,7 +66,7 @@ def md_code(text) -> str:
     """A code span showing ``text`` literally, whatever backticks it holds (CommonMark: a fence
     longer than any backtick run inside, padded when the text starts or ends with one). Table
     pipes are escaped (GitHub tables split on them even inside a code span)."""
-    if re.search(r"[<>&]", str(text)):  # shown as escaped text instead: no raw HTML character at all
+    if _HTML_START.search(str(text)) or _ENTITY_START.search(str(text)):  # escaped text instead: no raw tag
         return md_text(text)
     text = one_line(text).replace("|", "\\|")
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)

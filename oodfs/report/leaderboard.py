@@ -9,12 +9,13 @@ tables. Nothing is marked where the test cannot decide (too few runs).
 
 from __future__ import annotations
 
-import html
+import re
 
 import pandas as pd
 from tabulate import tabulate
 
 from oodfs.contract.profiles import PROFILES
+from oodfs.contract.task import env_sort_key
 from oodfs.report import stats
 from oodfs.report.escape import csv_frame, latex, latex_comment, md_code, md_text
 from oodfs.report.report import Report
@@ -114,7 +115,7 @@ class Leaderboard:
         rs = self.summary.loc[
             (self.summary["setting"] == setting) & (self.summary["r_train"] != "all"), "r_train"
         ]
-        return sorted(set(rs), key=lambda r: (isinstance(r, str), r))
+        return sorted(set(rs), key=env_sort_key)
 
     def tables(self) -> list[tuple[str, list[str], list[list[tuple[str, bool]]]]]:
         """(title, header, rows of (text, is_best)) for every table, in display order."""
@@ -281,43 +282,11 @@ class Leaderboard:
         return "\n".join(parts) + "\n"
 
     def to_html(self) -> str:
-        css = (
-            "body{font-family:system-ui,sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse;"
-            "margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}"
-            "td:first-child,th:first-child{text-align:left}b{color:#064}"
-        )
-        out = [
-            f"<!doctype html><html><head><meta charset='utf-8'><title>oodfs "
-            f"leaderboard</title><style>{css}</style></head><body>",
-            f"<h1>oodfs leaderboard{f' — suite {html.escape(self.suite)}' if self.suite else ''}</h1>",
-        ]
-        out += [f"<p>{html.escape(p).replace('**', '')}</p>" for p in self._preamble()]
-        for title, header, rows in self.tables():
-            out.append(
-                f"<h2>{html.escape(title.replace('`', ''))}</h2><table><tr>"
-                + "".join(f"<th>{html.escape(h)}</th>" for h in header)
-                + "</tr>"
-            )
-            for row in rows:
-                out.append(
-                    "<tr>"
-                    + "".join(
-                        f"<td>{'<b>' + html.escape(t) + '</b>' if best else html.escape(t)}</td>"
-                        for t, best in row
-                    )
-                    + "</tr>"
-                )
-            out.append("</table>")
-        out.append(
-            "<h2>Best sets</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in self.notes) + "</ul>"
-        )
-        if self._failures():
-            out.append(
-                "<h2>Failed tasks</h2><ul>"
-                + "".join(f"<li>{html.escape(f[2:])}</li>" for f in self._failures())
-                + "</ul>"
-            )
-        return "\n".join(out) + "</body></html>\n"
+        """A page of its own holding the leaderboard of ``oodfs report``'s site, from the same
+        template (oodfs/report/templates/leaderboard.html.j2): the two cannot disagree."""
+        from oodfs.report.site import render_leaderboard
+
+        return render_leaderboard(self)
 
     def render(self, fmt: str) -> str:
         if fmt not in FORMATS:
@@ -331,9 +300,12 @@ class Leaderboard:
 
 
 def _md(text) -> str:
-    """Text for a markdown table or line: HTML escaped, no line breaks, no table pipes."""
+    """Text for a markdown table or line: no HTML tag or entity, no line breaks, no table pipes.
+    Only a "<" that could open a tag and an "&" that could start an entity are escaped, so that
+    a label such as "<1950" reads as itself in a terminal."""
     text = " ".join(str(text).split())
-    return html.escape(text, quote=False).replace("|", "\\|")
+    text = re.sub(r"&(?=#?\w+;)", "&amp;", text)
+    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text).replace("|", "\\|")
 
 
 _comment = latex_comment

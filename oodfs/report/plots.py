@@ -11,6 +11,8 @@ model-selection rule, e.g. ``figure1-val.png``, so that the rules' figures sit s
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 from pathlib import Path
 
@@ -18,7 +20,7 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from oodfs.contract.task import TASK_KEY
+from oodfs.contract.task import TASK_KEY, env_sort_key
 from oodfs.report.escape import inside, md_text, mpl_text, write_text
 from oodfs.report.report import Report
 
@@ -32,11 +34,48 @@ def _pyplot():
     return plt
 
 
-def _save(fig, out_dir: Path, stem: str) -> list[Path]:
-    paths = [out_dir / f"{stem}.png", out_dir / f"{stem}.pdf"]
-    for p in paths:
-        fig.savefig(p, bbox_inches="tight", dpi=150 if p.suffix == ".png" else None)
+#: the formats every figure is written in: PNG for a quick look, PDF for a paper, SVG for a web page
+FIGURE_FORMATS = ("png", "pdf", "svg")
+_formats: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
+    "figure_formats", default=FIGURE_FORMATS
+)
+#: no creation date in the files: a figure drawn again from the same results is the same file
+_NO_DATE = {"png": None, "pdf": {"CreationDate": None}, "svg": {"Date": None}}
+
+
+@contextlib.contextmanager
+def figure_formats(formats):
+    """Within the block, figures are written in these of FIGURE_FORMATS only (a site that keeps
+    only SVG files does not draw PNG and PDF)."""
+    token = _formats.set(tuple(f for f in FIGURE_FORMATS if f in set(formats)))
+    try:
+        yield
+    finally:
+        _formats.reset(token)
+
+
+def save_figure(fig, out_dir: Path, stem: str) -> list[Path]:
+    """Write ``fig`` as ``out_dir/stem.png`` (150 dpi), ``.pdf`` and ``.svg`` (or the formats of
+    :func:`figure_formats`), cropped to what is drawn (with a small margin); return the paths
+    written, in that order."""
+    plt = _pyplot()
+    paths = []
+    # svg.hashsalt: element ids from the name, not a random salt; fonttype none: text as text
+    # (small, crisp, searchable in the page)
+    with plt.rc_context({"svg.hashsalt": stem, "svg.fonttype": "none"}):
+        for ext in _formats.get():
+            path = Path(out_dir) / f"{stem}.{ext}"
+            fig.savefig(
+                path,
+                bbox_inches="tight",
+                dpi=150 if ext == "png" else None,
+                metadata=_NO_DATE[ext],
+            )
+            paths.append(path)
     return paths
+
+
+_save = save_figure
 
 
 MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">", "h", "p")
@@ -187,26 +226,20 @@ def ood_s_figure(report: Report, out_dir: Path, stem: str = "ood_s") -> list[Pat
     return paths
 
 
-def feature_ranking_table(report: Report) -> str:
-    """Per setting and r_train: each curve method's ranking, aggregated over runs by the mean
-    rank of each feature (by name, so runs with different column layouts agree)."""
+def feature_rankings(report: Report) -> list[dict]:
+    """Per curve method: its ranking per r_train (rows) and setting (columns), aggregated over
+    runs by the mean rank of each feature (by name, so runs with different column layouts
+    agree). Each item: ``method``, ``header`` (["r_train", settings...]) and ``rows``."""
     curve_tasks = report.curves[TASK_KEY].drop_duplicates()
     if curve_tasks.empty:
-        return ""
+        return []
     chosen = report.chosen.merge(curve_tasks, on=TASK_KEY)
-    lines = [
-        "# Feature rankings",
-        "",
-        f"Ranking of each curve method per setting and r_train (features ordered by their mean rank over "
-        f"runs; model selection: {report.rule.label}). "
-        "In the paper's synthetic experiment S1..S5 come first.",
-        "",
-    ]
+    out = []
     for method, gm in chosen.groupby("method", sort=False):
         settings = list(dict.fromkeys(gm["setting"]))
         rows = []
-        for r_train in sorted(set(gm["r_train"])):
-            row = [md_text(r_train)]
+        for r_train in sorted(set(gm["r_train"]), key=env_sort_key):
+            row = [r_train]
             for setting in settings:
                 g = gm[(gm["setting"] == setting) & (gm["r_train"] == r_train)]
                 if g.empty:
@@ -224,10 +257,29 @@ def feature_ranking_table(report: Report) -> str:
                     for name, rank in zip(names, order):
                         ranks.setdefault(name, []).append(rank)
                 mean_rank = {name: np.mean(r) for name, r in ranks.items()}
-                row.append(md_text(", ".join(sorted(mean_rank, key=lambda nm: (mean_rank[nm], nm)))))
+                row.append(", ".join(sorted(mean_rank, key=lambda nm: (mean_rank[nm], nm))))
             rows.append(row)
-        headers = ["r_train"] + [md_text(s) for s in settings]
-        lines += [f"## {md_text(method)}", "", tabulate(rows, headers=headers, tablefmt="github"), ""]
+        out.append({"method": method, "header": ["r_train"] + settings, "rows": rows})
+    return out
+
+
+def feature_ranking_table(report: Report) -> str:
+    """The rankings of :func:`feature_rankings` as markdown."""
+    rankings = feature_rankings(report)
+    if not rankings:
+        return ""
+    lines = [
+        "# Feature rankings",
+        "",
+        f"Ranking of each curve method per setting and r_train (features ordered by their mean rank over "
+        f"runs; model selection: {report.rule.label}). "
+        "In the paper's synthetic experiment S1..S5 come first.",
+        "",
+    ]
+    for t in rankings:
+        rows = [[md_text(cell) for cell in row] for row in t["rows"]]  # names are data (escape.py)
+        headers = [md_text(h) for h in t["header"]]
+        lines += [f"## {md_text(t['method'])}", "", tabulate(rows, headers=headers, tablefmt="github"), ""]
     return "\n".join(lines)
 
 
@@ -258,10 +310,139 @@ def make_figures(report: Report, out_dir) -> list[Path]:
     fig_dir = inside(out_dir, "figures")  # (a link to elsewhere is refused)
     fig_dir.mkdir(parents=True, exist_ok=True)
     rule = report.rule.name  # every rule's figures side by side, never over each other
-    paths = figure1(report, fig_dir, f"figure1-{rule}") + ood_s_figure(report, fig_dir, f"ood_s-{rule}")
-    if not paths and (report.tasks["status"] != "ok").all():  # every task failed: that is the result
-        paths = failures_figure(report, fig_dir, f"failures-{rule}")
+    paths = (
+        figure1(report, fig_dir, f"figure1-{rule}")
+        + ood_s_figure(report, fig_dir, f"ood_s-{rule}")
+        + summary_figure(report, fig_dir, f"summary-{rule}")
+    )
+    if (report.tasks["status"] != "ok").all():  # every task failed: that is the result
+        paths += failures_figure(report, fig_dir, f"failures-{rule}")
     table = feature_ranking_table(report)
     if table:
         paths.append(write_text(inside(fig_dir, f"feature_ranking-{rule}.md"), table))
+    return paths
+
+
+def rank_summary(report: Report) -> pd.DataFrame:
+    """Each method's mean rank (1 = best, ties averaged) per setting and headline metric, and over
+    all settings at once, with a 95 % t interval over the blocks.
+
+    A block is one (setting, r_train, run): the methods ranked on the same training and test data.
+    Only complete blocks count (every method of the group has a value, as in the Friedman test);
+    "all settings" pools the complete blocks of every setting. Blocks of one run share their test
+    data across r_train, so the interval describes the spread of the ranks, not independent draws.
+    Columns: setting ("all settings" for the pooled rows), metric, method, mean, low, high, n.
+    """
+    from scipy.stats import rankdata
+
+    from oodfs.report.stats import cell_summary
+
+    per_run = report.per_run()
+    per_run = per_run[per_run["r_train"] != "all"]
+    present = set(per_run["method"])
+    methods = [m for m in dict.fromkeys(report.tasks["method"]) if m in present]  # the suite's order
+    settings = list(dict.fromkeys(per_run["setting"]))
+    rows = []
+    for metric in report.headline:
+        lower = bool(report.metrics[metric].lower_is_better)
+        wide = (
+            per_run.groupby(["setting", "r_train", "run", "method"], sort=False)[metric]
+            .first()
+            .unstack("method")
+        )
+        wide = wide.reindex(columns=methods)
+        ranks_of = {}
+        for setting in settings:
+            block = wide.xs(setting, level="setting").dropna(axis=1, how="all").dropna()
+            if block.shape[1] < 2 or block.empty:
+                continue
+            values = block.to_numpy(dtype=float)
+            ranks_of[setting] = pd.DataFrame(
+                rankdata(values if lower else -values, axis=1), columns=block.columns
+            )
+        pooled = [r for r in ranks_of.values() if list(r.columns) == methods]
+        if len(settings) > 1 and len(pooled) > 1:
+            ranks_of["all settings"] = pd.concat(pooled, ignore_index=True)
+        for setting, ranks in ranks_of.items():
+            for method in ranks.columns:
+                c = cell_summary(ranks[method])
+                rows.append(
+                    dict(
+                        setting=setting,
+                        metric=metric,
+                        method=method,
+                        mean=c.mean,
+                        low=c.low,
+                        high=c.high,
+                        n=c.n,
+                    )
+                )
+    return pd.DataFrame(rows, columns=["setting", "metric", "method", "mean", "low", "high", "n"])
+
+
+def summary_figure(report: Report, out_dir: Path, stem: str = "summary") -> list[Path]:
+    """All settings at once: one panel per headline metric, one row per method, its mean rank in
+    each setting (coloured) and over all settings (black diamond) with 95 % t intervals over the
+    (r_train, run) blocks (see :func:`rank_summary`)."""
+    summary = rank_summary(report)
+    if summary.empty:
+        return []
+    plt = _pyplot()
+    metrics = [m for m in report.headline if (summary["metric"] == m).any()]
+    methods = list(dict.fromkeys(summary["method"]))
+    groups = list(dict.fromkeys(summary["setting"]))
+    colours = {g: ("black" if g == "all settings" else plt.cm.Dark2(i % 8)) for i, g in enumerate(groups)}
+    step = 0.7 / max(len(groups), 1)
+    fig, axes = plt.subplots(
+        1,
+        len(metrics),
+        figsize=(3.3 * len(metrics) + 1.2, 0.9 + 0.42 * len(methods)),
+        sharey=True,
+        squeeze=False,
+    )
+    for ax, metric in zip(axes[0], metrics):
+        s = summary[summary["metric"] == metric]
+        for j, group in enumerate(groups):
+            g = s[s["setting"] == group].set_index("method").reindex(methods)
+            y = np.arange(len(methods)) + (j - (len(groups) - 1) / 2) * step
+            err = np.vstack([g["mean"] - g["low"], g["high"] - g["mean"]])
+            pooled = group == "all settings"
+            ax.errorbar(
+                g["mean"],
+                y,
+                xerr=np.where(np.isfinite(err), err, 0),
+                fmt="D" if pooled else "o",
+                color=colours[group],
+                ms=5 if pooled else 4,
+                capsize=2,
+                lw=1.4 if pooled else 1,
+                ls="none",
+                label=mpl_text(group),
+            )
+        ax.set_xlim(0.5, len(methods) + 0.5)
+        ax.set_xticks(range(1, len(methods) + 1))
+        ax.set_title(f"rank by {report.metrics[metric].title}", fontsize=10)
+        ax.set_xlabel("mean rank (1 = best)")
+        ax.grid(axis="x", alpha=0.3)
+    axes[0, 0].set_yticks(range(len(methods)), [mpl_text(m) for m in methods])
+    axes[0, 0].invert_yaxis()  # the suite's first method on top
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(
+        handles,
+        labels,
+        loc="upper center",
+        ncol=min(len(labels), 8),
+        bbox_to_anchor=(0.5, 1.0 + 0.35 / len(methods)),
+        frameon=False,
+    )
+    n_blocks = int(summary["n"].max())
+    fig.suptitle(
+        f"profile: {report.profile}; model selection: {report.rule.label}; ranks within each (setting, "
+        f"r_train, run) block, up to {n_blocks} blocks per point; bars: 95 % t interval over blocks",
+        y=-0.02,
+        fontsize=8.5,
+    )
+    fig.tight_layout()
+    paths = save_figure(fig, out_dir, stem)
+    plt.close(fig)
     return paths

@@ -349,6 +349,28 @@ class ResultStore:
             bad = [(key,) for key, value in con.execute("SELECT key, value FROM meta") if not _json_ok(value)]
             con.executemany("DELETE FROM meta WHERE key = ?", bad)
 
+    def wall_seconds(self) -> float | None:
+        """Wall time of the run: for each invocation, from its start to the last task it stored
+        (tasks copied from reference results do not count), summed; None when not recorded."""
+        if not self.exists():
+            return None
+        with self._reading() as con:
+            if not {"invocations", "tasks"} <= self._tables(con):
+                return None
+            starts = [t for (t,) in con.execute("SELECT started_at FROM invocations ORDER BY started_at")]
+            done = [
+                t
+                for (t,) in con.execute(
+                    "SELECT finished_at FROM tasks WHERE finished_at IS NOT NULL "
+                    "AND (origin IS NULL OR origin != 'reference')"
+                )
+            ]
+        total = 0.0
+        for start, end in zip(starts, starts[1:] + [float("inf")]):
+            mine = [t for t in done if start <= t < end]
+            total += max(mine) - start if mine else 0.0
+        return total or None
+
     # -- tasks -----------------------------------------------------------------------------
     def finished_tasks(self, failed: bool = True) -> set[tuple[str, str, int, str]]:
         """The stored tasks' keys; ``failed=False``: only those that succeeded (the failed

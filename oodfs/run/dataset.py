@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,6 +10,7 @@ import numpy as np
 from oodfs.contract.registry import registry
 from oodfs.contract.task import DataKey
 from oodfs.run.suite import Suite
+from oodfs.tabular import TableWarning
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
@@ -37,6 +39,13 @@ class DataSet:
 
 
 def make_dataset(suite: Suite, key: DataKey) -> DataSet:
+    with warnings.catch_warnings():
+        # a table's notes were given once, when the suite was checked (runner.check_suite_plugins)
+        warnings.simplefilter("ignore", TableWarning)
+        return _make_dataset(suite, key)
+
+
+def _make_dataset(suite: Suite, key: DataKey) -> DataSet:
     setting = suite.setting(key.setting)
     env_cls = registry().get("environment", suite.environment)
     env = env_cls(**setting.environment_params(key.run, suite.seed))

@@ -20,8 +20,9 @@ from oodfs.contract.registry import registry
 from oodfs.contract.seeds import derive_seed
 from oodfs.contract.task import DataKey, env_key
 from oodfs.contract.wls import WLSSelector
-from oodfs.run.dataset import DataSet
+from oodfs.run.dataset import DataSet, _read_only
 from oodfs.run.suite import Suite
+from oodfs.tabular import fitted_features
 
 
 class UndeclaredDiagnosticWarning(UserWarning):
@@ -53,15 +54,27 @@ def fit_method(suite: Suite, key: DataKey, method: str, data: DataSet) -> Method
     overrides = cls.profiles.get(suite.profile, {})  # the profile's non-grid settings
     seed = key.seed(suite.seed, method)
     t0 = time.perf_counter()
+    # a feature that barely varies in the training draw (a one-hot level absent from the training
+    # environment) is left out of the fit, scores 0 and ranks last, as in `oodfs select`
+    # (docs/PROTOCOL.md, "Own tables"); a continuous feature is never left out
+    fitted = fitted_features(data.X_train)
+    X_fit = data.X_train if fitted.all() else _read_only(data.X_train[:, fitted])
     with warnings.catch_warnings():
         # a benchmark stores every fit's weight diagnostics and the leaderboard summarises them
         # ("Weight diagnostics"); a warning per grid point would bury the run's output
         warnings.simplefilter("ignore", WeightCollapseWarning)
         fits = cls.fit_grid_detailed(
-            data.X_train, data.y_train, [{**overrides, **p} for p in points], random_state=seed
+            X_fit, data.y_train, [{**overrides, **p} for p in points], random_state=seed
         )
+    if not fitted.all():
+        for f in fits:
+            values = np.zeros(fitted.size)
+            values[fitted] = f.values
+            f.values = values
     fit_seconds = time.perf_counter() - t0
     rankings = [ranking_from_scores(f.values, derive_seed(seed, i, "ties")) for i, f in enumerate(fits)]
+    if not fitted.all():  # the left-out features after every fitted one
+        rankings = [r[np.argsort(~fitted[r], kind="stable")] for r in rankings]
     return MethodFit(
         method,
         method_kind(cls),

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 
 from oodfs.run.executors.isolation import die_with_parent
-from oodfs.validation import RunAborted
+from oodfs.validation import RunAborted, format_warning
 
 COMMITS_IN_WORKER = True
 
@@ -27,6 +28,8 @@ if os.getppid() != {parent}:
 
 def _in_worker(fn: Callable, args: tuple, parent: int):
     die_with_parent(parent)  # again: a worker reused from an earlier Parallel of this process
+    # warnings as one line, as the command line prints them in its own process
+    warnings.formatwarning = format_warning
     return fn(*args)
 
 
