@@ -83,7 +83,9 @@ def main(argv=None) -> int:
     except OodfsError as exc:
         if args.debug:
             raise
-        print(f"oodfs: error: {exc}", file=sys.stderr)
+        from oodfs.report.escape import terminal
+
+        print(f"oodfs: error: {terminal(exc)}", file=sys.stderr)  # a name's ESC sequence stays text
         return EXIT_ABORTED if isinstance(exc, RunAborted) else EXIT_USAGE
     except KeyboardInterrupt as exc:
         print("oodfs: interrupted; finished tasks are saved (continue with --resume)", file=sys.stderr)

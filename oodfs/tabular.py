@@ -73,7 +73,7 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardSc
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from oodfs.contract.api import ranking_from_scores, support_mask
-from oodfs.validation import OodfsError, RunAborted
+from oodfs.validation import OodfsError, RunAborted, check_param
 
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".csv.xz", ".tsv", ".tsv.gz")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -911,6 +911,8 @@ def _selector_params(cls, params: dict | None) -> dict:
             f"selector {cls.name!r} has no parameter {unknown[0]!r}; "
             f"valid: {', '.join(valid) if valid else '(none)'}"
         )
+    for name, value in params.items():  # alpha=true is not a number
+        check_param(f"selector {cls.name!r}", name, value, _init_default(cls, name, None))
     return params
 
 

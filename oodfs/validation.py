@@ -56,6 +56,13 @@ def _as_2d_float(X, what: str = "X") -> np.ndarray:
 
 def _check_finite(arr: np.ndarray, what: str) -> None:
     bad = ~np.isfinite(arr)
+    if not bad.any() and arr.size and np.abs(arr).max() > FLOAT32_MAX:
+        where = np.unravel_index(int(np.argmax(np.abs(arr))), arr.shape)
+        at = f"column {where[1]} (row {where[0]})" if arr.ndim == 2 else f"position {where[0]}"
+        raise OodfsError(
+            f"{what} holds {arr[where]:g} at {at}, beyond what float32 models (xgboost, torch) can hold "
+            f"(|value| <= {FLOAT32_MAX:.3g}); rescale it first"
+        )
     if bad.any():
         kind = "NaN" if np.isnan(arr[bad]).any() else "inf"
         if arr.ndim == 2:
@@ -66,9 +73,28 @@ def _check_finite(arr: np.ndarray, what: str) -> None:
         raise OodfsError(f"{kind} in {what} at position {row}; remove or impute it first")
 
 
+#: the largest magnitude a value may have: models that compute in float32 (xgboost, torch) turn
+#: anything larger into inf
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _check_column_names(X, what: str) -> None:
+    """Column names all text or none of them text (scikit-learn's rule, said in one line)."""
+    columns = getattr(X, "columns", None)
+    if columns is None:
+        return
+    kinds = sorted({type(c).__name__ for c in columns})
+    if "str" in kinds and len(kinds) > 1:
+        raise OodfsTypeError(
+            f"{what}'s column names must all be strings: got {', '.join(kinds)} names; rename them, "
+            f"e.g. {what}.columns = {what}.columns.astype(str)"
+        )
+
+
 def check_X(X, what: str = "X", *, min_samples: int = 1, who: str = "this method") -> np.ndarray:
     """Return X as a finite 2-D float array with at least ``min_samples`` rows, or raise
     OodfsError naming the problem (``who`` names the caller in the message)."""
+    _check_column_names(X, what)
     arr = _as_2d_float(X, what)
     if arr.shape[0] < min_samples:
         raise OodfsError(f"{who} needs at least {min_samples} samples, got {arr.shape[0]} sample(s)")
@@ -133,6 +159,28 @@ def error_message(exc: BaseException) -> str:
     if isinstance(exc, SystemExit):
         return f"the method called sys.exit({exc.code!r}){where}"
     return f"{type(exc).__name__}: {exc}{where}"
+
+
+def check_param(owner: str, name: str, value, default) -> None:
+    """A parameter's value has its default's kind: a number where the default is a number (a
+    boolean is not one: ``alpha=true`` is refused), a flag where it is a flag, text where text."""
+    if default is None or value is None:
+        return
+    numeric = (int, float, np.integer, np.floating)
+    is_bool = isinstance(value, (bool, np.bool_))
+    if isinstance(default, (bool, np.bool_)):
+        ok = is_bool
+        kind = "true or false"
+    elif isinstance(default, numeric):
+        ok = isinstance(value, numeric) and not is_bool
+        kind = "a number"
+    elif isinstance(default, str):
+        ok = isinstance(value, str)
+        kind = "text"
+    else:
+        return
+    if not ok:
+        raise OodfsError(f"{owner}: parameter {name!r} expects {kind} (default {default!r}), got {value!r}")
 
 
 def one_line_warning(message, category) -> str:

@@ -287,6 +287,100 @@ CASES = {
 }
 
 
+#: limits and suites that say less than they mean (each a one-line refusal before any work)
+MANY_R = ",".join(str(1.5 + i / 100) for i in range(200))
+CASES.update(
+    {
+        "runs absurd": (
+            lambda t: BENCH + ["--suite", suite_with(t), "--runs", "1000000000"],
+            ["runs", "typo"],
+        ),
+        "suite runs absurd": (
+            lambda t: BENCH + ["--suite", suite_with(t, drop=["runs"], extra="runs = 1000000000")],
+            ["runs = 1000000000", "typo"],
+        ),
+        "grid too large": (
+            lambda t: BENCH + ["--suite", suite_with(t), "--runs", "5000", "--r-train", MANY_R],
+            ["2000000 tasks", "--settings"],
+        ),
+        "jobs above the CPUs": (
+            lambda t: BENCH[:2] + ["--suite", suite_with(t), "--jobs", "100000"],
+            ["--force-jobs"],
+        ),
+        "k above the features": (
+            lambda t: BENCH + ["--suite", suite_with(t, drop=["k"], extra="k = 1000"), "--out", str(t / "o")],
+            ["k = 1000", "10 features"],
+        ),
+        "curve names a method the suite does not run": (
+            lambda t: BENCH + ["--suite", suite_with(t, extra='[curve]\nmethods = ["srdo"]')],
+            ["[curve] methods names 'srdo'", "ols"],
+        ),
+        "curve names an r_train the suite lacks": (
+            lambda t: BENCH + ["--suite", suite_with(t, extra='[curve]\nmethods = ["ols"]\nr_train = [9.0]')],
+            ["[curve] r_train names 9.0", "2.5"],
+        ),
+        "methods named twice": (
+            lambda t: BENCH + ["--suite", suite_with(t), "--methods", "ols,ols"],
+            ["'ols' twice"],
+        ),
+        "suite r_train twice": (
+            lambda t: BENCH + ["--suite", suite_with(t, drop=["r_train"], extra="r_train = [2.5, 2.50]")],
+            ["r_train names 2.5 twice"],
+        ),
+        "out empty": (lambda t: BENCH + ["--suite", suite_with(t), "--out", ""], ["empty name"]),
+        "methods empty": (
+            lambda t: BENCH + ["--suite", suite_with(t), "--out", str(t / "o"), "--methods", ""],
+            ["--methods is empty"],
+        ),
+        "select param of the wrong kind": (
+            lambda t: [
+                "select",
+                str(t / "table.csv"),
+                "--target",
+                "y",
+                "--method",
+                "lasso",
+                "--param",
+                "alpha=true",
+            ],
+            ["'alpha' expects a number"],
+        ),
+    }
+)
+
+
+def test_a_run_stopped_before_its_first_task_leaves_no_store(tmp_path, monkeypatch, capsys):
+    """An unreachable scheduler (or any stop before the first task) leaves the folder as it was:
+    a plain rerun is not refused for results that do not exist."""
+    from oodfs.run import runner
+
+    def unreachable(*args, **kwargs):
+        raise runner.OodfsError("cannot reach the dask scheduler 'tcp://nowhere:1'")
+
+    monkeypatch.setattr(runner, "_dispatch", unreachable)
+    out = tmp_path / "o"
+    assert_one_line(run(capsys, *BENCH, "--suite", suite_with(tmp_path), "--out", str(out)), "cannot reach")
+    assert not (out / "results.sqlite").exists()
+    monkeypatch.undo()
+    code, _, err = run(capsys, *BENCH, "--suite", suite_with(tmp_path), "--out", str(out))
+    assert code == 0, err
+
+
+def test_non_string_column_names_and_huge_values_are_one_line():
+    import oodfs
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(60, 3)), columns=["a", 1, 2.5])
+    y = rng.normal(size=60)
+    for name in ("ols", "xgb"):
+        with pytest.raises(oodfs.OodfsError, match="column names must all be strings"):
+            oodfs.get_selector(name)(k=2).fit(X, y)
+    X.columns = ["a", "b", "c"]
+    X.iloc[0, 0] = 1e300
+    with pytest.raises(oodfs.OodfsError, match="beyond what float32 models"):
+        oodfs.get_selector("xgb")(k=2).fit(X, y)
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_bad_input_is_one_line_and_exit_2(case, files, capsys):
     args, needles = CASES[case]

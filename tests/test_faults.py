@@ -521,6 +521,96 @@ def test_a_damaged_store_is_one_line_naming_the_file(stored, tmp_path, damage):
     assert str(db) in proc.stderr and "Traceback" not in proc.stderr
 
 
+#: damage to a store's contents (the file itself is sound): the SQL that makes it, and what the
+#: one line names
+CONTENT_DAMAGE = {
+    "text in value": (
+        "UPDATE results SET value = 'abc' WHERE rowid = "
+        "(SELECT MIN(rowid) FROM results WHERE method = 'ols' AND value IS NOT NULL)",
+        "method 'ols': value is not a number",
+    ),
+    "text in run": ("UPDATE results SET run = 'x' WHERE method = 'ols'", "run holds something other"),
+    "scores not JSON": (
+        "UPDATE results SET scores = '[1, 2' WHERE method = 'ols' AND scores IS NOT NULL",
+        "method 'ols': scores is not valid JSON",
+    ),
+    "parts not JSON": ("UPDATE tasks SET parts = '{x' WHERE method = 'ols'", "parts is not valid JSON"),
+    "metrics not JSON": ("UPDATE meta SET value = '{x' WHERE key = 'metrics'", "'metrics' is not valid JSON"),
+    "invocation not JSON": ("UPDATE invocations SET provenance = 'x'", "invocation record"),
+    "task without rows": ("DELETE FROM results WHERE method = 'ols'", "method 'ols': no result rows"),
+    "rows without task": ("DELETE FROM tasks WHERE method = 'ols'", "result rows of no stored task"),
+    "text r_train": (
+        "UPDATE results SET r_train = 'abc' WHERE method = 'ols'",
+        "result rows of no stored task",
+    ),
+}
+
+
+def _damaged_copy(stored: Path, tmp_path: Path, sql: str) -> Path:
+    copy = tmp_path / "copy"
+    shutil.copytree(stored, copy)
+    with contextlib.closing(sqlite3.connect(copy / "results.sqlite")) as con, con:
+        con.execute(sql)
+    return copy
+
+
+@pytest.mark.parametrize("damage", list(CONTENT_DAMAGE))
+def test_damaged_contents_are_one_line_naming_them_and_resume_repairs_them(stored, tmp_path, damage):
+    """Reading names the damage in one line; merge refuses the folder by name; --resume says
+    what is damaged, runs those tasks again, and the leaderboard is the undamaged one's."""
+    sql, needle = CONTENT_DAMAGE[damage]
+    copy = _damaged_copy(stored, tmp_path, sql)
+    for command in ("leaderboard", "plot"):
+        assert_one_line(run_main(command, str(copy)), 2, str(copy / "results.sqlite"), needle, "--resume")
+    assert_one_line(
+        run_main("merge", str(copy), "--out", str(tmp_path / "m")), 2, f"cannot merge {copy}", needle
+    )
+    assert not (tmp_path / "m").exists()
+    suite = tiny_file(tmp_path, runs=1)
+    proc = run_main("bench", "--suite", suite, "--out", str(copy), "--resume", "--jobs", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "is damaged" in proc.stderr and needle in proc.stderr and "Traceback" not in proc.stderr
+    repaired = run_main("leaderboard", str(copy), "--format", "csv")
+    assert repaired.returncode == 0, repaired.stderr
+    assert repaired.stdout == run_main("leaderboard", str(stored), "--format", "csv").stdout
+    pd.testing.assert_series_equal(values(copy), values(stored), check_exact=True)
+
+
+def test_a_damaged_suite_identity_is_refused_on_resume(stored, tmp_path):
+    copy = _damaged_copy(stored, tmp_path, "UPDATE meta SET value = '{x' WHERE key = 'suite_identity'")
+    assert_one_line(run_main("leaderboard", str(copy)), 2, "'suite_identity' is not valid JSON")
+    proc = run_main(
+        "bench", "--suite", tiny_file(tmp_path, runs=1), "--out", str(copy), "--resume", "--quiet"
+    )
+    assert_one_line(proc, 2, "suite identity is damaged", "another --out")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_flipped_bytes_are_one_line_or_a_clean_resume(stored, tmp_path, seed):
+    """200 flipped bits anywhere past the header: every command answers in one line (or, where
+    the damage is in unused pages, works)."""
+    import random
+
+    copy = tmp_path / "copy"
+    shutil.copytree(stored, copy)
+    for side in ("results.sqlite-wal", "results.sqlite-shm"):
+        (copy / side).unlink(missing_ok=True)
+    db = copy / "results.sqlite"
+    data = bytearray(db.read_bytes())
+    rng = random.Random(seed)
+    for _ in range(200):
+        data[rng.randrange(100, len(data))] ^= 1 << rng.randrange(8)
+    db.write_bytes(bytes(data))
+    suite = tiny_file(tmp_path, runs=1)
+    for args in (
+        ["leaderboard", str(copy)],
+        ["bench", "--suite", suite, "--out", str(copy), "--resume", "--quiet"],
+    ):
+        proc = run_main(*args)
+        assert "Traceback" not in proc.stderr, proc.stderr
+        assert proc.returncode == 0 or len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
 # -- 9. one run per folder; nothing outlives a killed run ------------------------------------------------
 def test_a_second_run_on_a_folder_is_refused_while_the_first_holds_it(tmp_path):
     out = tmp_path / "out"
@@ -598,3 +688,225 @@ def test_killing_the_run_leaves_no_worker_behind(tmp_path, faults, how):
     # the lock went with the run: the folder can be resumed at once
     with ResultStore(out).lock():
         pass
+
+
+def _session(sid: int) -> list[int]:
+    """Processes of session ``sid`` still running (a killed run's workers, their fits, and
+    anything those started)."""
+    import psutil
+
+    running = []
+    for p in psutil.process_iter():
+        try:
+            if os.getsid(p.pid) == sid and p.status() != psutil.STATUS_ZOMBIE:
+                running.append(p.pid)
+        except (ProcessLookupError, PermissionError, psutil.NoSuchProcess):
+            pass
+    return running
+
+
+def _stored(out: Path) -> int:
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{out / 'results.sqlite'}?mode=ro", uri=True)) as con:
+            return con.execute("SELECT COUNT(*) FROM tasks").fetchone()[0]
+    except sqlite3.Error:  # not created yet
+        return 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "backend, starting, then", [("local", 4, 0.0), ("local", 4, 0.4), ("local", 4, 0.8), ("dask", 2, 0.4)]
+)
+def test_a_run_killed_while_its_workers_start_leaves_none_and_commits_nothing_after(
+    tmp_path, backend, starting, then
+):
+    """SIGKILL ``then`` seconds after the run has ``starting`` processes below it (its workers
+    still importing, their first jobs already sent): every process of the run ends, and no task
+    is stored after the kill."""
+    psutil = pytest.importorskip("psutil")
+    if backend == "dask":
+        pytest.importorskip("distributed")
+    out = tmp_path / "out"
+    args = ["bench", "--suite", tiny_file(tmp_path, runs=3), "--out", str(out), "--jobs", "2", "--quiet"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "oodfs.cli", *args, "--backend", backend],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.time() + 60
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            if len(psutil.Process(proc.pid).children(recursive=True)) >= starting:
+                break
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.01)
+    time.sleep(then)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, "the run ended before it was killed"
+    time.sleep(0.3)
+    at_kill = _stored(out)
+    # a dask worker still importing when the run died ends when it finds no scheduler (about 15 s); it
+    # commits nothing: dask workers return their rows to the run
+    deadline = time.time() + (40 if backend == "dask" else 10)
+    while time.time() < deadline and _session(proc.pid):
+        time.sleep(0.2)
+    assert _session(proc.pid) == [], "processes of the killed run are still running"
+    time.sleep(2)
+    assert _stored(out) == at_kill, "tasks were stored after the run was killed"
+
+
+HELPERS = """
+import os, subprocess, sys, time
+from pathlib import Path
+import numpy as np
+import oodfs
+
+def corr(X, y):
+    return np.abs(np.corrcoef(X.T, y)[-1, :-1])
+
+def selector(name, fit):
+    attrs = {"name": name, "__doc__": name, "_fit_scores": lambda self, X, y, sw: fit(X, y)}
+    cls = type(name, (oodfs.Selector,), attrs)
+    cls.__module__ = __name__
+    return cls
+
+def note(*pids):
+    with open(os.environ["OODFS_TEST_MARKER"] + ".pids", "a") as out:
+        out.write("".join(f"{pid}\\n" for pid in pids))
+
+def popen(X, y):  # children that would sleep for five minutes
+    note(*(subprocess.Popen(["sleep", "300"]).pid for _ in range(3)))
+    return corr(X, y)
+
+def pool(X, y):  # joblib's worker processes, left running by the pool for reuse
+    from joblib import Parallel, delayed
+    note(*set(Parallel(n_jobs=2)(delayed(os.getpid)() for _ in range(4))))
+    return corr(X, y)
+
+def forker(X, y):  # a forked child that holds the result pipe and the output for a minute
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    note(pid)
+    return corr(X, y)
+
+SELECTORS = [selector(n, f) for n, f in {"popen": popen, "pool": pool, "forker": forker}.items()]
+
+@oodfs.hookimpl
+def oodfs_selectors():
+    return SELECTORS
+"""
+
+
+def test_a_fit_ends_with_everything_it_started_and_the_run_waits_for_none(tmp_path, monkeypatch):
+    """Processes a plugin starts (Popen, a joblib pool, a fork) end with its fit; the run, read
+    through pipes as `oodfs bench ... | cat` would, does not wait for them; a fit that returned
+    is a result, even with --task-timeout shorter than those processes' lives."""
+    pytest.importorskip("psutil")
+    plugin = tmp_path / "helpers.py"
+    plugin.write_text(HELPERS)
+    monkeypatch.setenv("OODFS_TEST_MARKER", str(tmp_path / "marker"))
+    out = tmp_path / "out"
+    start = time.monotonic()
+    proc = cli(
+        "bench",
+        "--suite",
+        tiny_file(tmp_path, runs=1),
+        "--plugin",
+        str(plugin),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--methods",
+        "popen,pool,forker,ols",
+        "--task-timeout",
+        "20",
+        "--quiet",
+        timeout=50,
+    )
+    took = time.monotonic() - start
+    assert proc.returncode == 0, proc.stderr
+    assert took < 50
+    assert {m: s for (_, m), (s, _) in tasks(out).items()} == dict.fromkeys(
+        ["popen", "pool", "forker", "ols"], "ok"
+    )
+    started = [int(p) for p in (tmp_path / "marker.pids").read_text().split()]
+    assert len(started) >= 5
+    deadline = time.time() + 10
+    while time.time() < deadline and _alive(started):
+        time.sleep(0.2)
+    assert _alive(started) == []
+
+
+def test_a_run_where_every_task_fails_has_a_leaderboard_and_figures(tmp_path, faults):
+    """Failures are results: the leaderboard lists them, plot draws what failed, compare says
+    there is nothing to compare; compare and plot write elsewhere with --out."""
+    out = tmp_path / "out"
+    proc = run_main(
+        "bench",
+        "--suite",
+        tiny_file(tmp_path),
+        "--plugin",
+        faults,
+        "--out",
+        str(out),
+        "--methods",
+        "raises,exit0",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "## Failed tasks" in proc.stdout and "ZeroDivisionError" in proc.stdout
+    assert (out / "figures" / "failures-val.png").is_file()
+    assert run_main("plot", str(out), "--out", str(tmp_path / "plots")).returncode == 0
+    assert (tmp_path / "plots" / "figures" / "failures-val.png").is_file()
+    proc = run_main("compare", str(out), "--out", str(tmp_path / "cmp"))
+    assert proc.returncode == 0 and "No comparison possible" in proc.stdout, proc.stderr
+
+
+EXIT_NOISE = """
+import atexit
+import numpy as np
+import oodfs
+
+print("IMPORT-NOISE")
+atexit.register(lambda: print("EXIT-NOISE"))
+
+class Quiet(oodfs.Selector):
+    \"\"\"Scores every feature alike.\"\"\"
+
+    name = "quiet"
+
+    def _fit_scores(self, X, y, sw):
+        return np.ones(X.shape[1])
+
+@oodfs.hookimpl
+def oodfs_selectors():
+    return [Quiet]
+"""
+
+
+def test_what_a_plugin_prints_at_import_and_exit_goes_to_stderr(tmp_path):
+    plugin = tmp_path / "exit_noise.py"
+    plugin.write_text(EXIT_NOISE)
+    out = tmp_path / "out"
+    proc = cli(
+        "bench",
+        "--suite",
+        tiny_file(tmp_path, runs=1),
+        "--plugin",
+        str(plugin),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--methods",
+        "quiet,ols",
+        "--quiet",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == (out / "leaderboard.md").read_text() + "\n"
+    assert "IMPORT-NOISE" in proc.stderr and "EXIT-NOISE" in proc.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import sys
@@ -13,6 +14,7 @@ from oodfs.commands.options import (
     available_cpus,
     csv_list,
     float_list,
+    folder,
     positive_int,
     positive_seconds,
 )
@@ -30,12 +32,18 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--suite", required=True, help="suite name (e.g. synthetic) or path to a suite .toml")
     p.add_argument("--quick", action="store_true", help="the suite's small version (fewer r_train and runs)")
-    p.add_argument("--out", default=None, help="output folder (default: results/SUITE[-quick])")
+    p.add_argument("--out", type=folder, default=None, help="output folder (default: results/SUITE[-quick])")
     p.add_argument(
         "--jobs",
         type=positive_int,
         default=available_cpus(),
-        help=f"parallel worker processes (default: one per CPU, {available_cpus()} here)",
+        help=f"parallel worker processes (default: one per CPU, {available_cpus()} here; at most that many "
+        "unless --force-jobs)",
+    )
+    p.add_argument(
+        "--force-jobs",
+        action="store_true",
+        help="allow --jobs above the number of CPUs (each worker is a process holding its own data)",
     )
     p.add_argument("--methods", type=csv_list, help="comma-separated selector names (default: the suite's)")
     p.add_argument("--settings", type=csv_list, help="comma-separated settings, e.g. mlp,poly")
@@ -128,6 +136,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from oodfs.contract.selection import get_rule
+    from oodfs.report.escape import write_text
     from oodfs.report.leaderboard import Leaderboard
     from oodfs.report.plots import make_figures
     from oodfs.report.report import Report
@@ -161,8 +170,17 @@ def run(args) -> int:
     profile += f"-{'-'.join(args.downstream)}" if args.downstream else ""
     out = Path(args.out or f"results/{suite.name}{profile}{'-quick' if args.quick else ''}")
     start = time.perf_counter()
+    if args.methods == [] and args.reference is None:
+        raise OodfsError("--methods is empty: give at least one selector (`oodfs plugins` lists them)")
     if args.scheduler and args.backend != "dask":
         raise OodfsError("--scheduler needs --backend dask")
+    if args.jobs > available_cpus() and not (
+        args.force_jobs or args.scheduler
+    ):  # a remote cluster may be larger
+        raise OodfsError(
+            f"--jobs {args.jobs} is more than the {available_cpus()} CPUs this process may use; "
+            "pass --force-jobs to start that many workers anyway"
+        )
     with plugin_output_to_stderr():  # what methods print never mixes into the leaderboard on stdout
         store = run_suite(
             suite,
@@ -187,10 +205,10 @@ def run(args) -> int:
     text = Leaderboard(report).to_markdown()
     try:
         export(results, out)
-        (out / "leaderboard.md").write_text(text)
+        write_text(out / "leaderboard.md", text)
         for model in report.downstream_models[1:]:  # the other downstream models, same fits
             other = Report(results, rule, store.get_meta("metrics"), list(suite.methods), model)
-            (out / f"leaderboard-{model}.md").write_text(Leaderboard(other).to_markdown())
+            write_text(out / f"leaderboard-{model}.md", Leaderboard(other).to_markdown())
         print(text)
         paths = make_figures(report, out)
     except OSError as exc:
@@ -229,3 +247,15 @@ def plugin_output_to_stderr():
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
+        # what plugins print from their exit handlers goes to stderr too: registered after theirs,
+        # this handler runs before them (atexit runs the last registered first)
+        atexit.unregister(_stdout_to_stderr)
+        atexit.register(_stdout_to_stderr)
+
+
+def _stdout_to_stderr() -> None:
+    try:
+        sys.stdout.flush()
+        os.dup2(2, 1)
+    except (OSError, ValueError, AttributeError):
+        pass

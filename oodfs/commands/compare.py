@@ -6,7 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from oodfs.commands.options import add_selection
+from oodfs.commands.options import add_selection, folder
+from oodfs.validation import OodfsError
 
 
 def add_parser(sub) -> None:
@@ -19,19 +20,30 @@ def add_parser(sub) -> None:
         "(DIR/figures/cd_*.png). Writes DIR/compare.md and prints it.",
     )
     p.add_argument("path", help="results folder written by `oodfs bench`")
+    p.add_argument(
+        "--out",
+        type=folder,
+        metavar="DIR",
+        help="write DIR/compare.md and DIR/figures/ instead (the results folder may be read-only)",
+    )
     add_selection(p)
 
 
 def run(args) -> int:
     from oodfs.report.compare import comparison_markdown
+    from oodfs.report.escape import inside, md_code, write_text
     from oodfs.report.report import Report
 
     report = Report.from_path(args.path, args.selection)
-    fig_dir = Path(args.path) / "figures"
-    text, paths = comparison_markdown(report, fig_dir)
-    text = f"# oodfs comparison{f' — suite `{report.suite}`' if report.suite else ''}\n\n" + text
-    out = Path(args.path) / "compare.md"
-    out.write_text(text.replace("](cd_", "](figures/cd_"))
+    out_dir = Path(args.out if args.out is not None else args.path)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        text, paths = comparison_markdown(report, inside(out_dir, "figures"))
+        text = f"# oodfs comparison{f' — suite {md_code(report.suite)}' if report.suite else ''}\n\n" + text
+        out = write_text(out_dir / "compare.md", text.replace("](cd_", "](figures/cd_"))
+    except OSError as exc:  # a read-only results folder: --out writes elsewhere
+        hint = "" if args.out else " (--out DIR writes them elsewhere)"
+        raise OodfsError(f"cannot write the comparison into {out_dir}: {exc.strerror or exc}{hint}") from None
     sys.stdout.write(text)
     print(f"wrote {out}" + (f" and {len(paths)} figure files" if paths else ""), file=sys.stderr)
     return 0

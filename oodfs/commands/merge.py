@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+from oodfs.commands.options import folder
 from oodfs.results.merge import merge_stores
 
 
@@ -17,7 +18,7 @@ def add_parser(sub) -> None:
         "identity and values there (a failed copy gives way to a result); otherwise nothing is written.",
     )
     p.add_argument("dirs", nargs="+", metavar="DIR", help="results folders written by `oodfs bench`")
-    p.add_argument("--out", required=True, help="the new results folder (must not hold results)")
+    p.add_argument("--out", type=folder, required=True, help="the new results folder (must not hold results)")
 
 
 def run(args) -> int:

@@ -22,6 +22,13 @@ def float_list(text: str) -> list[float]:
     return values
 
 
+def folder(text: str) -> str:
+    """An output folder's name: not empty (an empty ``--out`` would silently mean the default)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a folder, got an empty name")
+    return text
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)

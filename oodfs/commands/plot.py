@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from oodfs.commands.options import add_selection
+from oodfs.commands.options import add_selection, folder
 from oodfs.validation import OodfsError
 
 
@@ -22,6 +22,12 @@ def add_parser(sub) -> None:
         metavar="MODEL",
         help="the downstream model whose RMSEs to show, when the run trained several (default: its first)",
     )
+    p.add_argument(
+        "--out",
+        type=folder,
+        metavar="DIR",
+        help="write DIR/figures/ instead (the results folder may be read-only)",
+    )
     add_selection(p)
 
 
@@ -30,9 +36,11 @@ def run(args) -> int:
     from oodfs.report.report import Report
 
     report = Report.from_path(args.path, args.selection, args.downstream)
+    out = args.path if args.out is None else args.out
     try:
-        paths = make_figures(report, args.path)
+        paths = make_figures(report, out)
     except OSError as exc:
-        raise OodfsError(f"cannot write the figures into {args.path}: {exc.strerror or exc}") from None
+        hint = "" if args.out else " (--out DIR writes them elsewhere)"
+        raise OodfsError(f"cannot write the figures into {out}: {exc.strerror or exc}{hint}") from None
     print(f"figures: {', '.join(str(p) for p in paths)}", file=sys.stderr)
     return 0

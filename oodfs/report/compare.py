@@ -14,6 +14,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from oodfs.report import stats
+from oodfs.report.escape import file_stem, inside, md_alt, md_code, md_text, mpl_text
 from oodfs.report.report import Report
 from oodfs.validation import OodfsError
 
@@ -60,12 +61,14 @@ def cd_diagram(report: Report, c: dict, out_path) -> tuple[Path, Path] | str:
         return f"needs 2 complete blocks and 2 methods, has {int(first['n_blocks'])} and {int(first['k'])}"
     try:
         return stats.cd_diagram(
-            c["values"],
+            c["values"].assign(method=c["values"]["method"].map(mpl_text)),  # labels drawn as they read
             info.name,
             info.lower_is_better,
             out_path,
             within=("setting",),
-            title=f"{c['setting']}: {info.title} {info.arrow} (model selection {report.rule.label})",
+            title=mpl_text(
+                f"{c['setting']}: {info.title} {info.arrow} (model selection {report.rule.label})"
+            ),
         )
     except OodfsError as exc:  # e.g. too few complete blocks: say so in the text
         return str(exc)
@@ -76,19 +79,23 @@ def comparison_markdown(report: Report, fig_dir: Path | None = None) -> tuple[st
     lines, paths = [], []
     for c in comparisons(report):
         setting, info, first = c["setting"], c["metric"], c["friedman"]
-        lines += [f"### `{setting}`: {info.title} {info.arrow}", ""]
+        lines += [f"### {md_code(setting)}: {md_text(info.title)} {info.arrow}", ""]
         p = "n/a" if np.isnan(first["p"]) else f"{first['p']:.3g}"
         lines.append(
             f"Friedman test across {int(first['k'])} methods over {int(first['n_blocks'])} complete "
             f"(r_train, run) blocks: χ² = {first['statistic']:.2f}, p = {p}"
-            + (f" ({first['note']})" if first["note"] else "")
+            + (f" ({md_text(first['note'])})" if first["note"] else "")
             + "."
         )
-        lines += ["", "Average rank (1 = best): " + ", ".join(f"{m} {r:.2f}" for m, r in c["ranks"]), ""]
+        lines += [
+            "",
+            "Average rank (1 = best): " + ", ".join(f"{md_text(m)} {r:.2f}" for m, r in c["ranks"]),
+            "",
+        ]
         rows = [
             [
-                r.method_a,
-                r.method_b,
+                md_text(r.method_a),
+                md_text(r.method_b),
                 r.n_pairs,
                 f"{r.mean_diff:+.4f}",
                 "" if np.isnan(r.diff_low) else f"[{r.diff_low:+.4f}, {r.diff_high:+.4f}]",
@@ -108,19 +115,23 @@ def comparison_markdown(report: Report, fig_dir: Path | None = None) -> tuple[st
             "",
         ]
         if fig_dir is not None and int(first["n_blocks"]) >= 2 and int(first["k"]) >= 2:
-            drawn = cd_diagram(report, c, Path(fig_dir) / f"cd_{setting}_{info.name}-{report.rule.name}")
+            # a file name made from names: sanitised, and kept inside fig_dir
+            stem = file_stem("cd", setting, info.name) + f"-{report.rule.name}"
+            drawn = cd_diagram(report, c, inside(fig_dir, stem))
             if isinstance(drawn, str):
-                lines += [f"(no critical-difference diagram: {drawn})", ""]
+                lines += [f"(no critical-difference diagram: {md_text(drawn)})", ""]
             else:
                 paths += list(drawn)
                 lines += [
-                    f"![critical-difference diagram, {setting}, {info.title}]({Path(drawn[0]).name})",
+                    f"![{md_alt(f'critical-difference diagram, {setting}, {info.title}')}]"
+                    f"({Path(drawn[0]).name})",
                     "",
                 ]
     if not lines:
         return "No comparison possible: fewer than two methods with results.\n", paths
     head = [
-        f"Model selection: {report.rule.label}; profile: {report.profile}. Paired tests over (r_train, run): "
+        f"Model selection: {report.rule.label}; profile: {md_text(report.profile)}. Paired tests over "
+        "(r_train, run): "
         "two-sided Wilcoxon signed-rank (scipy.stats.wilcoxon), Holm-corrected over all pairs of a setting "
         "and metric, alpha 0.05; effect = mean paired difference A − B with its 95 % t interval. "
         "Critical-difference diagrams: average ranks over complete blocks; bars join methods not "

@@ -18,6 +18,7 @@ from tabulate import tabulate
 from oodfs.contract.profiles import DOWNSTREAM_MODELS, PROFILES
 from oodfs.contract.task import env_sort_key
 from oodfs.report import stats
+from oodfs.report.escape import csv_frame, latex, latex_comment, md_code, md_text
 from oodfs.report.report import Report
 from oodfs.validation import OodfsError
 
@@ -221,9 +222,10 @@ class Leaderboard:
             f"Rows of {', '.join(methods)} come from the reference results shipped with oodfs (not run here)."
         ]
 
-    def _preamble(self) -> list[str]:
-        return self._reference_note() + [
-            f"Profile: **{self.report.profile}** — {PROFILES.get(self.report.profile, '')}.",
+    def _preamble(self, esc=str) -> list[str]:
+        """The lines above the tables; ``esc``: how a name from the results is escaped."""
+        return [esc(n) for n in self._reference_note()] + [
+            f"Profile: **{esc(self.report.profile)}** — {PROFILES.get(self.report.profile, '')}.",
             f"Model selection: **{self.rule.label}** — {self.rule.description}.",
             self._downstream_note(),
             f"Cells: mean over runs and its {stats.describe_interval(INTERVAL)}; an r_train = all cell "
@@ -246,14 +248,16 @@ class Leaderboard:
             )
         return text
 
-    def _failures(self) -> list[str]:
+    def _failures(self, code=lambda t: f"`{t}`", esc=str) -> list[str]:
+        """A line per method and setting with failed tasks; ``code``, ``esc``: how a name is
+        put in a code span and how other text from the results is escaped."""
         failed = self.summary[(self.summary["failed"] > 0) & (self.summary["r_train"] == "all")]
         return [
-            f"- `{r.method}` ({r.setting}): {int(r.failed)} task(s) failed — {r.error}"
+            f"- {code(r.method)} ({esc(r.setting)}): {int(r.failed)} task(s) failed — {esc(r.error)}"
             for r in failed.itertuples()
         ]
 
-    def _diagnostic_flags(self) -> list[str]:
+    def _diagnostic_flags(self, code=lambda t: f"`{t}`", esc=str) -> list[str]:
         """Chosen grid points whose diagnostics meet their declared :class:`SuspectRule`."""
         chosen = self.report.chosen
         lines = []
@@ -267,7 +271,7 @@ class Leaderboard:
             bad = chosen[rule.flags(values)]
             for (setting, method), g in bad.groupby(["setting", "method"], sort=False):
                 lines.append(
-                    f"- `{method}` ({setting}): {rule.note} in {len(g)} of "
+                    f"- {code(method)} ({esc(setting)}): {esc(rule.note)} in {len(g)} of "
                     f"{int(((chosen['setting'] == setting) & (chosen['method'] == method)).sum())} chosen "
                     "fits"
                 )
@@ -275,24 +279,48 @@ class Leaderboard:
 
     # -- formats ------------------------------------------------------------------------
     def to_markdown(self) -> str:
+        """Names from the results are data: escaped as text or shown in code spans (escape.py)."""
         lines = [
-            f"# oodfs leaderboard{f' — suite `{_md(self.suite)}`' if self.suite else ''}",
+            f"# oodfs leaderboard{f' — suite {md_code(self.suite)}' if self.suite else ''}",
             "",
-        ] + self._preamble()
+        ] + self._preamble(md_text)
         for title, header, rows in self.tables():
-            body = [[f"**{_md(t)}**" if best and t else _md(t) for t, best in row] for row in rows]
+            body = [
+                [
+                    f"**{md_text(t) if i == 0 else _md(t)}**"
+                    if best and t
+                    else md_text(t)
+                    if i == 0
+                    else _md(t)
+                    for i, (t, best) in enumerate(row)
+                ]
+                for row in rows
+            ]
             lines += [
                 "",
-                f"## {_md(title)}",
+                f"## {self._md_title(title)}",
                 "",
-                tabulate(body, headers=[_md(h) for h in header], tablefmt="github", disable_numparse=True),
+                tabulate(
+                    body, headers=[md_text(h) for h in header], tablefmt="github", disable_numparse=True
+                ),
             ]
-        lines += ["", "## Best sets", ""] + [f"- {_md(n)}" for n in self.notes]
-        if self._diagnostic_flags():
-            lines += ["", "## Weight diagnostics", ""] + [_md(f) for f in self._diagnostic_flags()]
-        if self._failures():
-            lines += ["", "## Failed tasks", ""] + [_md(f) for f in self._failures()]
+        lines += ["", "## Best sets", ""] + [f"- {md_text(n)}" for n in self.notes]
+        flags = self._diagnostic_flags(md_code, md_text)
+        if flags:
+            lines += ["", "## Weight diagnostics", ""] + flags
+        failures = self._failures(md_code, md_text)
+        if failures:
+            lines += ["", "## Failed tasks", ""] + failures
         return "\n".join(lines) + "\n"
+
+    def _md_title(self, title: str) -> str:
+        """A table title ("Setting `NAME`...") with its setting in a code span that holds any name."""
+        settings = sorted(set(self.summary["setting"].astype(str)), key=len, reverse=True)
+        for setting in settings:
+            head = f"Setting `{setting}`"
+            if title.startswith(head):
+                return f"Setting {md_code(setting)}{md_text(title[len(head) :])}"
+        return md_text(title)
 
     def to_csv(self) -> str:
         """The cells as a tidy table: mean, interval, n values, best-set membership, and the runs
@@ -308,7 +336,7 @@ class Leaderboard:
         )
         cells.insert(0, "profile", self.report.profile)
         cells.insert(1, "selection", self.rule.name)
-        return cells.to_csv(index=False)
+        return csv_frame(cells).to_csv(index=False)  # a name is never a spreadsheet formula
 
     def to_latex(self) -> str:
         parts = [
@@ -359,30 +387,5 @@ def _md(text) -> str:
     return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text).replace("|", "\\|")
 
 
-def _comment(text) -> str:
-    """Text for a LaTeX comment: one line (a newline would end the comment and run the rest)."""
-    return _latex_escape(" ".join(str(text).split()))
-
-
-_LATEX = {
-    "\\": r"\textbackslash{}",
-    "_": r"\_",
-    "%": r"\%",
-    "&": r"\&",
-    "#": r"\#",
-    "$": r"\$",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "±": r"$\pm$",
-    "↓": r"$\downarrow$",
-    "↑": r"$\uparrow$",
-    "`": "",
-    "∈": r"$\in$",
-}
-
-
-def _latex_escape(text: str) -> str:
-    text = " ".join(str(text).split())
-    return re.sub("|".join(map(re.escape, _LATEX)), lambda m: _LATEX[m.group()], text)
+_comment = latex_comment
+_latex_escape = latex

@@ -21,6 +21,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from oodfs.contract.task import TASK_KEY, env_sort_key
+from oodfs.report.escape import inside, md_text, mpl_text, write_text
 from oodfs.report.report import Report
 
 
@@ -147,12 +148,12 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
                         marker=st["marker"],
                         ms=4,
                         color=st["color"],
-                        label=method,
+                        label=mpl_text(method),
                     )
                     if g["low"].notna().any():
                         ax.fill_between(x, g["low"], g["high"], color=st["color"], alpha=0.12, lw=0)
                 ax.set_xlabel("r_train")
-            ax.set_title(f"{setting}: {m.title} {m.arrow}")
+            ax.set_title(mpl_text(f"{setting}: {m.title} {m.arrow}"))
             ax.grid(alpha=0.3)
     handles, labels = [], []
     for ax in axes.flat:  # every method that has a line somewhere
@@ -197,10 +198,12 @@ def _dot_panel(ax, c: pd.DataFrame, methods: list[str], styles: dict) -> None:
             ms=5,
             capsize=2,
             lw=1,
-            label=method,
+            label=mpl_text(method),
             ls="none",
         )
-    ax.set_xticks(range(len(envs)), [f"r_train = {e}" if not isinstance(e, str) else e for e in envs])
+    ax.set_xticks(
+        range(len(envs)), [mpl_text(f"r_train = {e}" if not isinstance(e, str) else e) for e in envs]
+    )
     ax.set_xlim(-0.6, len(envs) - 0.4)
 
 
@@ -232,7 +235,7 @@ def ood_s_figure(report: Report, out_dir: Path, stem: str = "ood_s") -> list[Pat
                 low = np.array([c.low for c in cells])
                 high = np.array([c.high for c in cells])
                 n_runs = max([n_runs] + [c.n for c in cells])
-                (line,) = axes[i, j].plot(x, mean, marker="o", ms=3, label=f"r_train={r_train}")
+                (line,) = axes[i, j].plot(x, mean, marker="o", ms=3, label=mpl_text(f"r_train={r_train}"))
                 if np.isfinite(low).any():
                     axes[i, j].fill_between(x, low, high, color=line.get_color(), alpha=0.15, lw=0)
         keys = g[TASK_KEY].drop_duplicates()
@@ -244,7 +247,7 @@ def ood_s_figure(report: Report, out_dir: Path, stem: str = "ood_s") -> list[Pat
             ax = axes[i, j]
             if suite_k is not None:
                 ax.axvline(suite_k, color="grey", lw=0.8, ls=":", label=f"k = {suite_k} (the tables' k)")
-            ax.set_title(f"{setting}: {report.metrics[stat].title} vs k ({method} ranking)")
+            ax.set_title(mpl_text(f"{setting}: {report.metrics[stat].title} vs k ({method} ranking)"))
             ax.set_xlabel("number of top features k")
             if len(ks) <= 12:
                 ax.set_xticks(ks)
@@ -314,13 +317,37 @@ def feature_ranking_table(report: Report) -> str:
         "",
     ]
     for t in rankings:
-        lines += [f"## {t['method']}", "", tabulate(t["rows"], headers=t["header"], tablefmt="github"), ""]
+        rows = [[md_text(cell) for cell in row] for row in t["rows"]]  # names are data (escape.py)
+        headers = [md_text(h) for h in t["header"]]
+        lines += [f"## {md_text(t['method'])}", "", tabulate(rows, headers=headers, tablefmt="github"), ""]
     return "\n".join(lines)
+
+
+def failures_figure(report: Report, out_dir: Path, stem: str = "failures") -> list[Path]:
+    """Failed tasks per method and setting, with each method's first error: the figure of a run in
+    which no task succeeded (a figure of metrics would be empty)."""
+    plt = _pyplot()
+    counts = report.tasks.groupby(["method", "setting"], sort=False).size()
+    errors = report.tasks.groupby("method", sort=False)["error"].first()
+    fig, ax = plt.subplots(figsize=(7, 0.5 * len(counts) + 1.5))
+    labels = [mpl_text(f"{m} ({s})") for m, s in counts.index]
+    ax.barh(range(len(counts)), counts.to_numpy(), color="#b33")
+    ax.set_yticks(range(len(counts)), labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("failed tasks")
+    ax.set_title("every task failed (first error of each method below)", fontsize=10)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    text = "\n".join(mpl_text(f"{m}: {str(e)[:90]}") for m, e in errors.items())
+    fig.text(0.01, -0.02, text, va="top", fontsize=8, family="monospace")
+    fig.tight_layout()
+    paths = _save(fig, out_dir, stem)
+    plt.close(fig)
+    return paths
 
 
 def make_figures(report: Report, out_dir) -> list[Path]:
     """Write every figure and the ranking table to ``out_dir/figures``; return the paths."""
-    fig_dir = Path(out_dir) / "figures"
+    fig_dir = inside(out_dir, "figures")  # (a link to elsewhere is refused)
     fig_dir.mkdir(parents=True, exist_ok=True)
     rule = report.rule.name  # every rule's figures side by side, never over each other
     paths = (
@@ -328,10 +355,11 @@ def make_figures(report: Report, out_dir) -> list[Path]:
         + ood_s_figure(report, fig_dir, f"ood_s-{rule}")
         + summary_figure(report, fig_dir, f"summary-{rule}")
     )
+    if (report.tasks["status"] != "ok").all():  # every task failed: that is the result
+        paths += failures_figure(report, fig_dir, f"failures-{rule}")
     table = feature_ranking_table(report)
     if table:
-        (fig_dir / f"feature_ranking-{rule}.md").write_text(table)
-        paths.append(fig_dir / f"feature_ranking-{rule}.md")
+        paths.append(write_text(inside(fig_dir, f"feature_ranking-{rule}.md"), table))
     return paths
 
 
@@ -429,14 +457,14 @@ def summary_figure(report: Report, out_dir: Path, stem: str = "summary") -> list
                 capsize=2,
                 lw=1.4 if pooled else 1,
                 ls="none",
-                label=group,
+                label=mpl_text(group),
             )
         ax.set_xlim(0.5, len(methods) + 0.5)
         ax.set_xticks(range(1, len(methods) + 1))
         ax.set_title(f"rank by {report.metrics[metric].title}", fontsize=10)
         ax.set_xlabel("mean rank (1 = best)")
         ax.grid(axis="x", alpha=0.3)
-    axes[0, 0].set_yticks(range(len(methods)), methods)
+    axes[0, 0].set_yticks(range(len(methods)), [mpl_text(m) for m in methods])
     axes[0, 0].invert_yaxis()  # the suite's first method on top
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(

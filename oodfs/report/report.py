@@ -122,8 +122,8 @@ class Report:
 
     # -- building ------------------------------------------------------------------------
     def _points(self, ok: pd.DataFrame) -> pd.DataFrame:
-        if ok.empty:
-            return pd.DataFrame(columns=TASK_KEY + ["point"])
+        if ok.empty:  # every task failed: no point, with the key columns' types (figures merge on them)
+            return ok[TASK_KEY + ["point"]].reset_index(drop=True)
         keys = TASK_KEY + ["point"]
         flat = ok[ok["env"].isna()]
         # a task's k: the k of its rows that are not on a curve (stored at that k only)

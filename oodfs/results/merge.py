@@ -25,7 +25,7 @@ import pandas as pd
 from oodfs.contract.task import TASK_KEY, TaskKey
 from oodfs.results.identity import combined_identity, explain, identity_conflicts
 from oodfs.results.provenance import environment
-from oodfs.results.store import DB_NAME, TASK_COLUMNS, ResultStore, export
+from oodfs.results.store import DAMAGE_HINT, DB_NAME, TASK_COLUMNS, ResultStore, export
 from oodfs.validation import OodfsError
 
 #: result columns that must agree between two copies of a task (timings, package versions and
@@ -55,6 +55,9 @@ def _read(path: Path) -> dict:
         raise OodfsError(
             f"{path} is not a results folder (no {DB_NAME}; merge reads folders written by oodfs bench)"
         )
+    damage = store.check()  # (a file SQLite cannot read: one line naming it)
+    if damage:
+        raise OodfsError(f"cannot merge {path}: it is damaged: {damage.summary()} ({DAMAGE_HINT})")
     try:
         identity = store.get_meta("suite_identity")
         metrics = store.get_meta("metrics")

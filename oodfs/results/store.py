@@ -28,8 +28,24 @@ from oodfs.validation import OodfsError, RunAborted
 
 DB_NAME = "results.sqlite"
 LOCK_NAME = "results.lock"  # held (flock) by the one run writing a folder
+#: the files oodfs writes in a results folder (none may be a symbolic link)
+_WRITTEN = (
+    "results.sqlite",
+    "results.sqlite-wal",
+    "results.sqlite-shm",
+    "results.sqlite-journal",
+    "results.lock",
+    "results.parquet",
+    "results.parquet.tmp",
+    "leaderboard.md",
+    "compare.md",
+    "figures",
+)
 #: what a results folder may hold before its first task is stored (a run killed that early)
 _FRESH_FOLDER = {LOCK_NAME}
+
+#: what to do about a damaged store, said with every message about one
+DAMAGE_HINT = "`oodfs bench ... --resume` on the folder runs the damaged tasks again"
 
 RESULT_COLUMNS = [
     "suite",
@@ -129,6 +145,7 @@ class ResultStore:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:  # a name too long, a parent that is a file, no permission
             raise OodfsError(f"cannot create the output folder {str(out)!r}: {exc.strerror or exc}") from None
+        self.check_links()
         if self.exists():
             if not self.path.is_file():
                 raise OodfsError(f"{self.path} is not a file; choose another --out")
@@ -152,6 +169,16 @@ class ResultStore:
                 "oodfs writes only into a new, empty or oodfs results folder: choose another --out"
             )
 
+    def check_links(self) -> None:
+        """Refuse a results folder where a file oodfs writes is a symbolic link: writing through it
+        would truncate and overwrite whatever it points to."""
+        for name in _WRITTEN:
+            if (self.out_dir / name).is_symlink():
+                raise OodfsError(
+                    f"{self.out_dir / name} is a symbolic link; oodfs writes only its own files: remove it "
+                    "or choose another --out"
+                )
+
     @contextlib.contextmanager
     def lock(self):
         """Hold the folder for one run: a second run on it (a second ``--resume``) is refused
@@ -163,8 +190,14 @@ class ResultStore:
             yield
             return
         try:
-            fd = os.open(self.out_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(
+                self.out_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644
+            )
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise OodfsError(
+                    f"{self.out_dir / LOCK_NAME} is a symbolic link; remove it or choose another --out"
+                ) from None
             raise StorageError(f"cannot create {self.out_dir / LOCK_NAME}: {exc.strerror or exc}") from None
         try:
             try:
@@ -189,6 +222,7 @@ class ResultStore:
         """A connection for writing (the schema is created if missing)."""
         try:
             self.out_dir.mkdir(parents=True, exist_ok=True)
+            self.check_links()
             con = sqlite3.connect(self.path, timeout=120)
             try:
                 con.execute("PRAGMA journal_mode=WAL")
@@ -239,7 +273,7 @@ class ResultStore:
             if "meta" not in self._tables(con):
                 return None
             row = con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        return None if row is None else self._loads(row[0], f"its run metadata {key!r}")
 
     def set_meta(self, key: str, value) -> None:
         self._write("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
@@ -263,10 +297,58 @@ class ResultStore:
         with self._reading() as con:
             if "invocations" not in self._tables(con):
                 return []
-            return [
-                json.loads(p)
-                for (p,) in con.execute("SELECT provenance FROM invocations ORDER BY started_at")
+            rows = con.execute("SELECT provenance FROM invocations ORDER BY started_at").fetchall()
+        return [self._loads(p, "an invocation record") for (p,) in rows]
+
+    def _loads(self, text, what: str):
+        try:
+            return json.loads(text)
+        except (TypeError, ValueError):
+            raise OodfsError(f"{self.path} is damaged: {what} is not valid JSON ({DAMAGE_HINT})") from None
+
+    def discard_if_empty(self) -> None:
+        """Remove a store that holds no task (with its journal), as if the run had not started."""
+        try:
+            if self.exists() and not self.finished_tasks():
+                for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"):
+                    (self.out_dir / name).unlink(missing_ok=True)
+        except (OSError, OodfsError):  # it stays: the user is told about the first error anyway
+            pass
+
+    # -- checking and repairing -------------------------------------------------------------
+    def check(self) -> Damage:
+        """What is damaged in the store's contents (see :func:`check_store`); a file SQLite
+        cannot read is one line naming it."""
+        if not self.exists():
+            return Damage()
+        with self._reading() as con:
+            return check_store(con)
+
+    def validate(self) -> None:
+        """Refuse, in one line naming the damaged tasks, a store whose contents are damaged."""
+        damage = self.check()
+        if damage:
+            raise OodfsError(f"{self.path} is damaged: {damage.summary()} ({DAMAGE_HINT})")
+
+    def repair(self, damage: Damage) -> None:
+        """Delete what ``damage`` names (damaged tasks with all their rows, rows of no task,
+        invocation records that are not JSON) in one transaction: a resume then runs those tasks
+        again."""
+        with self._transaction() as con:
+            _delete_tasks(con, list(damage.tasks))
+            con.execute(
+                "DELETE FROM results WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE results.setting = "
+                "t.setting AND results.r_train = t.r_train AND results.run = t.run AND "
+                "results.method = t.method)"
+            )
+            bad = [
+                (rowid,)
+                for rowid, p in con.execute("SELECT rowid, provenance FROM invocations")
+                if not _json_ok(p)
             ]
+            con.executemany("DELETE FROM invocations WHERE rowid = ?", bad)
+            bad = [(key,) for key, value in con.execute("SELECT key, value FROM meta") if not _json_ok(value)]
+            con.executemany("DELETE FROM meta WHERE key = ?", bad)
 
     def wall_seconds(self) -> float | None:
         """Wall time of the run: for each invocation, from its start to the last task it stored
@@ -307,19 +389,24 @@ class ResultStore:
         "parts", "origin"}}`` (identity and parts None for a task stored by an older oodfs)."""
         if not self.exists():
             return {}
-        with self.connect() as con:
+        con = self.connect()  # (brings an older store's schema up to date)
+        try:
             rows = con.execute(
                 "SELECT setting, r_train, run, method, status, identity, parts, origin FROM tasks"
-            )
-            return {
-                tuple(r[:4]): {
-                    "status": r[4],
-                    "identity": r[5],
-                    "parts": json.loads(r[6]) if r[6] else None,
-                    "origin": r[7] or "run",
-                }
-                for r in rows
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise OodfsError(f"cannot read {self.path}: {_reason(exc)} (a damaged file)") from None
+        finally:
+            con.close()
+        return {
+            tuple(r[:4]): {
+                "status": r[4],
+                "identity": r[5],
+                "parts": self._loads(r[6], "a task's parts") if r[6] else None,
+                "origin": r[7] or "run",
             }
+            for r in rows
+        }
 
     def commit_task(
         self,
@@ -429,6 +516,9 @@ class ResultStore:
         with self._reading() as con:
             if "results" not in self._tables(con):
                 raise OodfsError(f"{self.path} holds no oodfs results (no results table)")
+            damage = check_store(con)
+            if damage:
+                raise OodfsError(f"{self.path} is damaged: {damage.summary()} ({DAMAGE_HINT})")
             df = pd.read_sql_query("SELECT * FROM results", con)
         return _typed(df)
 
@@ -522,6 +612,168 @@ def export(df: pd.DataFrame, out_dir: Path) -> Path:
     """Write the long table next to the SQLite file (parquet)."""
     target = Path(out_dir) / "results.parquet"
     tmp = target.with_suffix(".parquet.tmp")
+    tmp.unlink(missing_ok=True)  # a link planted there is removed, never written through
     df.to_parquet(tmp, index=False)
     tmp.replace(target)  # atomic: a reader never sees half a file
     return target
+
+
+# -- checking a store's contents ------------------------------------------------------------------
+#: what each stored column may hold (SQLite's typeof): a value of another type is damage
+_TYPES = {
+    "tasks": {
+        "setting": ("text",),
+        "r_train": ("text",),
+        "run": ("integer",),
+        "method": ("text",),
+        "status": ("text",),
+        "error": ("text", "null"),
+        "finished_at": ("real", "integer", "null"),
+        "identity": ("text", "null"),
+        "parts": ("text", "null"),
+        "origin": ("text", "null"),
+    },
+    "results": {
+        "setting": ("text",),
+        "r_train": ("text",),
+        "run": ("integer",),
+        "method": ("text",),
+        "point": ("integer", "null"),
+        "is_default": ("integer", "null"),
+        "metric": ("text", "null"),
+        "env": ("text", "null"),
+        "k": ("integer", "null"),
+        "value": ("real", "integer", "null"),
+        "seed": ("integer", "null"),
+        "status": ("text", "null"),
+        "fit_seconds": ("real", "integer", "null"),
+        "downstream_seconds": ("real", "integer", "null"),
+        "data_seconds": ("real", "integer", "null"),
+    },
+}
+#: columns holding JSON text
+_JSON = {"tasks": ("parts",), "results": ("params", "scores", "feature_names", "versions")}
+_STATUSES = ("ok", "failed")
+_KEY_SQL = ", ".join(TASK_KEY)
+
+
+class Damage:
+    """What :func:`check_store` found: damaged tasks (key -> what is wrong with it), rows of no
+    task, and damaged records that belong to no task (run metadata, invocations)."""
+
+    def __init__(self):
+        self.tasks: dict[tuple, list[str]] = {}
+        self.orphan_rows = 0
+        self.records: list[str] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.tasks or self.orphan_rows or self.records)
+
+    def task(self, key, what: str) -> None:
+        found = self.tasks.setdefault(tuple(key), [])
+        if what not in found:
+            found.append(what)
+
+    def summary(self, limit: int = 3) -> str:
+        """One line: how many tasks, the first few named with what is wrong, and the rest."""
+        parts = []
+        if self.tasks:
+            named = [f"{_task_label(k)}: {', '.join(w)}" for k, w in list(self.tasks.items())[:limit]]
+            more = f" and {len(self.tasks) - limit} more" if len(self.tasks) > limit else ""
+            parts.append(
+                f"{len(self.tasks)} damaged task{'s' * (len(self.tasks) != 1)} ({'; '.join(named)}{more})"
+            )
+        if self.orphan_rows:
+            parts.append(f"{self.orphan_rows} result row{'s' * (self.orphan_rows != 1)} of no stored task")
+        parts += self.records
+        return "; ".join(parts)
+
+
+def _task_label(key) -> str:
+    setting, r_train, run, method = key
+    return f"setting {setting!r}, r_train {r_train!s:.40}, run {run!s:.20}, method {method!r}"
+
+
+def _json_ok(text) -> bool:
+    if text is None:
+        return True
+    try:
+        json.loads(text)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def check_store(con: sqlite3.Connection) -> Damage:
+    """Check a store's contents (a read connection): SQLite's own integrity check, the type of
+    every column, the JSON fields, each task's rows (a task without rows, rows without a task),
+    mixed numeric and text r_train. Fast enough to run on every read (types in SQL, JSON once
+    per distinct value)."""
+    found = Damage()
+    tables = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    problems = [row[0] for row in con.execute("PRAGMA quick_check(3)")]
+    if problems != ["ok"]:
+        raise sqlite3.DatabaseError(" ".join("; ".join(problems).split()))  # one line
+    if not {"tasks", "results"} <= tables:
+        return found
+    for table, columns in _TYPES.items():
+        have = {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
+        for col, kinds in columns.items():
+            if col not in have:
+                continue
+            allowed = ", ".join(f"'{k}'" for k in kinds)
+            for key in con.execute(
+                f"SELECT DISTINCT {_KEY_SQL} FROM {table} WHERE typeof({col}) NOT IN ({allowed})"
+            ):
+                found.task(key, f"{col} holds {_kind(kinds)}" if col != "value" else "value is not a number")
+        for col in _JSON[table]:
+            if col not in have:
+                continue
+            bad = [
+                text
+                for (text,) in con.execute(f"SELECT DISTINCT {col} FROM {table} WHERE {col} IS NOT NULL")
+                if not _json_ok(text)
+            ]
+            for text in bad:
+                for key in con.execute(f"SELECT DISTINCT {_KEY_SQL} FROM {table} WHERE {col} = ?", (text,)):
+                    found.task(key, f"{col} is not valid JSON")
+    statuses = ", ".join(f"'{s}'" for s in _STATUSES)
+    for key in con.execute(f"SELECT {_KEY_SQL} FROM tasks WHERE status NOT IN ({statuses})"):
+        found.task(key, "unknown status")
+    for key in con.execute(
+        f"SELECT {_KEY_SQL} FROM tasks t WHERE NOT EXISTS (SELECT 1 FROM results r WHERE "
+        "r.setting = t.setting AND r.r_train = t.r_train AND r.run = t.run AND r.method = t.method)"
+    ):
+        found.task(key, "no result rows")
+    found.orphan_rows = con.execute(
+        "SELECT COUNT(*) FROM results r WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE r.setting = t.setting "
+        "AND r.r_train = t.r_train AND r.run = t.run AND r.method = t.method)"
+    ).fetchone()[0]
+    keys = [row for row in con.execute(f"SELECT {_KEY_SQL} FROM tasks")]
+    numeric = [k for k in keys if _is_number(k[1])]
+    if numeric and len(numeric) < len(keys):  # bias rates and labels never mix in one suite
+        for key in keys:
+            if not _is_number(key[1]):
+                found.task(key, "r_train is text among numbers")
+    if "meta" in tables:
+        for key, value in con.execute("SELECT key, value FROM meta"):
+            if not _json_ok(value):
+                found.records.append(f"run metadata {key!r} is not valid JSON")
+    if "invocations" in tables:
+        bad = sum(not _json_ok(p) for (p,) in con.execute("SELECT provenance FROM invocations"))
+        if bad:
+            found.records.append(f"{bad} invocation record{'s' * (bad != 1)} not valid JSON")
+    return found
+
+
+def _kind(kinds) -> str:
+    names = {"text": "text", "integer": "an integer", "real": "a number", "null": "nothing"}
+    return "something other than " + " or ".join(names[k] for k in kinds if k != "null")
+
+
+def _is_number(text) -> bool:
+    try:
+        float(text)
+    except (TypeError, ValueError):
+        return False
+    return True

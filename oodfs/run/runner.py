@@ -51,6 +51,12 @@ def check_suite_plugins(suite: Suite) -> None:
         for e in [x for r in suite.r_train for x in train_envs(r)] + list(suite.r_test):
             env.check_env(e)
         check_training_rows(suite, s, env)
+        try:
+            d = len(env.feature_names)
+        except (AttributeError, TypeError, NotImplementedError):  # an environment that names no columns
+            continue
+        if suite.k > d:
+            raise OodfsError(f"k = {suite.k} is more than the {d} features of setting {s.name!r}")
     check_label_methods(suite, reg)
 
 
@@ -210,20 +216,43 @@ def run_suite(suite: Suite, out_dir, options: RunOptions | None = None, **change
     executor = backend(options.backend_name)
     store = ResultStore(out_dir)
     store.check_output_folder()
+    fresh = not store.exists()
     with store.lock():
-        identity = _folder_identity(store, suite, options, out_dir)
-        suite, taken = _from_reference(suite, options)
-        records = store.task_records()
-        identities = _identities(suite, records)
-        decided = resume_plan(suite, records, identities, options.force, options.retry_failed)
-        _prepare_store(store, identity, records, identities, taken, decided)
-        for line in taken.notes + tuple(decided.notes()):
-            options.notes(line)
-        store.add_invocation(_invocation(suite, options, identities, decided, taken))
-        _dispatch(
-            suite, store, out_dir, executor, options, identities, plan(suite, decided.keep, options.jobs)
-        )
+        try:
+            identity = _folder_identity(store, suite, options, out_dir)
+            suite, taken = _from_reference(suite, options)
+            records = store.task_records()
+            identities = _identities(suite, records)
+            decided = resume_plan(suite, records, identities, options.force, options.retry_failed)
+            _prepare_store(store, identity, records, identities, taken, decided)
+            for line in taken.notes + tuple(decided.notes()):
+                options.notes(line)
+            store.add_invocation(_invocation(suite, options, identities, decided, taken))
+            _dispatch(
+                suite, store, out_dir, executor, options, identities, plan(suite, decided.keep, options.jobs)
+            )
+        except BaseException:
+            if fresh:  # stopped before its first task (an unreachable scheduler): a plain rerun works
+                store.discard_if_empty()
+            raise
     return store
+
+
+def _repair(store: ResultStore, notes) -> None:
+    """A resume first checks the store's contents: damaged tasks are deleted (and so run again)
+    after a note naming them; a damaged suite identity cannot be compared and is refused."""
+    damage = store.check()
+    if not damage:
+        return
+    if any("'suite_identity'" in r for r in damage.records):
+        raise OodfsError(
+            f"cannot resume {store.out_dir}: its suite identity is damaged, so what it holds cannot be "
+            "compared with this run; choose another --out"
+        )
+    notes(
+        f"{store.path} is damaged: {damage.summary()}; removing the damaged parts, running those tasks again"
+    )
+    store.repair(damage)
 
 
 def _folder_identity(store: ResultStore, suite: Suite, options: RunOptions, out_dir) -> dict:
@@ -235,6 +264,7 @@ def _folder_identity(store: ResultStore, suite: Suite, options: RunOptions, out_
         raise OodfsError(
             f"{out_dir} already holds results; pass --resume to continue them or choose another --out"
         )
+    _repair(store, options.notes)
     previous = store.get_meta("suite_identity")
     if previous is None:
         return identity

@@ -48,6 +48,11 @@ QUICK_KEYS = ("r_train", "r_test", "runs", "methods", "n_train", "n_val", "n_tes
 #: the largest number of rows a suite may draw at once (n_train + n_val, or n_test): a guard
 #: against typos such as n_train = 100000000000; a real data set's n_test may exceed its rows
 MAX_ROWS = 10_000_000
+#: the most runs per (setting, r_train), and the most tasks (settings x r_train x runs x methods) a
+#: suite may ask for: guards against typos such as runs = 1000000000, which would exhaust memory
+#: before the first task (the paper's grids: 10 runs, 700 tasks)
+MAX_RUNS = 10_000
+MAX_TASKS = 1_000_000
 
 
 def train_envs(r_train) -> tuple:
@@ -308,6 +313,7 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
     except KeyError as exc:
         raise OodfsError(f"suite {name!r} lacks the key {exc.args[0]!r}") from None
     validate_suite(suite)
+    _check_curve(suite)
     return suite
 
 
@@ -328,6 +334,24 @@ def _card(name: str, raw) -> dict:
         if not isinstance(value, str):
             raise OodfsError(f"card.{key} of suite {name!r} must be text, got {value!r}")
     return dict(raw)
+
+
+def _check_curve(suite: Suite) -> None:
+    """A suite file's [curve] names methods it runs and r_train values it has (a command line that
+    narrows --methods or --r-train may leave them out)."""
+    for m in suite.curve_methods:
+        if m not in suite.methods:
+            raise OodfsError(
+                f"[curve] methods names {m!r}, which suite {suite.name!r} does not run; its methods: "
+                f"{', '.join(suite.methods)}"
+            )
+    known = {repr(float(r)) if isinstance(r, (int, float)) else r for r in suite.r_train}
+    for r in suite.curve_r_train:
+        if (repr(float(r)) if isinstance(r, (int, float)) and not isinstance(r, bool) else r) not in known:
+            raise OodfsError(
+                f"[curve] r_train names {r!r}, which suite {suite.name!r} does not have; its r_train: "
+                f"{', '.join(map(str, suite.r_train))}"
+            )
 
 
 def _check_list(value, what: str):
@@ -407,6 +431,19 @@ def validate_suite(suite: Suite) -> None:
         check_model(model)
     for m in suite.yardsticks:
         _check_text(m, "a yardstick name")
+    if suite.runs > MAX_RUNS:
+        raise OodfsError(f"runs = {suite.runs} is more than {MAX_RUNS} runs; is it a typo?")
+    tasks = len(suite.settings) * len(suite.r_train) * suite.runs * max(len(suite.methods), 1)
+    if tasks > MAX_TASKS:
+        raise OodfsError(
+            f"this suite has {tasks} tasks (settings x r_train x runs x methods), more than {MAX_TASKS}; "
+            "is it a typo? Split it with --settings or --r-train and merge the folders"
+        )
+    for what, values in (("methods", suite.methods), ("r_train", suite.r_train), ("r_test", suite.r_test)):
+        keys = [repr(float(v)) if isinstance(v, (int, float)) else v for v in values]
+        twice = next((v for v, key in zip(values, keys) if keys.count(key) > 1), None)
+        if twice is not None:
+            raise OodfsError(f"{what} names {twice!r} twice")
     # environment ids (e.g. |r| > 1 for bias rates) are checked by the environment plugin
 
 

@@ -20,6 +20,7 @@ import os
 import pickle
 import select
 import signal
+import struct
 import sys
 import threading
 import time
@@ -41,11 +42,13 @@ except (OSError, AttributeError):  # not Linux
     _prctl = None
 
 
-def die_with_parent() -> None:
+def die_with_parent(parent: int | None = None) -> None:
     """End this process when its parent process ends (a killed ``oodfs bench`` leaves no
     worker computing on). Linux: the kernel's parent-death signal; elsewhere a thread that
-    watches the parent's id."""
-    parent = os.getppid()
+    watches the parent's id. ``parent``: the parent's id as the parent recorded it before
+    starting this process; if the parent is gone already (killed while this process was still
+    starting), this process ends at once."""
+    parent = os.getppid() if parent is None else parent
     if _prctl is None or _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
 
         def watch():
@@ -58,20 +61,31 @@ def die_with_parent() -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+_HEADER = struct.Struct("<Q")  # the result's length: a complete result needs no end of the pipe
+
+
 def call_isolated(fn, timeout: float | None = None):
-    """``fn()`` in a forked child; its return value, or OodfsError on error, crash or timeout."""
+    """``fn()`` in a forked child; its return value, or OodfsError on error, crash or timeout.
+
+    The child leads a process group of its own: whatever it starts (a plugin's ``Popen``, its
+    joblib workers, a forked helper) is in that group and is killed with it when the fit ends,
+    however it ends. The result is read by its length, not to the end of the pipe, so a process
+    left holding the pipe never keeps the run waiting, and a fit whose result arrived is never
+    recorded as timed out."""
     read_fd, write_fd = os.pipe()
     for stream in (sys.stdout, sys.stderr):  # else the child would print the parent's buffer again
         try:
             stream.flush()
         except (AttributeError, OSError, ValueError):
             pass
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: never returns
         code = 0
         try:
             os.close(read_fd)
-            die_with_parent()
+            os.setpgid(0, 0)
+            die_with_parent(parent)
             faulthandler.disable()  # a crash is reported by its signal, not a dump of the worker's modules
             try:
                 payload = pickle.dumps(("ok", fn()))
@@ -80,35 +94,30 @@ def call_isolated(fn, timeout: float | None = None):
             for stream in (sys.stdout, sys.stderr):  # the method's own output, before the parent stops us
                 stream.flush()
             with os.fdopen(write_fd, "wb") as out:
-                out.write(payload)
+                out.write(_HEADER.pack(len(payload)) + payload)
         except BaseException:  # noqa: BLE001
             code = 1
         os._exit(code)
     os.close(write_fd)
-    chunks, deadline = [], None if timeout is None else time.monotonic() + timeout
     try:
-        with os.fdopen(read_fd, "rb") as pipe:
-            while True:
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    raise OodfsError(f"timed out after {timeout:g} s (--task-timeout)")
-                ready, _, _ = select.select([pipe], [], [], left)
-                if not ready:
-                    continue
-                chunk = os.read(pipe.fileno(), 1 << 20)
-                if not chunk:
-                    break
-                chunks.append(chunk)
+        os.setpgid(pid, pid)  # here too: the group exists before either process goes on
+    except OSError:  # the child has set it already, or has ended
+        pass
+    data, status = None, None
+    try:
+        data, status = _receive(read_fd, pid, timeout)
     finally:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        _, status = os.waitpid(pid, 0)
-    if not chunks:
+        os.close(read_fd)
+        _end_group(pid)
+        if not isinstance(status, int):
+            _, waited = os.waitpid(pid, 0)
+            status = waited if status is None else status
+    if data is None:
+        if status == "timeout":
+            raise OodfsError(f"timed out after {timeout:g} s (--task-timeout)")
         raise OodfsError(f"the method's process died ({_describe(status)})")
     try:
-        kind, result = pickle.loads(b"".join(chunks))
+        kind, result = pickle.loads(data)
     except Exception:  # noqa: BLE001 -- a child killed while sending
         raise OodfsError(
             f"the method's process died while sending its result ({_describe(status)})"
@@ -116,6 +125,45 @@ def call_isolated(fn, timeout: float | None = None):
     if kind == "error":
         raise OodfsError(result)
     return result
+
+
+def _receive(fd: int, pid: int, timeout: float | None) -> tuple[bytes | None, int | str | None]:
+    """The child's complete message (or None) and its wait status: None while it still runs,
+    "timeout" when the limit passed before a complete message."""
+    buf, status = bytearray(), None
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        if len(buf) >= _HEADER.size:
+            end = _HEADER.size + _HEADER.unpack_from(buf)[0]
+            if len(buf) >= end:
+                return bytes(buf[_HEADER.size : end]), status
+        left = None if deadline is None else deadline - time.monotonic()
+        wait = 0.2 if left is None else max(0.0, min(left, 0.2))
+        if select.select([fd], [], [], wait)[0]:
+            chunk = os.read(fd, 1 << 20)
+            if chunk:
+                buf += chunk
+                continue
+            if status is None:  # the end of the pipe: the child has ended
+                status = os.waitpid(pid, 0)[1]
+            return None, status
+        if status is not None:  # the child ended, and nothing more came
+            return None, status
+        done, waited = os.waitpid(pid, os.WNOHANG)
+        if done:  # ended: one more look for what it sent (a process it left may hold the pipe open)
+            status = waited
+            continue
+        if left is not None and left <= 0:
+            return None, "timeout"
+
+
+def _end_group(pid: int) -> None:
+    """Kill the fit's process group: the fit and everything it started that stayed in the group."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _describe(status: int) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 
@@ -11,10 +12,22 @@ from oodfs.validation import RunAborted, format_warning
 COMMITS_IN_WORKER = True
 
 
-def _in_worker(fn: Callable, args: tuple):
-    # a worker ends with the run that started it: after a SIGKILL of `oodfs bench` nothing
-    # keeps computing and committing into the folder a new run may be resuming
-    die_with_parent()
+#: the first thing a new worker runs, before it imports oodfs, torch or a job (standard library
+#: only: those imports take seconds): it ends with the run from then on, and at once if the run
+#: (``{parent}``, recorded by the run before it started the worker) has ended already
+_ARM_WORKER = """
+import ctypes, os, signal
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+except (OSError, AttributeError):  # not Linux: die_with_parent's watcher, at the first job
+    pass
+if os.getppid() != {parent}:
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _in_worker(fn: Callable, args: tuple, parent: int):
+    die_with_parent(parent)  # again: a worker reused from an earlier Parallel of this process
     # warnings as one line, as the command line prints them in its own process
     warnings.formatwarning = format_warning
     return fn(*args)
@@ -29,9 +42,10 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
     from joblib.externals.loky.process_executor import TerminatedWorkerError
 
     try:
-        yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(
-            delayed(_in_worker)(fn, args) for args in calls
-        )
+        parent = os.getpid()  # recorded here, before any worker exists
+        arm = (_ARM_WORKER.format(parent=parent), {})
+        parallel = Parallel(n_jobs=jobs, return_as="generator_unordered", initializer=exec, initargs=arm)
+        yield from parallel(delayed(_in_worker)(fn, args, parent) for args in calls)
     except TerminatedWorkerError as exc:  # killed from outside (out of memory, a kill): the run stops
         codes = " ".join(
             str(exc).rpartition("exit codes of the workers are")[2].split("Detailed")[0].split()
