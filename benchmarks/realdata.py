@@ -219,7 +219,7 @@ def forest_figure(numbers: dict, model: str, out: Path) -> Path:
     return path
 
 
-def write_report(root: Path, suites, timings: dict) -> str:
+def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
     numbers = {name: {m: suite_numbers(root / name, m) for m in MODELS} for name in suites}
     fig_dir = HERE / "figures"
     fig_dir.mkdir(exist_ok=True)
@@ -326,7 +326,7 @@ def write_report(root: Path, suites, timings: dict) -> str:
     lines.append(
         tabulate(
             run_rows,
-            headers=["suite", "r_train", "r_test", "runs", "n_train / n_val", "k", "wall (--jobs 1)"],
+            headers=["suite", "r_train", "r_test", "runs", "n_train / n_val", "k", f"wall (--jobs {jobs})"],
             tablefmt="github",
             disable_numparse=True,
         )
@@ -335,10 +335,9 @@ def write_report(root: Path, suites, timings: dict) -> str:
         total = sum(timings.get(n, 0) for n in suites)
         lines += [
             "",
-            f"Each suite: `oodfs bench --suite NAME --jobs 1` (niced) with the suite's own settings; "
-            f"{total / 60:.1f} min in all on a 2-core machine shared with other jobs, so the times are "
-            "upper bounds. Every method runs its whole grid; both downstream models are trained on "
-            "the same fits.",
+            f"Each suite: `oodfs bench --suite NAME --jobs {jobs}` with the suite's own settings; "
+            f"{total / 60:.1f} min in all on a 2-core machine. Every method runs its whole grid; both "
+            "downstream models are trained on the same fits.",
         ]
     lines += [""]
     for name in suites:
@@ -377,7 +376,9 @@ def write_report(root: Path, suites, timings: dict) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--root", default="results/realdata", help="folder holding one results folder per suite")
-    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument(
+        "--jobs", type=int, default=1, help="worker processes (with --timings: those they were measured with)"
+    )
     p.add_argument("--report-only", action="store_true", help="report on the existing runs")
     p.add_argument("--timings", help="JSON {suite: wall seconds} of runs made elsewhere, for the table")
     p.add_argument("--out", default=str(HERE / "REALDATA.md"))
@@ -390,7 +391,7 @@ def main(argv=None) -> int:
         timings.update(run_missing(root, suites, args.jobs))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        text = write_report(root, suites, timings)
+        text = write_report(root, suites, timings, args.jobs)
     Path(args.out).write_text(text)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0

@@ -525,8 +525,11 @@ def test_bench_on_a_table_notes_once_and_warns_in_one_line_from_its_workers(tmp_
         "showwarning",
         lambda m, c, f, n, file=None, line=None: sys.stderr.write(warnings.formatwarning(m, c, f, n)),
     )
+    from joblib.externals.loky import get_reusable_executor
+
+    # fresh workers: one reused from an earlier test writes to the stderr that test captured
+    get_reusable_executor().shutdown(wait=True)
     plugin = tmp_path / "bad.py"
-    # a text of its own: a reused worker process that gave this warning before would not repeat it
     plugin.write_text(CRASHING_PLUGIN.replace("at 10", f"at 10 in {tmp_path.name}"))
     df = shifted()
     df.loc[[5, 6], "a"] = np.nan
