@@ -21,7 +21,7 @@ CPU time is the steadier figure.
     python benchmarks/bench_regressor.py --ablations      # + variants with design choices undone
 
 Measured so far (2-core machine, 1 thread, shared machine, so CPU times), the evidence behind the
-choices described in oodfs/regressor.py:
+choices described in oodfs/run/downstream.py:
 
 * Packed GEMMs vs ``bmm`` over a model dimension: ~1.7x per step at 10 models (same hand-written
   step); autograd is slower still. At h = 5 a model-step costs ~70 us of per-operation overhead
@@ -70,7 +70,7 @@ NAMES = [f"S{i}" for i in range(1, 6)] + [f"V{i}" for i in range(1, 6)]
 OLS_RANKING = (2, 4, 1, 9, 8, 0, 3, 7, 6, 5)  # an OLS ranking on poly, r_tr = 2.5, seed 0 (paper layout)
 
 
-#: design choices of fit_downstream undone one at a time (see oodfs/regressor.py)
+#: design choices of fit_downstream undone one at a time (see oodfs/run/downstream.py)
 ABLATIONS = {
     "best-val snapshot": dict(restore_best=True),
     "plain early stopping": dict(lr_start=1e-3, patience=20, min_delta=1e-3, restore_best=True),

@@ -2,6 +2,7 @@
 
     python benchmarks/reproduce.py --jobs 2                    # run what is missing, then report
     python benchmarks/reproduce.py --report-only               # report on the existing runs
+    python benchmarks/reproduce.py --site-only                 # only the results site
 
 Runs (each resumable, each its own results folder under --root):
   synthetic            the paper's grid, profile `default`
@@ -11,6 +12,11 @@ Runs (each resumable, each its own results folder under --root):
 Writes ``benchmarks/REPRODUCTION.md`` and copies the figures to ``benchmarks/figures/``. Every
 verdict cites a paired test, an effect size with its interval and the number of pairs; where
 the data cannot decide, it says "not distinguishable".
+
+Also writes the results site ``benchmarks/site/`` (``oodfs report``: open ``index.html``) of the
+synthetic suite's runs, both profiles side by side. Where those runs are not on this machine
+(they are not in the repository), the site shows the reference results shipped with oodfs (the
+full default-profile grid, copied into ``ROOT/reference`` by ``oodfs bench --reference``).
 """
 
 from __future__ import annotations
@@ -32,9 +38,14 @@ from oodfs.report import stats
 from oodfs.report.compare import comparison_markdown, selected_values
 from oodfs.report.leaderboard import Leaderboard
 from oodfs.report.report import Report
+from oodfs.report.site import build_site
 from oodfs.results.store import ResultStore, load_results
 
 HERE = Path(__file__).resolve().parent
+SITE = HERE / "site"
+#: figure files of the committed site: SVG only (what the page shows; PNG and PDF of the main
+#: figures are in benchmarks/figures/), so that the site stays a few MB
+SITE_FORMATS = ("svg",)
 IW = ("dwr", "srdo")
 RUNS = {
     "default": ("synthetic", []),
@@ -481,6 +492,30 @@ def _kept(report: Path, markers) -> str:
     return text[start : end + len(markers[1])] if 0 <= start < end else ""
 
 
+def write_site(root: Path) -> Path:
+    """The results site of the synthetic runs under ``root`` (default and paper profiles side by
+    side), or, without them, of the shipped reference results."""
+    folders = [root / name for name in ("default", "paper") if (root / name / "results.sqlite").exists()]
+    if not folders:
+        reference = root / "reference"
+        if not (reference / "results.sqlite").exists():
+            cmd = [
+                "oodfs",
+                "bench",
+                "--suite",
+                "synthetic",
+                "--reference",
+                "--out",
+                str(reference),
+                "--quiet",
+            ]
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        folders = [reference]
+    index = build_site(folders, SITE, selection="val", formats=SITE_FORMATS)
+    print(f"wrote {index} from {', '.join(map(str, folders))}")
+    return index
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -495,9 +530,15 @@ def main() -> None:
         "a later call without it resumes and adds the missing runs)",
     )
     parser.add_argument("--r-train", help="comma-separated r_train values instead of the suite's")
+    parser.add_argument(
+        "--site-only", action="store_true", help="write only the results site (benchmarks/site/)"
+    )
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message="An input array is constant")
     root = Path(args.root)
+    if args.site_only:
+        write_site(root)
+        return
     if not args.report_only:
         narrow = (["--runs", args.runs] if args.runs else []) + (
             ["--r-train", args.r_train] if args.r_train else []
@@ -674,6 +715,7 @@ def main() -> None:
     parts.append(Leaderboard(report).to_markdown().split("\n", 1)[1].replace("\n## ", "\n### "))
     (HERE / "REPRODUCTION.md").write_text("\n".join(parts) + "\n")
     print(f"wrote {HERE / 'REPRODUCTION.md'}")
+    write_site(root)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Command line: ``oodfs bench | leaderboard | compare | plot | merge | plugins | select | theory``.
+"""Command line: ``oodfs bench | leaderboard | compare | plot | report | merge | plugins |
+select | theory``.
 
 Each command is a module of :mod:`oodfs.commands`; this module builds the parser and turns an
 :class:`~oodfs.validation.OodfsError` into one line on stderr and exit status 2.
@@ -12,11 +13,22 @@ import signal
 import sys
 import warnings
 
-from oodfs.validation import OodfsError, RunAborted
+from oodfs.validation import OodfsError, RunAborted, format_warning
 
 EXIT_USAGE = 2
 EXIT_ABORTED = 1  # the run stopped for a reason other than the input (disk full, a killed worker)
-COMMANDS = ("bench", "leaderboard", "compare", "plot", "merge", "plugins", "select", "theory")
+COMMANDS = (
+    "bench",
+    "leaderboard",
+    "compare",
+    "plot",
+    "report",
+    "merge",
+    "plugins",
+    "select",
+    "suites",
+    "theory",
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -53,12 +65,7 @@ def _on_sigterm(signum, frame):
     raise _Terminated()
 
 
-def _one_line_warning(message, category, filename, lineno, line=None):
-    from oodfs.contract.registry import PluginLoadWarning
-
-    if issubclass(category, PluginLoadWarning):
-        return f"oodfs: warning: {message}\n"
-    return _default_formatwarning(message, category, filename, lineno, line)
+_one_line_warning = format_warning
 
 
 _default_formatwarning = warnings.formatwarning

@@ -307,12 +307,31 @@ def _init_params(cls) -> dict:
 
 
 # -- data ----------------------------------------------------------------------------------------
-def _regression_data(n: int = N, d: int = D, seed: int = 0):
-    """X standard normal; y = 2 x0 + 0.5 x1 + small noise: feature 0 is the known best feature."""
+def _regression_data(n: int = N, d: int = D, seed: int = 0, envs: bool = False):
+    """X standard normal; y = 2 x0 + 0.5 x1 + small noise: feature 0 is the known best feature.
+    With ``envs`` (for label-using selectors) the rows of the three environments of
+    :func:`_groups` have their features scaled by 0.5, 1 and 2: y given X is the same in each,
+    the distribution of X and of y is not."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d))
+    if envs:
+        X *= np.array([0.5, 1.0, 2.0])[_groups(n)][:, None]
     y = 2.0 * X[:, 0] + 0.5 * X[:, 1] + 0.1 * rng.standard_normal(n)
     return X, y
+
+
+def _groups(n: int) -> np.ndarray:
+    """The kit's environment labels: three blocks of consecutive rows, labelled 0, 1, 2."""
+    return np.minimum(np.arange(n) * 3 // max(n, 1), 2)
+
+
+def _labelled(p) -> bool:
+    return bool(getattr(p.cls, "uses_groups", False))
+
+
+def _labels(p, n: int) -> dict:
+    """``groups`` for a label-using plugin (nothing for a label-free one)."""
+    return {"groups": _groups(n)} if _labelled(p) else {}
 
 
 def _two_regime_data(n: int = N, d: int = D, seed: int = 1):
@@ -335,7 +354,12 @@ def _correlated_data(n: int = N, d: int = D, seed: int = 2):
 # -- selectors -------------------------------------------------------------------------------------
 def _fit(p: _Plugin, X, y, sample_weight=None, random_state=SEED, **params):
     est = p.make(random_state=random_state, **params)
-    out = est.fit(X, y) if sample_weight is None else est.fit(X, y, sample_weight=sample_weight)
+    labels = _labels(p, len(y))  # a label-using selector gets the kit's environments
+    out = (
+        est.fit(X, y, **labels)
+        if sample_weight is None
+        else est.fit(X, y, sample_weight=sample_weight, **labels)
+    )
     _ensure(out is est, f"fit must return self, returned {type(out).__name__}")
     return est
 
@@ -363,7 +387,7 @@ def _seed_dependent(p: _Plugin) -> bool:
     data differ). Computed once per plugin class and parameters."""
     key = (p.cls, repr(sorted(p.params.items())))
     if key not in _SEED_DEPENDENT:
-        X, y = _regression_data()
+        X, y = _regression_data(envs=_labelled(p))
         _SEED_DEPENDENT[key] = not _close(
             _fit(p, X, y, random_state=0).scores_, _fit(p, X, y, random_state=1).scores_, 1e-9
         )
@@ -504,7 +528,7 @@ def check_selector_grid_points(p: _Plugin) -> None:
 def check_selector_known_answer(p: _Plugin) -> None:
     """On y = 2 x0 + 0.5 x1 + noise: ``fit`` returns self, ``scores_`` has one finite number per feature
     (``feature_importances_`` the same, ``n_features_in_`` = d), and feature 0 ranks first."""
-    X, y = _regression_data()
+    X, y = _regression_data(envs=_labelled(p))
     est = _fit(p, X, y)
     scores = _scores(est, D)
     _ensure(
@@ -526,7 +550,7 @@ def check_selector_known_answer(p: _Plugin) -> None:
 def check_selector_ranking(p: _Plugin) -> None:
     """``ranking_`` is a permutation of the features, best first, consistent with ``scores_``
     (ties in column order, as :func:`oodfs.ranking_from_scores`)."""
-    X, y = _regression_data(seed=3)
+    X, y = _regression_data(seed=3, envs=_labelled(p))
     est = _fit(p, X, y)
     scores = _scores(est, D)
     ranking = np.asarray(getattr(est, "ranking_", None))
@@ -551,11 +575,13 @@ def check_selector_ranking(p: _Plugin) -> None:
 
 @_check("selector")
 def check_selector_support(p: _Plugin) -> None:
-    """``get_support()`` marks the top ``k`` of ``ranking_`` (k = 1, 3, d); ``transform`` keeps
-    exactly those k columns; k = 0 or k > d is an OodfsError."""
-    X, y = _regression_data(seed=4)
+    """``get_support()`` marks the top ``k`` of ``ranking_`` (k = 1, 3, d) except a feature scored
+    0 when no score is negative (:func:`oodfs.contract.api.support_mask`); ``transform`` keeps
+    exactly those columns; k = 0 or k > d is an OodfsError."""
+    X, y = _regression_data(seed=4, envs=_labelled(p))
     est = _fit(p, X, y)
     ranking = np.asarray(est.ranking_)
+    scores = np.asarray(est.scores_, dtype=float)
     for k in (1, 3, D):
         est.set_params(k=k)
         mask = np.asarray(est.get_support())
@@ -563,22 +589,23 @@ def check_selector_support(p: _Plugin) -> None:
             mask.dtype == bool and mask.shape == (D,),
             f"get_support() must be a boolean mask of {D}, got {mask!r}",
         )
-        _ensure(mask.sum() == k, f"k={k}: get_support() keeps {int(mask.sum())} features")
         top = np.zeros(D, dtype=bool)
         top[ranking[:k]] = True
+        if (scores >= 0).all():  # a feature scored 0 is never marked
+            top &= scores > 0
         _ensure(
             np.array_equal(mask, top),
             f"k={k}: get_support() {np.nonzero(mask)[0].tolist()} is not the top k of "
-            f"ranking_ {ranking.tolist()}",
+            f"ranking_ {ranking.tolist()} (leaving out features scored 0)",
         )
         _ensure(
-            np.array_equal(est.get_support(indices=True), np.sort(ranking[:k])),
+            np.array_equal(est.get_support(indices=True), np.flatnonzero(top)),
             f"k={k}: get_support(indices=True) is not the sorted top k",
         )
         Xt = np.asarray(est.transform(X))
         _ensure(
-            Xt.shape == (X.shape[0], k),
-            f"k={k}: transform gives shape {Xt.shape}, expected {(X.shape[0], k)}",
+            Xt.shape == (X.shape[0], int(top.sum())),
+            f"k={k}: transform gives shape {Xt.shape}, expected {(X.shape[0], int(top.sum()))}",
         )
         _ensure(np.array_equal(Xt, X[:, mask]), f"k={k}: transform does not keep the selected columns")
     for bad in (0, D + 1):
@@ -590,14 +617,14 @@ def check_selector_support(p: _Plugin) -> None:
 def check_selector_deterministic(p: _Plugin) -> None:
     """Two fits with the same ``random_state`` give the same scores, and refitting a fitted object
     on other data gives what a fresh object gives (no state carried from one fit to the next)."""
-    X, y = _regression_data(seed=5)
+    X, y = _regression_data(seed=5, envs=_labelled(p))
     a = _scores(_fit(p, X, y), D, "first fit")
     b = _scores(_fit(p, X, y), D, "second fit")
     _ensure(_close(a, b, 1e-9), f"two fits with random_state={SEED} differ: {_fmt(a)} vs {_fmt(b)}")
-    X2, y2 = _regression_data(seed=6)
+    X2, y2 = _regression_data(seed=6, envs=_labelled(p))
     fresh = _scores(_fit(p, X2, y2), D, "fit on other data")
     est = _fit(p, X, y)
-    est.fit(X2, y2)
+    est.fit(X2, y2, **_labels(p, len(y2)))
     c = _scores(est, D, "refit")
     _ensure(
         _close(fresh, c, 1e-9),
@@ -610,7 +637,7 @@ def check_selector_deterministic(p: _Plugin) -> None:
 def check_selector_column_permutation(p: _Plugin) -> None:
     """Reordering the columns of X reorders the scores the same way (tolerance 1e-6 of the largest
     score). Applies unless the class declares ``permutation_invariant = False``."""
-    X, y = _regression_data(seed=7)
+    X, y = _regression_data(seed=7, envs=_labelled(p))
     perm = np.array([3, 0, 5, 1, 4, 2])
     a = _scores(_fit(p, X, y), D)
     b = _scores(_fit(p, X[:, perm], y), D, "fit on permuted columns")
@@ -628,7 +655,7 @@ def check_selector_sample_weight_ones(p: _Plugin) -> None:
     draw its random numbers differently once weights are given, e.g. a weighted bootstrap)."""
     if _seed_dependent(p):
         return
-    X, y = _regression_data(seed=8)
+    X, y = _regression_data(seed=8, envs=_labelled(p))
     a = _scores(_fit(p, X, y), D)
     b = _scores(_fit(p, X, y, sample_weight=np.ones(len(y))), D, "fit with sample_weight = 1")
     _ensure(_close(a, b), f"sample_weight of ones changes the scores: {_fmt(a)} vs {_fmt(b)}")
@@ -699,9 +726,9 @@ def check_selector_fit_grid(p: _Plugin) -> None:
     1e-2, each result nearest its own point's separate fit. Uses the default point and the
     cheapest neighbours in the grid."""
     cls = p.cls
-    X, y = _regression_data(seed=10)
+    X, y = _regression_data(seed=10, envs=_labelled(p))
     points = _cheap_points(cls)
-    out = cls.fit_grid(X, y, [dict(q) for q in points], random_state=SEED)
+    out = cls.fit_grid(X, y, [dict(q) for q in points], random_state=SEED, **_labels(p, len(y)))
     _ensure(
         isinstance(out, (list, tuple)) and len(out) == len(points),
         f"fit_grid with {len(points)} points returned {len(out) if hasattr(out, '__len__') else out!r} "
@@ -711,7 +738,7 @@ def check_selector_fit_grid(p: _Plugin) -> None:
         s = np.asarray(s, dtype=float)
         _ensure(s.shape == (D,), f"fit_grid at {q}: shape {s.shape}, expected ({D},)")
         _ensure(np.all(np.isfinite(s)), f"fit_grid at {q}: non-finite scores {_fmt(s)}")
-    singles = [cls(**q, random_state=SEED).fit(X, y).scores_ for q in points]
+    singles = [cls(**q, random_state=SEED).fit(X, y, **_labels(p, len(y))).scores_ for q in points]
     _check_aligned(points, out, singles, _seed_dependent(_Plugin(cls, "selector")), "score")
 
 
@@ -751,7 +778,7 @@ def check_selector_invalid_input(p: _Plugin) -> None:
     """NaN or inf in X or y, X and y of different lengths, 1-D X (and, when supported, a bad
     ``sample_weight``) raise OodfsError with a one-line message, from ``fit`` and from
     ``fit_grid``."""
-    X, y = _regression_data(n=60, seed=11)
+    X, y = _regression_data(n=60, seed=11, envs=_labelled(p))
     cases = []
     Xn = X.copy()
     Xn[3, 2] = np.nan  # noqa: E702
@@ -777,7 +804,67 @@ def check_selector_invalid_input(p: _Plugin) -> None:
     point = _cheap_points(p.cls, limit=1)
     for what, Xc, yc, w in cases[:4]:
         _expect_oodfs_error(
-            f"fit_grid with {what}", lambda Xc=Xc, yc=yc: p.cls.fit_grid(Xc, yc, point, random_state=SEED)
+            f"fit_grid with {what}",
+            lambda Xc=Xc, yc=yc: p.cls.fit_grid(Xc, yc, point, random_state=SEED, **_labels(p, len(yc))),
+        )
+
+
+def _label_free(p: _Plugin):
+    return None if _labelled(p) else "uses_groups is False"
+
+
+@_check("selector", applies=_label_free)
+def check_selector_refuses_bad_labels(p: _Plugin) -> None:
+    """A selector with ``uses_groups = True`` refuses, with a one-line OodfsError from ``fit`` and
+    from ``fit_grid``: no labels, labels of the wrong length, one environment only, and an
+    environment with fewer rows than ``min_group_rows``."""
+    X, y = _regression_data(n=90, seed=12, envs=True)
+    g = _groups(len(y))
+    point = _cheap_points(p.cls, limit=1)
+    need = int(getattr(p.cls, "min_group_rows", 2))
+    small = np.where(g == 2, 1, g)  # environment 2 keeps only its last need - 1 rows
+    if need > 1:
+        small[len(y) - need + 1 :] = 2
+    cases = [
+        ("no groups", None),
+        ("groups of the wrong length", g[:-1]),
+        ("one environment", np.zeros(len(y))),
+        (f"an environment with {need - 1} rows (min_group_rows = {need})", small),
+    ]
+    for what, groups in cases:
+        if what.startswith("an environment") and need < 2:
+            continue
+        _expect_oodfs_error(
+            f"fit with {what}", lambda groups=groups: p.make(random_state=SEED).fit(X, y, groups=groups)
+        )
+        _expect_oodfs_error(
+            f"fit_grid with {what}",
+            lambda groups=groups: p.cls.fit_grid(X, y, point, random_state=SEED, groups=groups),
+        )
+
+
+@_check("selector", applies=_label_free)
+def check_selector_label_names(p: _Plugin) -> None:
+    """The scores depend on which rows share an environment, not on the labels' names or order:
+    labels 0/1/2, the same environments named "c"/"a"/"b", and the rows shuffled together with
+    their labels give the same scores (tolerance 1e-6 of the largest score)."""
+    X, y = _regression_data(seed=13, envs=True)
+    g = _groups(len(y))
+    a = _scores(p.make(random_state=SEED).fit(X, y, groups=g), D)
+    named = np.array(["c", "a", "b"])[g]
+    b = _scores(p.make(random_state=SEED).fit(X, y, groups=named), D, "fit with renamed environments")
+    _ensure(
+        _close(a, b),
+        f"renaming the environments (0, 1, 2 -> c, a, b) changes the scores: {_fmt(a)} vs {_fmt(b)}",
+    )
+    if not _seed_dependent(p):
+        order = np.random.default_rng(0).permutation(len(y))
+        c = _scores(
+            p.make(random_state=SEED).fit(X[order], y[order], groups=g[order]), D, "fit on shuffled rows"
+        )
+        _ensure(
+            _close(a, c, 1e-4),
+            f"shuffling the rows with their labels changes the scores: {_fmt(a)} vs {_fmt(c)}",
         )
 
 

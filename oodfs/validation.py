@@ -133,3 +133,20 @@ def error_message(exc: BaseException) -> str:
     if isinstance(exc, SystemExit):
         return f"the method called sys.exit({exc.code!r}){where}"
     return f"{type(exc).__name__}: {exc}{where}"
+
+
+def one_line_warning(message, category) -> str:
+    """A warning as one line, never with the source line Python adds: ``oodfs: note: ...`` or
+    ``oodfs: warning: ...`` for oodfs's own (a category's ``oodfs_label``), ``oodfs: warning:
+    Category: ...`` for a library's or a plugin's."""
+    text = " ".join(str(message).split())
+    label = getattr(category, "oodfs_label", "")
+    if label:
+        return f"oodfs: {label}: {text.removeprefix('oodfs: ')}\n"
+    return f"oodfs: warning: {category.__name__}: {text}\n"
+
+
+def format_warning(message, category, filename, lineno, line=None) -> str:
+    """:func:`one_line_warning` in the signature of :func:`warnings.formatwarning`, which the
+    command line and its worker processes install."""
+    return one_line_warning(message, category)

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from oodfs.contract.registry import reset_registry
+from oodfs.run.suite import suite_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "oodfs-variance"
@@ -24,6 +25,40 @@ methods = ["ols", "correlation"]
 [settings.poly]
 params = {{ setting = "poly" }}
 """
+
+
+#: the smallest synthetic suite the runner tests run (``tiny(**changes)`` makes one)
+TINY = {
+    "description": "tiny test suite",
+    "environment": "synthetic",
+    "r_train": [2.5],
+    "r_test": [-2.0, 2.0],
+    "runs": 2,
+    "n_train": 300,
+    "n_val": 100,
+    "n_test": 300,
+    "k": 5,
+    "methods": ["ols", "correlation"],
+    "settings": {"poly": {"params": {"setting": "poly"}}},
+}
+
+
+def tiny(**changes):
+    """The tiny suite with some of its keys changed."""
+    return suite_from_dict("tiny", {**TINY, **changes})
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """One torch thread, as the runner sets per worker: the torch-based plugins (stg, srdo) fit tiny
+    networks, and on a busy machine several threads make each step 10-50x slower. A module uses it
+    with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 @pytest.fixture(autouse=True)

@@ -336,7 +336,7 @@ def test_a_relative_table_path_is_relative_to_the_suite_file(tmp_path, monkeypat
     X = rng.normal(size=(n, 3))
     env = np.repeat(["A", "B"], n // 2)
     pd.DataFrame(
-        {"x1": X[:, 0], "x2": X[:, 1], "x3": X[:, 2], "y": X[:, 0] + rng.normal(size=n) * 0.1, "period": env}
+        {"x1": X[:, 0], "x2": X[:, 1], "x3": X[:, 2], "y": X[:, 0] + rng.normal(size=n) * 0.3, "period": env}
     ).to_csv(folder / "data.csv", index=False)
     (folder / "mine.toml").write_text(
         textwrap.dedent("""

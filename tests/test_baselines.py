@@ -81,7 +81,11 @@ def test_ranks_the_true_features_first(cls):
     sel = cls(random_state=0).fit(X, y)
     assert sorted(sel.ranking_[:3]) == TRUE, sel.scores_
     assert sel.scores_.shape == (X.shape[1],) and np.all(np.isfinite(sel.scores_))
-    assert set(np.nonzero(sel.get_support())[0]) == set(sel.ranking_[:5])
+    # the top 5, except a feature scored 0 (LASSO sets the noise features to 0) when no score is
+    # negative (STG's gate means may be)
+    floor = (sel.scores_ >= 0).all()
+    expected = {j for j in sel.ranking_[:5] if sel.scores_[j] > 0 or not floor}
+    assert set(np.nonzero(sel.get_support())[0]) == expected
 
 
 # -- scikit-learn conformance -----------------------------------------------------------------

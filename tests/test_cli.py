@@ -132,7 +132,7 @@ def test_leaderboard_formats(bench_dir):
     latex = cli("leaderboard", str(bench_dir), "--format", "latex")
     assert "\\begin{tabular}" in latex.stdout and "\\textbf" not in latex.stdout
     html = cli("leaderboard", str(bench_dir), "--format", "html")
-    assert html.stdout.startswith("<!doctype html>") and "<table>" in html.stdout
+    assert html.stdout.startswith("<!doctype html>") and '<table class="sortable board">' in html.stdout
     assert cli("leaderboard", str(bench_dir), "--format", "yaml").returncode == 2
 
 

@@ -21,22 +21,8 @@ import pytest
 from oodfs.cli import main
 from oodfs.results.store import ResultStore, StorageError, load_results
 from oodfs.run.runner import run_suite
-from oodfs.run.suite import suite_from_dict
 
-from .conftest import TINY_SUITE_TOML
-
-TINY = {
-    "environment": "synthetic",
-    "r_train": [2.5],
-    "r_test": [-2.0, 2.0],
-    "runs": 2,
-    "n_train": 300,
-    "n_val": 100,
-    "n_test": 300,
-    "k": 5,
-    "methods": ["ols", "correlation"],
-    "settings": {"poly": {"params": {"setting": "poly"}}},
-}
+from .conftest import TINY_SUITE_TOML, tiny
 
 FAULTS = """
 import ctypes, os, signal, sys, time
@@ -48,8 +34,8 @@ def corr(X, y):
     return np.abs(np.corrcoef(X.T, y)[-1, :-1])
 
 def selector(name, fit):
-    cls = type(name, (oodfs.Selector,), {"name": name, "__doc__": name, "_fit_scores": lambda self, X, y,
-    sw: fit(X, y)})
+    scores = lambda self, X, y, sw: fit(X, y)
+    cls = type(name, (oodfs.Selector,), {"name": name, "__doc__": name, "_fit_scores": scores})
     cls.__module__ = __name__
     return cls
 
@@ -111,10 +97,6 @@ def faults(tmp_path, monkeypatch):
     path.write_text(FAULTS)
     monkeypatch.setenv("OODFS_TEST_MARKER", str(tmp_path / "marker"))
     return str(path)
-
-
-def tiny(**changes):
-    return suite_from_dict("tiny", {**TINY, **changes})
 
 
 def tiny_file(tmp_path, runs=2) -> str:
@@ -493,8 +475,8 @@ def test_leaderboard_on_a_read_only_mount(stored, tmp_path):
     script = textwrap.dedent(f"""
         mount --bind {copy} {copy} && mount -o remount,bind,ro {copy}
         touch {copy}/probe 2> /dev/null && echo writable
-        {sys.executable} -m oodfs.cli leaderboard {copy} --format csv > {tmp_path}/board.csv 2>
-        {tmp_path}/board.err
+        {sys.executable} -m oodfs.cli leaderboard {copy} --format csv \
+            > {tmp_path}/board.csv 2> {tmp_path}/board.err
         echo $? > {tmp_path}/board.rc
         {sys.executable} -m oodfs.cli plot {copy} > /dev/null 2> {tmp_path}/plot.err
         echo $? > {tmp_path}/plot.rc

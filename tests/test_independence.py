@@ -27,15 +27,7 @@ S = tuple(range(5))
 FAST_SRDO = dict(epochs=20, batch_size=256)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """One torch thread, as the runner sets per worker (SRDO restores it itself; DWR's Adam too)."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def synthetic(setting="poly", r=2.5, n=10000, run=0):

@@ -100,16 +100,7 @@ def weighter_entries():
     return [(name, {}) for name in sorted(names)]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """One torch thread, as the runner sets per worker: the torch-based plugins (stg, srdo) fit tiny
-    networks, and on a busy machine several threads make each step 10-50x slower."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # -- data ------------------------------------------------------------------------------------

@@ -38,21 +38,23 @@ def test_shapes_and_rmse_is_root_of_mse(data):
     assert models.epochs.shape == (4,) and (models.epochs >= 1).all()
 
 
-def test_deterministic_per_seed(data):
+@pytest.mark.parametrize("engine", ["numba", "torch"])
+def test_deterministic_per_seed(data, engine):
     X, y = data
     subsets = [(0, 1), (2, 3, 4)]
-    a = fit_downstream(X, y, subsets, 3, **FAST).predict(X[:200])
-    b = fit_downstream(X, y, subsets, 3, **FAST).predict(X[:200])
-    c = fit_downstream(X, y, subsets, 4, **FAST).predict(X[:200])
+    a = fit_downstream(X, y, subsets, 3, engine=engine, **FAST).predict(X[:200])
+    b = fit_downstream(X, y, subsets, 3, engine=engine, **FAST).predict(X[:200])
+    c = fit_downstream(X, y, subsets, 4, engine=engine, **FAST).predict(X[:200])
     np.testing.assert_array_equal(a, b)
     assert not np.allclose(a, c)
 
 
-def test_batch_independent(data):
+@pytest.mark.parametrize("engine", ["numba", "torch"])
+def test_batch_independent(data, engine):
     """A subset gets the same network alone, batched, at another position, in another block."""
     X, y = data
     target = (0, 1, 4)
-    alone_models = fit_downstream(X, y, [target], 7, **FAST)
+    alone_models = fit_downstream(X, y, [target], 7, engine=engine, **FAST)
     alone, alone_rmse = alone_models.predict(X[:300])[0], alone_models.rmse(X[:300], y[:300])[0]
     others = [(j,) for j in range(6)] + [(0, 2), (1, 3, 5), tuple(range(6)), (2, 3)]
     for subsets, pos in (
@@ -60,15 +62,16 @@ def test_batch_independent(data):
         ([(4, 1, 0)] + others, 0),  # same set, other column order
         (others + [target], len(others)),  # third block (block_size 4)
     ):
-        models = fit_downstream(X, y, subsets, 7, **FAST)
+        models = fit_downstream(X, y, subsets, 7, engine=engine, **FAST)
         np.testing.assert_array_equal(models.predict(X[:300])[pos], alone)
         assert models.rmse(X[:300], y[:300])[pos] == alone_rmse  # bit for bit: resume and --jobs rely on it
 
 
-def test_learns_linear_function_and_needs_the_signal():
+@pytest.mark.parametrize("engine", ["numba", "torch"])
+def test_learns_linear_function_and_needs_the_signal(engine):
     X, y = _linear_data(4000, 10)
     Xt, yt = _linear_data(4000, 11)
-    models = fit_downstream(X, y, [(0, 1), (0, 1, 2, 3), (2, 3), (0,)], 0)
+    models = fit_downstream(X, y, [(0, 1), (0, 1, 2, 3), (2, 3), (0,)], 0, engine=engine)
     rmse = models.rmse(Xt, yt)
     assert rmse[0] < 0.33 and rmse[1] < 0.33  # noise sd 0.3
     assert rmse[2] > 2.0  # sd of x0 - 2 x1 is sqrt(5) = 2.24: nothing to learn from x2, x3

@@ -20,26 +20,17 @@ from oodfs.results.store import ResultStore, load_results
 from oodfs.run.identity import code_hash, method_code_hashes, task_identities
 from oodfs.run.reference import COLUMNS, load_reference, write_reference
 from oodfs.run.runner import resume_plan, run_suite
-from oodfs.run.suite import suite_from_dict
 from oodfs.validation import OodfsError
 
-TINY = {
-    "description": "tiny reuse suite",
-    "environment": "synthetic",
-    "r_train": [2.5],
-    "r_test": [-2.0, 2.0],
-    "runs": 1,
-    "n_train": 300,
-    "n_val": 100,
-    "n_test": 300,
-    "k": 5,
-    "methods": ["ols", "correlation"],
-    "settings": {"poly": {"params": {"setting": "poly"}}},
-}
+from .conftest import TINY as SHARED_TINY
+from .conftest import tiny as tiny_suite
+
+TINY = {**SHARED_TINY, "runs": 1}  # this module's tiny suite: one run
 
 PLUGIN = '''
 import numpy as np
 import oodfs
+
 
 class Mine(oodfs.Selector):
     """Absolute correlation with the target (a user's method under development)."""
@@ -64,7 +55,7 @@ KEY = ["setting", "r_train", "run", "method"]
 
 
 def tiny(**changes):
-    return suite_from_dict("tiny", {**TINY, **changes})
+    return tiny_suite(**{"runs": 1, **changes})
 
 
 def write_plugin(path, sign=1.0):

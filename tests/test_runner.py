@@ -17,27 +17,14 @@ from oodfs.contract.task import DataKey
 from oodfs.report.leaderboard import Leaderboard
 from oodfs.results.store import ResultStore, load_results
 from oodfs.run.runner import run_suite
-from oodfs.run.suite import suite_from_dict
 
-TINY = {
-    "description": "tiny test suite",
-    "environment": "synthetic",
-    "r_train": [2.5],
-    "r_test": [-2.0, 2.0],
-    "runs": 2,
-    "n_train": 600,
-    "n_val": 200,
-    "n_test": 400,
-    "k": 5,
-    "methods": ["ols", "correlation"],
-    "settings": {"poly": {"params": {"setting": "poly"}}},
-    "curve": {"methods": ["ols"], "r_train": [2.5]},
-}
+from .conftest import tiny as tiny_suite
 
 BROKEN_PLUGIN = '''
 import time
 import numpy as np
 import oodfs
+
 
 class Broken(oodfs.Selector):
     """Always raises."""
@@ -60,7 +47,13 @@ def oodfs_selectors():
 
 
 def tiny(**changes):
-    return suite_from_dict("tiny", {**TINY, **changes})
+    """This module's tiny suite: the shared one with n_train, n_val, n_test, curve changed."""
+    return tiny_suite(
+        **{
+            **{"n_train": 600, "n_val": 200, "n_test": 400, "curve": {"methods": ["ols"], "r_train": [2.5]}},
+            **changes,
+        }
+    )
 
 
 def values(out) -> pd.Series:

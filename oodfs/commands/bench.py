@@ -52,6 +52,16 @@ def add_parser(sub) -> None:
         + "; ".join(f"{k}: {v}" for k, v in PROFILES.items())
         + " (default: the suite's, usually default; see docs/PROTOCOL.md)",
     )
+    from oodfs.run.downstream_models import MODELS
+
+    p.add_argument(
+        "--downstream",
+        type=csv_list,
+        metavar="MODEL[,MODEL]",
+        help="the models trained on each selected subset, each on the same fits: "
+        + "; ".join(f"{k}: {v}" for k, v in MODELS.items())
+        + " (default: the suite's; mlp for the synthetic suites). The leaderboard shows the first",
+    )
     p.add_argument(
         "--resume",
         action="store_true",
@@ -133,6 +143,7 @@ def run(args) -> int:
         seed=args.seed,
         selection=args.selection,
         profile=args.profile,
+        downstream=args.downstream,
     )
     suite = customise(load_suite(args.suite), methods=args.methods, **options)
     reference = reference_methods = None
@@ -147,6 +158,7 @@ def run(args) -> int:
             suite = customise(suite, methods=[])
     rule = get_rule(suite.selection).name
     profile = "" if suite.profile == "default" else f"-{suite.profile}"
+    profile += f"-{'-'.join(args.downstream)}" if args.downstream else ""
     out = Path(args.out or f"results/{suite.name}{profile}{'-quick' if args.quick else ''}")
     start = time.perf_counter()
     if args.scheduler and args.backend != "dask":
@@ -176,6 +188,9 @@ def run(args) -> int:
     try:
         export(results, out)
         (out / "leaderboard.md").write_text(text)
+        for model in report.downstream_models[1:]:  # the other downstream models, same fits
+            other = Report(results, rule, store.get_meta("metrics"), list(suite.methods), model)
+            (out / f"leaderboard-{model}.md").write_text(Leaderboard(other).to_markdown())
         print(text)
         paths = make_figures(report, out)
     except OSError as exc:

@@ -15,7 +15,7 @@ def add_parser(sub) -> None:
         help="paired tests between methods, Friedman test and critical-difference diagrams",
         description="For each setting and headline metric of a results folder: a Friedman test across "
         "methods, pairwise two-sided Wilcoxon signed-rank tests paired over (r_train, run) with Holm "
-        "correction, the mean paired difference with its 95 %% interval, and a critical-difference diagram "
+        "correction, the mean paired difference with its 95 % interval, and a critical-difference diagram "
         "(DIR/figures/cd_*.png). Writes DIR/compare.md and prints it.",
     )
     p.add_argument("path", help="results folder written by `oodfs bench`")

@@ -21,13 +21,18 @@ def add_parser(sub) -> None:
     p.add_argument("--format", default="markdown", choices=FORMATS, help="output format (default markdown)")
     add_selection(p)
     p.add_argument("--output", "-o", help="write to this file instead of standard output")
+    p.add_argument(
+        "--downstream",
+        metavar="MODEL",
+        help="the downstream model whose RMSEs to show, when the run trained several (default: its first)",
+    )
 
 
 def run(args) -> int:
     from oodfs.report.leaderboard import Leaderboard
     from oodfs.report.report import Report
 
-    report = Report.from_path(args.path, args.selection)
+    report = Report.from_path(args.path, args.selection, args.downstream)
     text = Leaderboard(report).render(args.format)
     if args.output:
         try:

@@ -12,10 +12,16 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "plot",
         help="draw the paper's figures and the feature-ranking table for a results folder",
-        description="Write DIR/figures/figure1.{png,pdf} (metrics vs r_train), ood_s.{png,pdf} "
-        "(RMSE vs number of selected features) and feature_ranking.md.",
+        description="Write DIR/figures/figure1-RULE.{png,pdf,svg} (metrics vs r_train), ood_s-RULE.* "
+        "(RMSE vs number of selected features), summary-RULE.* (mean ranks over all settings) and "
+        "feature_ranking-RULE.md.",
     )
     p.add_argument("path", help="results folder written by `oodfs bench`")
+    p.add_argument(
+        "--downstream",
+        metavar="MODEL",
+        help="the downstream model whose RMSEs to show, when the run trained several (default: its first)",
+    )
     add_selection(p)
 
 
@@ -23,7 +29,7 @@ def run(args) -> int:
     from oodfs.report.plots import make_figures
     from oodfs.report.report import Report
 
-    report = Report.from_path(args.path, args.selection)
+    report = Report.from_path(args.path, args.selection, args.downstream)
     try:
         paths = make_figures(report, args.path)
     except OSError as exc:

@@ -10,8 +10,20 @@ import sys
 import warnings
 
 from oodfs.commands.options import csv_list, positive_int
-from oodfs.tabular import CATEGORICAL_MODES, MAX_LEVELS, TableWarning, rank_features
-from oodfs.validation import OodfsError
+from oodfs.tabular import (
+    CATEGORICAL_MODES,
+    DATE_MODES,
+    DOWNSTREAM_MODELS,
+    GROUP_AGGREGATES,
+    MAX_LEVELS,
+    MIN_LEVEL_ROWS,
+    TableWarning,
+    rank_features,
+)
+from oodfs.validation import OodfsError, one_line_warning
+
+#: what a column or a variable's levels are listed as in the terminal table, at most
+SHOWN_LEVELS = 4
 
 
 def parse_param(text: str) -> tuple[str, object]:
@@ -34,6 +46,17 @@ def parse_param(text: str) -> tuple[str, object]:
     return key, tuple(parsed) if isinstance(parsed, list) else parsed
 
 
+class _Categorical(argparse.Action):
+    """``--categorical onehot|error`` (what to do with text columns) or ``--categorical a,b``
+    (columns to treat as categorical although they hold numbers; also ``--categorical-columns``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if values in CATEGORICAL_MODES:
+            namespace.categorical = values
+        else:
+            namespace.categorical_columns = list(namespace.categorical_columns or []) + csv_list(values)
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``oodfs select`` on the CLI's subparsers; returns the new parser."""
     p = subparsers.add_parser(
@@ -44,18 +67,23 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "Rank every feature of a table for predicting --target with one selector (DWR, SRDO or a\n"
             "baseline; `oodfs plugins` lists them) and print the ranking, best first.\n\n"
             "Every column except the target, the --env-column and --drop columns is a feature.\n"
-            "Numeric and true/false columns are used as they are; text columns are one-hot encoded\n"
-            "(one 0/1 column `col=level` per level except the first, which is the reference).\n"
-            "Missing feature values are an error (oodfs does not impute); rows with a missing\n"
-            "target are dropped, with a note. Features are standardised (mean 0, sd 1) before\n"
-            "fitting, so coefficient-based scores do not depend on units (--no-standardize: off)."
+            "Numeric and true/false columns are numbers; text columns and --categorical-columns are\n"
+            "one-hot encoded (one 0/1 column `col=level` per level except the first, the reference).\n"
+            "Nothing is done silently: a column that looks like an identifier is left out with a note\n"
+            "(--keep it), dates written as text and near-copies of the target are refused, identical\n"
+            "columns are noted. Missing values are an error (oodfs does not impute) unless --dropna rows;\n"
+            "rows with a missing target are dropped, with a note. Features are standardised (mean 0,\n"
+            "sd 1 over the rows used; --no-standardize: off). A feature with fewer than\n"
+            f"--min-level-rows ({MIN_LEVEL_ROWS}) rows off its most common value is left out of the fit\n"
+            "(score 0). A feature scored 0 is never marked selected."
         ),
         epilog=(
             "examples:\n"
             "  oodfs select houses.csv --target price --method dwr --top-k 5\n"
             "  oodfs select sales.parquet --target y --method lasso --param alpha=0.1 --json\n"
-            "  oodfs select houses.csv --target price --method srdo \\\n"
-            "      --env-column period --train-envs 1990s,2000s   # fit on those periods only"
+            "  oodfs select houses.csv --target price --method srdo --target-transform log \\\n"
+            "      --env-column period --train-envs 1990s,2000s --evaluate  # fit on those, test the rest\n"
+            "  oodfs select bikes.csv --target riders --method lasso --categorical hour,day --group-levels"
         ),
     )
     p.add_argument("file", help="the table: .csv, .csv.gz, .tsv or .parquet (first row = column names)")
@@ -70,7 +98,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--top-k",
         type=positive_int,
         metavar="K",
-        help="how many features are marked selected (default: the selector's k, usually 5)",
+        help="how many features (variables with --group-levels) are marked selected "
+        "(default: the selector's k, usually 5)",
     )
     p.add_argument(
         "--json", action="store_true", help="print JSON (the ranking and what was done) instead of a table"
@@ -87,10 +116,48 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="fit only on the rows whose --env-column value is one of these labels",
     )
     p.add_argument(
+        "--evaluate",
+        action="store_true",
+        help="with --env-column and --train-envs: the downstream RMSE on every other environment "
+        "with the selected features and with all features",
+    )
+    p.add_argument(
+        "--downstream",
+        choices=DOWNSTREAM_MODELS,
+        default="mlp",
+        help="the downstream model of --evaluate: oodfs's MLP (the benchmark's, default) or "
+        "ridge (scikit-learn RidgeCV)",
+    )
+    p.add_argument(
+        "--target-transform",
+        choices=("none", "log", "log1p"),
+        default="none",
+        help="transform the target before ranking (log: prices; log1p: counts)",
+    )
+    p.add_argument(
         "--categorical",
-        choices=CATEGORICAL_MODES,
+        action=_Categorical,
+        metavar="onehot|error|A,B",
         default="onehot",
-        help="text columns: one-hot encode them (default) or stop with an error naming them",
+        help="onehot (default): one-hot encode text columns; error: stop with an error naming them; "
+        "A,B: also one-hot encode these number columns (integer-coded categories)",
+    )
+    p.add_argument(
+        "--categorical-columns",
+        type=csv_list,
+        action="extend",
+        default=[],
+        metavar="A,B",
+        help="columns to one-hot encode although they hold numbers (the same as --categorical A,B)",
+    )
+    p.add_argument(
+        "--group-levels",
+        nargs="?",
+        const="max",
+        choices=GROUP_AGGREGATES,
+        metavar="max|sum",
+        help="rank the original variables, a variable's score being the max (default) or sum of "
+        "its levels' scores, and select whole variables",
     )
     p.add_argument(
         "--drop",
@@ -100,11 +167,37 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="comma-separated columns to leave out (ids, leaks, columns with missing values)",
     )
     p.add_argument(
+        "--keep",
+        type=csv_list,
+        default=[],
+        metavar="A,B",
+        help="use these columns as features although they look like an identifier or a copy of the target",
+    )
+    p.add_argument(
+        "--dates",
+        choices=DATE_MODES,
+        default="refuse",
+        help="columns of dates: refuse them (default) or convert them to decimal years",
+    )
+    p.add_argument(
+        "--dropna",
+        choices=("rows",),
+        help="rows: drop the rows with a missing value in a feature or --env-column (default: an error)",
+    )
+    p.add_argument(
         "--max-levels",
         type=positive_int,
         default=MAX_LEVELS,
         metavar="N",
         help=f"refuse a text column with more than N distinct values (default {MAX_LEVELS})",
+    )
+    p.add_argument(
+        "--min-level-rows",
+        type=positive_int,
+        default=MIN_LEVEL_ROWS,
+        metavar="N",
+        help="leave out of the fit a feature with fewer than N of the rows used off its most common "
+        f"value: a rare level, a constant (default {MIN_LEVEL_ROWS})",
     )
     p.add_argument(
         "--param",
@@ -118,6 +211,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument("--no-standardize", action="store_true", help="use the features on their own scale")
     p.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="fit the selector in this process, not in a forked child (a crash then ends oodfs)",
+    )
+    p.add_argument(
         "--plugin",
         action="append",
         default=[],
@@ -125,6 +223,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="register an unpackaged plugin module (dotted name or .py file); repeatable",
     )
     return p
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Notes and warnings as one line on stderr, never a source line (the CLI's format)."""
+    (file or sys.stderr).write(one_line_warning(message, category))
+
+
+def _levels(features: list[str]) -> str:
+    shown = ", ".join(features[:SHOWN_LEVELS])
+    return shown + (f", ... ({len(features)})" if len(features) > SHOWN_LEVELS else "")
 
 
 def run(args) -> int:
@@ -135,8 +243,10 @@ def run(args) -> int:
 
     registry(tuple(getattr(args, "plugin", []) or ()))
     params = dict(parse_param(t) for t in (args.param or []))
-    with warnings.catch_warnings(record=True) as caught:
+    declared = list(dict.fromkeys(list(getattr(args, "categorical_columns", None) or [])))
+    with warnings.catch_warnings():
         warnings.simplefilter("always", TableWarning)
+        warnings.showwarning = _show_warning  # also in the forked child that fits the selector
         ranking = rank_features(
             args.file,
             args.target,
@@ -150,13 +260,19 @@ def run(args) -> int:
             drop=args.drop,
             standardize_features=not args.no_standardize,
             max_levels=args.max_levels,
+            categorical_columns=declared,
+            keep=args.keep,
+            dates=args.dates,
+            dropna=args.dropna,
+            target_transform=None if args.target_transform == "none" else args.target_transform,
+            min_level_rows=args.min_level_rows,
+            group_levels=args.group_levels,
+            evaluate=args.evaluate,
+            downstream=args.downstream,
+            isolate=not args.no_isolation,
         )
-    for w in caught:
-        if issubclass(w.category, TableWarning):
-            print(f"oodfs: note: {w.message}", file=sys.stderr)
-        else:  # pass the others on unchanged
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     a = ranking.attrs
+    variables, evaluation = a["variables"], a["evaluation"]
     if args.json:
         out = {
             k: a[k]
@@ -164,6 +280,7 @@ def run(args) -> int:
                 "method",
                 "params",
                 "target",
+                "target_transform",
                 "source",
                 "rows",
                 "rows_in_table",
@@ -173,6 +290,10 @@ def run(args) -> int:
                 "train_envs",
                 "standardized",
                 "random_state",
+                "group_levels",
+                "left_out",
+                "excluded",
+                "notes",
             )
         }
         out["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in out["params"].items()}
@@ -180,6 +301,33 @@ def run(args) -> int:
             {"rank": int(r.rank), "feature": r.feature, "score": float(r.score), "selected": bool(r.selected)}
             for r in ranking.itertuples()
         ]
+        if variables is not None:
+            out["variables"] = [
+                {
+                    "rank": int(r.rank),
+                    "variable": r.variable,
+                    "score": float(r.score),
+                    "selected": bool(r.selected),
+                    "features": list(r.features),
+                }
+                for r in variables.itertuples()
+            ]
+        if evaluation is not None:
+            out["evaluation"] = {
+                "downstream": a["downstream"],
+                "train_envs": a["train_envs"],
+                "selected": [r.feature for r in ranking.itertuples() if r.selected],
+                "environments": [
+                    {
+                        "env": r.env,
+                        "rows": int(r.rows),
+                        "rmse_selected": float(r.rmse_selected),
+                        "rmse_all": float(r.rmse_all),
+                        "rmse_mean": float(r.rmse_mean),
+                    }
+                    for r in evaluation.itertuples()
+                ],
+            }
         print(json.dumps(out, indent=2, default=str))
         return 0
     used = (
@@ -187,11 +335,57 @@ def run(args) -> int:
         if a["train_envs"]
         else f"{a['rows']} rows"
     )
+    unit = "variables" if variables is not None else "features"
+    target = (
+        f"log({a['target']})"
+        if a["target_transform"] == "log"
+        else f"log1p({a['target']})"
+        if a["target_transform"] == "log1p"
+        else a["target"]
+    )
     print(
-        f"{a['method']} on {a['source']}: target {a['target']!r}, {a['features']} features, {used}; "
-        f"top {a['top_k']} marked *",
+        f"{a['method']} on {a['source']}: target {target!r}, {a['features']} features, {used}; "
+        f"top {a['top_k']} {unit} marked *",
         file=sys.stderr,
     )
-    rows = [[r.rank, r.feature, f"{r.score:.6g}", "*" if r.selected else ""] for r in ranking.itertuples()]
-    print(tabulate(rows, headers=["rank", "feature", "score", "selected"], disable_numparse=True))
+    if variables is not None:
+        rows = [
+            [r.rank, r.variable, f"{r.score:.6g}", "*" if r.selected else "", _levels(r.features)]
+            for r in variables.itertuples()
+        ]
+        print(
+            tabulate(
+                rows,
+                headers=["rank", "variable", f"score ({a['group_levels']})", "selected", "features"],
+                disable_numparse=True,
+            )
+        )
+    else:
+        rows = [
+            [r.rank, r.feature, f"{r.score:.6g}", "*" if r.selected else ""] for r in ranking.itertuples()
+        ]
+        print(tabulate(rows, headers=["rank", "feature", "score", "selected"], disable_numparse=True))
+    if evaluation is not None:
+        n_selected = int(ranking["selected"].sum())
+        print(
+            f"\ndownstream {a['downstream']} trained on {', '.join(a['train_envs'])} ({a['rows']} rows); "
+            f"RMSE of {target} on each other environment:"
+        )
+        rows = [
+            [r.env, r.rows, f"{r.rmse_selected:.4g}", f"{r.rmse_all:.4g}", f"{r.rmse_mean:.4g}"]
+            for r in evaluation.itertuples()
+        ]
+        print(
+            tabulate(
+                rows,
+                headers=[
+                    "env",
+                    "rows",
+                    f"selected ({n_selected})",
+                    f"all ({a['features']})",
+                    "training mean",
+                ],
+                disable_numparse=True,
+            )
+        )
     return 0

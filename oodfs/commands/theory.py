@@ -7,7 +7,8 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from oodfs.theory.experiment import CONDITIONS, METHODS, TheoryConfig, quick_config, run_theory
+from oodfs.theory.experiment import CONDITIONS, METHODS, TheoryConfig, quick_config
+from oodfs.theory.run import run_theory
 from oodfs.validation import OodfsError
 
 

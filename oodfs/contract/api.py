@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
@@ -45,6 +46,25 @@ def ranking_from_scores(scores, random_state=0) -> np.ndarray:
     return np.lexsort((tie_order, -scores))
 
 
+def support_mask(scores, ranking, k: int) -> np.ndarray:
+    """The features ``get_support`` marks: the first ``k`` of ``ranking``, except a feature
+    whose score is 0 when no score is negative.
+
+    A score of 0 from an importance-like score (a LASSO coefficient set to 0, a tree
+    importance, clipped mutual information, the |correlation| of a constant column) means the
+    method did not use the feature: selecting it would only fill a quota, so with fewer than
+    ``k`` features above 0, fewer than ``k`` are marked (``transform`` then keeps fewer
+    columns). Scores that can be negative (STG's gate means) have no such floor: the top ``k``
+    (docs/PROTOCOL.md, "Own tables").
+    """
+    scores = np.asarray(scores, dtype=float)
+    mask = np.zeros(scores.size, dtype=bool)
+    mask[np.asarray(ranking, dtype=int)[:k]] = True
+    if (scores >= 0).all():
+        mask &= scores > 0
+    return mask
+
+
 def check_scores(scores, n_features: int, who: str) -> np.ndarray:
     """One finite float score per feature, or an OodfsError naming ``who`` and the problem."""
     scores = np.asarray(scores, dtype=float).ravel()
@@ -55,6 +75,38 @@ def check_scores(scores, n_features: int, who: str) -> np.ndarray:
             f"{who} produced a non-finite score (features {np.nonzero(~np.isfinite(scores))[0].tolist()})"
         )
     return scores
+
+
+def check_groups(groups, n_samples: int, who: str, min_rows: int = 2) -> np.ndarray:
+    """Environment labels (one per row) as integer codes 0..E-1 in sorted label order, or a
+    one-line OodfsError: no labels, a wrong length, a missing label, one environment only, or an
+    environment with fewer than ``min_rows`` rows."""
+    if groups is None:
+        raise OodfsError(
+            f"{who} uses environment labels: pass groups (one label per training row); in a suite, "
+            "train on several environments, e.g. r_train = [[1.5, 2.0, 3.0]]"
+        )
+    g = np.asarray(groups)
+    if g.ndim != 1 or g.shape[0] != n_samples:
+        raise OodfsError(f"{who}: groups has {g.size if g.ndim else 1} labels for {n_samples} training rows")
+    missing = pd.isna(g) if g.dtype.kind in "fOU" else np.zeros(n_samples, bool)
+    if missing.any():
+        raise OodfsError(f"{who}: groups has {int(missing.sum())} missing labels")
+    try:
+        labels, codes = np.unique(g, return_inverse=True)
+    except TypeError:  # labels of mixed types: compare them as text
+        labels, codes = np.unique(g.astype(str), return_inverse=True)
+    if len(labels) < 2:
+        raise OodfsError(f"{who} needs at least 2 training environments, got 1 ({labels[0]!r})")
+    counts = np.bincount(codes, minlength=len(labels))
+    if counts.min() < min_rows:
+        small = int(np.argmin(counts))
+        label = labels[small].item() if hasattr(labels[small], "item") else labels[small]
+        raise OodfsError(
+            f"{who} needs at least {min_rows} rows in every environment; "
+            f"environment {label!r} has {counts[small]}"
+        )
+    return codes.astype(np.intp)
 
 
 @dataclass
@@ -77,6 +129,19 @@ class _GridMixin:
     #: named sets of non-grid parameters, e.g. {"paper": {...}}: the paper's literal settings
     #: (see docs/PROTOCOL.md, "Profiles"); a profile a class does not name uses its defaults
     profiles: ClassVar[dict[str, dict]] = {}
+    #: whether the method learns from environment labels: it then receives ``groups``, one label
+    #: per training row, in ``fit`` and ``fit_grid`` (and refuses to fit without them);
+    #: label-free methods never receive them (docs/PROTOCOL.md, "Several training environments")
+    uses_groups: ClassVar[bool] = False
+    #: the fewest rows an environment must have for a label-using method
+    min_group_rows: ClassVar[int] = 2
+
+    @classmethod
+    def _groups(cls, groups, n_samples: int):
+        """Integer environment codes for a label-using method (None for a label-free one)."""
+        if not cls.uses_groups:
+            return None
+        return check_groups(groups, n_samples, cls._label(), min_rows=cls.min_group_rows)
 
     @classmethod
     def default_params(cls) -> dict:
@@ -117,7 +182,8 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
     feature, higher = more important) and take ``k`` (features kept by ``transform``) and
     ``random_state`` in ``__init__``. After ``fit``: ``scores_`` (alias
     ``feature_importances_``), ``ranking_`` (feature indices, best first; ties in a seeded
-    random order), ``get_support()`` (the top ``k``), ``transform``, and the input's column
+    random order), ``get_support()`` (the top ``k`` among features scored above 0:
+    :func:`support_mask`), ``transform``, and the input's column
     names in ``feature_names_in_`` / ``get_feature_names_out()`` when X is a DataFrame.
 
     ``fit_grid`` scores many grid points at once. It validates the input, completes every
@@ -125,6 +191,11 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
     plugin overrides ``_fit_grid`` to share work between points (e.g. one 200-tree forest
     scored at 50/100/200 trees). Both receive validated float arrays and ``sample_weight``
     (None or non-negative weights).
+
+    A selector with ``uses_groups = True`` learns from environment labels: ``fit(X, y,
+    groups=labels)`` and ``fit_grid(..., groups=labels)`` check them (:func:`check_groups`) and
+    pass integer codes 0..E-1 on, as ``_fit_scores(X, y, sample_weight, groups)`` and
+    ``_fit_grid(..., groups=codes)``. A label-free selector accepts ``groups`` and ignores it.
     """
 
     kind: ClassVar[str] = "selector"
@@ -141,11 +212,17 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
         raise NotImplementedError
 
     # -- the shared machinery ------------------------------------------------------------
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         Xa, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=self._label())
+        codes = self._groups(groups, Xa.shape[0])
         # scikit-learn's own bookkeeping of column names (feature_names_in_, n_features_in_)
         validate_data(self, X, skip_check_array=True, reset=True)
-        self.scores_ = check_scores(self._fit_scores(Xa, y, sample_weight), Xa.shape[1], self._label())
+        raw = (
+            self._fit_scores(Xa, y, sample_weight)
+            if codes is None
+            else self._fit_scores(Xa, y, sample_weight, codes)
+        )
+        self.scores_ = check_scores(raw, Xa.shape[1], self._label())
         # ties in a seeded order; random_state=None gives the same order every time
         self.ranking_ = ranking_from_scores(
             self.scores_, 0 if self.random_state is None else self.random_state
@@ -164,24 +241,26 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
         k = int(self.k)
         if not 1 <= k <= self.n_features_in_:
             raise OodfsError(f"k must be between 1 and {self.n_features_in_}, got {self.k}")
-        mask = np.zeros(self.n_features_in_, dtype=bool)
-        mask[self.ranking_[:k]] = True
-        return mask
+        return support_mask(self.scores_, self.ranking_, k)
 
     @classmethod
-    def fit_grid(cls, X, y, points: list[dict], random_state=None, *, sample_weight=None) -> list[np.ndarray]:
+    def fit_grid(
+        cls, X, y, points: list[dict], random_state=None, *, sample_weight=None, groups=None
+    ) -> list[np.ndarray]:
         """Scores for each grid point, aligned with ``points`` (see the class docstring)."""
-        fits = cls.fit_grid_detailed(X, y, points, random_state, sample_weight=sample_weight)
+        fits = cls.fit_grid_detailed(X, y, points, random_state, sample_weight=sample_weight, groups=groups)
         return [f.values for f in fits]
 
     @classmethod
     def fit_grid_detailed(
-        cls, X, y, points: list[dict], random_state=None, *, sample_weight=None
+        cls, X, y, points: list[dict], random_state=None, *, sample_weight=None, groups=None
     ) -> list[GridFit]:
         """As :meth:`fit_grid`, with each point's diagnostics: a list of :class:`GridFit`."""
         X, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=cls._label())
+        codes = cls._groups(groups, X.shape[0])
         points = cls.full_points(points)
-        out = cls._fit_grid(X, y, points, sample_weight=sample_weight, random_state=random_state)
+        extra = {} if codes is None else {"groups": codes}
+        out = cls._fit_grid(X, y, points, sample_weight=sample_weight, random_state=random_state, **extra)
         if len(out) != len(points):
             raise OodfsError(
                 f"{cls._label()}: fit_grid returned {len(out)} results for {len(points)} grid points"
@@ -190,10 +269,11 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
         return [GridFit(check_scores(f.values, X.shape[1], cls._label()), dict(f.diagnostics)) for f in fits]
 
     @classmethod
-    def _fit_grid(cls, X, y, points: list[dict], *, sample_weight, random_state) -> list:
+    def _fit_grid(cls, X, y, points: list[dict], *, sample_weight, random_state, groups=None) -> list:
         """One separate fit per point; override to share work between points. Returns one score
-        vector (or :class:`GridFit`) per point."""
-        return [cls(**p, random_state=random_state)._fit_scores(X, y, sample_weight) for p in points]
+        vector (or :class:`GridFit`) per point. ``groups`` (codes) reaches label-using classes only."""
+        extra = () if groups is None else (groups,)
+        return [cls(**p, random_state=random_state)._fit_scores(X, y, sample_weight, *extra) for p in points]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -238,6 +318,8 @@ class Weighter(_GridMixin, BaseEstimator):
     ``_diagnostics``). ``fit_grid`` validates X, completes the points with the defaults and
     calls ``_fit_grid``, which a plugin overrides to share work between points (e.g. one SRDO
     classifier, several clipping levels); every result is checked as ``fit`` checks it.
+    A weighter with ``uses_groups = True`` receives environment codes as ``_fit_weights(X,
+    groups)`` and ``_fit_grid(..., groups=codes)``, as a label-using selector does.
     """
 
     kind: ClassVar[str] = "weighter"
@@ -251,9 +333,11 @@ class Weighter(_GridMixin, BaseEstimator):
     def _fit_weights(self, X: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, groups=None):
         X = check_X(X, min_samples=2, who=self._label())
-        self.weights_ = check_weights(self._fit_weights(X), X.shape[0], self._label())
+        codes = self._groups(groups, X.shape[0])
+        raw = self._fit_weights(X) if codes is None else self._fit_weights(X, codes)
+        self.weights_ = check_weights(raw, X.shape[0], self._label())
         self.diagnostics_ = {**weight_diagnostics(X, self.weights_), **self._diagnostics()}
         if self.diagnostics_["ess_fraction"] < self.collapse_ess_fraction:
             warnings.warn(
@@ -272,21 +356,23 @@ class Weighter(_GridMixin, BaseEstimator):
     def _label(cls) -> str:
         return f"weighter {cls.name or cls.__name__!r}"
 
-    def fit_weights(self, X) -> np.ndarray:
-        return self.fit(X).weights_
+    def fit_weights(self, X, groups=None) -> np.ndarray:
+        return self.fit(X, groups=groups).weights_
 
     @classmethod
-    def fit_grid(cls, X, points: list[dict], random_state=None) -> list[np.ndarray]:
+    def fit_grid(cls, X, points: list[dict], random_state=None, *, groups=None) -> list[np.ndarray]:
         """Weights (mean 1) for each grid point, aligned with ``points`` (see the class docstring)."""
-        return [f.values for f in cls.fit_grid_detailed(X, points, random_state)]
+        return [f.values for f in cls.fit_grid_detailed(X, points, random_state, groups=groups)]
 
     @classmethod
-    def fit_grid_detailed(cls, X, points: list[dict], random_state=None) -> list[GridFit]:
+    def fit_grid_detailed(cls, X, points: list[dict], random_state=None, *, groups=None) -> list[GridFit]:
         """As :meth:`fit_grid`, with each point's diagnostics (:func:`weight_diagnostics` plus
         what the weighter reports)."""
         X = check_X(X, min_samples=2, who=cls._label())
+        codes = cls._groups(groups, X.shape[0])
         points = cls.full_points(points)
-        out = cls._fit_grid(X, points, random_state=random_state)
+        extra = {} if codes is None else {"groups": codes}
+        out = cls._fit_grid(X, points, random_state=random_state, **extra)
         if len(out) != len(points):
             raise OodfsError(
                 f"{cls._label()}: fit_grid returned {len(out)} results for {len(points)} grid points"
@@ -298,13 +384,14 @@ class Weighter(_GridMixin, BaseEstimator):
         return fits
 
     @classmethod
-    def _fit_grid(cls, X, points: list[dict], *, random_state) -> list:
+    def _fit_grid(cls, X, points: list[dict], *, random_state, groups=None) -> list:
         """One separate fit per point; override to share work between points. Returns one weight
         vector (or :class:`GridFit`) per point."""
+        extra = () if groups is None else (groups,)
         fits = []
         for p in points:
             est = cls(**p, random_state=random_state)
-            fits.append(GridFit(est._fit_weights(X), est._diagnostics()))
+            fits.append(GridFit(est._fit_weights(X, *extra), est._diagnostics()))
         return fits
 
 

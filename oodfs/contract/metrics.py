@@ -7,7 +7,7 @@ the tied group that straddles the top-k boundary.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -96,6 +96,9 @@ class Evaluation:
     val_rmse: float
     test_rmse: dict
     diagnostics: dict
+    #: with several training environments: the environment-aware selection values of this point
+    #: (``rmse_train_domain``, ``rmse_loeo``; docs/PROTOCOL.md, "Several training environments")
+    environments: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -263,6 +266,22 @@ BUILTIN_METRICS = (
         description="downstream RMSE on held-out data of the training environment",
     ),
     Metric(
+        "rmse_train_domain",
+        "training-domain RMSE",
+        True,
+        lambda e: e.environments.get("rmse_train_domain"),
+        role="selection",
+        description="mean over training environments of the downstream RMSE on each one's held-out rows",
+    ),
+    Metric(
+        "rmse_loeo",
+        "leave-one-environment-out RMSE",
+        True,
+        lambda e: e.environments.get("rmse_loeo"),
+        role="selection",
+        description="mean over training environments of the RMSE in it after refitting the method without it",
+    ),
+    Metric(
         "rmse",
         "test RMSE",
         True,
@@ -287,6 +306,7 @@ BUILTIN_METRICS = (
         "largest |weighted correlation| left between two features",
     ),
     diagnostic("max_weight", "max weight", None, "largest weight (weights scaled to mean 1)"),
+    diagnostic("ess", "ESS", False, "effective sample size (Σw)²/Σw² of a weighter's weights"),
 )
 
 

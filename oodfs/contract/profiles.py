@@ -20,3 +20,13 @@ def check_profile(name: str) -> str:
     if name not in PROFILES:
         raise OodfsError(f"unknown profile {name!r}; valid: {', '.join(PROFILES)}")
     return name
+
+
+#: the downstream models a suite (``downstream = [...]``) or ``--downstream`` may name, each trained
+#: on the selected features of every task (docs/PROTOCOL.md, "Real data"); the models themselves
+#: are in oodfs.run.downstream (mlp) and oodfs.run.downstream_models (ridge, gbm)
+DOWNSTREAM_MODELS = {
+    "mlp": "the paper's MLP (hidden layers 5 and 5, ReLU, Adam)",
+    "ridge": "scikit-learn RidgeCV on standardised features (alpha 1e-3 .. 1e3 by leave-one-out)",
+    "gbm": "scikit-learn HistGradientBoostingRegressor with its defaults",
+}

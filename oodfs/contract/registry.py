@@ -38,6 +38,8 @@ KINDS = {
 class PluginLoadWarning(UserWarning):
     """A plugin could not be loaded; it was skipped and everything else loaded."""
 
+    oodfs_label = "warning"  # printed as `oodfs: warning: ...` (oodfs.validation.one_line_warning)
+
 
 @dataclass(frozen=True)
 class PluginInfo:

@@ -14,6 +14,9 @@ import pandas as pd
 from oodfs.contract.task import TASK_KEY
 from oodfs.validation import OodfsError
 
+#: the metrics of the environment-aware rules: stored only for tasks with several training environments
+ENV_METRICS = ("rmse_train_domain", "rmse_loeo")
+
 
 @dataclass(frozen=True)
 class SelectionRule:
@@ -41,6 +44,12 @@ class SelectionRule:
                     if self.metric == "rmse_val"
                     else ""
                 )
+                + (
+                    " (it needs several training environments, e.g. r_train = [[1.5, 2.0, 3.0]], "
+                    "and validation data for train-domain)"
+                    if self.metric in ENV_METRICS
+                    else ""
+                )
             )
         ranked = points.assign(_key=points[self.metric].fillna(float("inf")))
         return points.loc[ranked.groupby(TASK_KEY, sort=False)["_key"].idxmin()].reset_index(drop=True)
@@ -62,6 +71,20 @@ RULES = {
             upper_bound=True,
         ),
         SelectionRule("default", "each method's default grid point, no search"),
+        # DomainBed's two rules (Gulrajani and Lopez-Paz 2021, domainbed/model_selection.py), for
+        # suites that train on several environments (docs/PROTOCOL.md, "Several training environments")
+        SelectionRule(
+            "train-domain",
+            "training-domain validation: grid point with the lowest mean over training "
+            "environments of the downstream RMSE on each one's held-out rows",
+            metric="rmse_train_domain",
+        ),
+        SelectionRule(
+            "loeo",
+            "leave-one-environment-out: grid point with the lowest mean over training environments of "
+            "the downstream RMSE in that environment after refitting the method and the regressor without it",
+            metric="rmse_loeo",
+        ),
     )
 }
 

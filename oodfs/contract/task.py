@@ -9,6 +9,7 @@ neither on the number of workers nor on the order in which tasks run (docs/PROTO
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -21,6 +22,23 @@ TASK_KEY = ["setting", "r_train", "run", "method"]
 def env_key(value) -> str:
     """A stable text key for an environment id (2.5 -> '2.5'), so floats compare exactly."""
     return repr(float(value)) if isinstance(value, (int, float)) else str(value)
+
+
+_FIRST_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def env_sort_key(value) -> tuple:
+    """Environment ids in their natural order: numbers by value, and labels by the first number
+    in them, a "<" label before and a ">=" label after the others with that number (the
+    table environment's bins: <1950, 1950-1969, ..., >=2000); other text after, as text."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (0, float(value), 0, "")
+    text = str(value).strip()
+    m = _FIRST_NUMBER.search(text)
+    if m is None:
+        return (1, 0.0, 0, text)
+    side = -1 if text.startswith("<") else 1 if text.startswith((">", "≥")) else 0
+    return (0, float(m.group()), side, text)
 
 
 @dataclass(frozen=True)

@@ -35,9 +35,9 @@ class WLSSelector(Selector):
     def _make_weighter(self) -> Weighter | None:
         return self.weighter
 
-    def _fit_scores(self, X, y, sample_weight):
+    def _fit_scores(self, X, y, sample_weight, groups=None):
         weighter = self._make_weighter()
-        w = np.ones(X.shape[0]) if weighter is None else weighter.fit(X).weights_
+        w = np.ones(X.shape[0]) if weighter is None else weighter.fit(X, groups=groups).weights_
         self.weights_ = w
         self.weight_diagnostics_ = getattr(weighter, "diagnostics_", None)
         if sample_weight is not None:  # a caller's weights compose with the learned ones
@@ -74,9 +74,9 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
         )
 
     @classmethod
-    def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
+    def _fit_grid(cls, X, y, points, *, sample_weight, random_state, groups=None):
         # one weighter fit_grid call lets a weighter share work across its grid points
-        fits = weighter_cls.fit_grid_detailed(X, points, random_state=random_state)
+        fits = weighter_cls.fit_grid_detailed(X, points, random_state=random_state, groups=groups)
         out = []
         for f in fits:
             w = (
@@ -95,6 +95,9 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
         "grid": dict(weighter_cls.grid),
         "profiles": dict(getattr(weighter_cls, "profiles", {})),
         "weighter_class": weighter_cls,
+        # a label-using weighter makes a label-using selector (the labels pass through)
+        "uses_groups": getattr(weighter_cls, "uses_groups", False),
+        "min_group_rows": getattr(weighter_cls, "min_group_rows", 2),
         # a weighter whose fit depends on column order makes a selector that does too
         "permutation_invariant": getattr(weighter_cls, "permutation_invariant", True),
         "__doc__": f"{first.rstrip('.')} + weighted least squares; scores = |coefficients|.\n{rest}",

@@ -9,13 +9,14 @@ tables. Nothing is marked where the test cannot decide (too few runs).
 
 from __future__ import annotations
 
-import html
 import re
 
+import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from oodfs.contract.profiles import PROFILES
+from oodfs.contract.profiles import DOWNSTREAM_MODELS, PROFILES
+from oodfs.contract.task import env_sort_key
 from oodfs.report import stats
 from oodfs.report.report import Report
 from oodfs.validation import OodfsError
@@ -33,6 +34,12 @@ def _fmt(value: float) -> str:
     return f"{value:.3f}"
 
 
+def _interval(mean, low, high, n, fmt: str = "{:.3f}") -> str:
+    """``mean [low, high]``, or the mean alone without an interval (n < 2)."""
+    text = fmt.format(mean)
+    return text if n < 2 or not np.isfinite(low) else f"{text} [{fmt.format(low)}, {fmt.format(high)}]"
+
+
 class Leaderboard:
     """Tables of a :class:`~oodfs.report.report.Report`: per setting, the headline metrics averaged
     over r_train, and each metric by r_train."""
@@ -45,6 +52,7 @@ class Leaderboard:
         self.summary = report.wide_summary()
         self.per_run = report.per_run()
         self.cells = report.cells(INTERVAL)
+        self.yardsticks = [m for m in dict.fromkeys(self.summary["method"]) if report.kind(m) == "yardstick"]
         self.best, self.notes = self._best()
 
     @classmethod
@@ -60,6 +68,7 @@ class Leaderboard:
         best: dict = {}
         notes = []
         values = self.per_run[self.per_run["r_train"] != "all"]
+        values = values[~values["method"].isin(self.yardsticks)]  # references, never in a best set
         scopes = [("all", ["setting"], ["r_train", "run"])]
         if values.groupby("setting")["r_train"].nunique().max() > 1:  # there are tables by r_train
             scopes.append(("by r_train", ["setting", "r_train"], ["run"]))
@@ -114,7 +123,7 @@ class Leaderboard:
         rs = self.summary.loc[
             (self.summary["setting"] == setting) & (self.summary["r_train"] != "all"), "r_train"
         ]
-        return sorted(set(rs), key=lambda r: (isinstance(r, str), r))
+        return sorted(set(rs), key=env_sort_key)
 
     def tables(self) -> list[tuple[str, list[str], list[list[tuple[str, bool]]]]]:
         """(title, header, rows of (text, is_best)) for every table, in display order."""
@@ -131,7 +140,7 @@ class Leaderboard:
             )
             header = ["method", "runs"] + [f"{m.title} {m.arrow}" for m in self.metrics.values()]
             rows = [
-                [(method, False), (self._runs(setting, "all", method), False)]
+                [(self._label(method), False), (self._runs(setting, "all", method), False)]
                 + [self._cell(setting, "all", method, m) for m in self.metrics]
                 for method in methods
             ]
@@ -140,12 +149,66 @@ class Leaderboard:
                 for metric, m in self.metrics.items():
                     header = ["method"] + [f"r_train={r}" for r in rs] + ["all"]
                     rows = [
-                        [(method, False)]
+                        [(self._label(method), False)]
                         + [self._cell(setting, r, method, metric) for r in rs]
                         + [self._cell(setting, "all", method, metric)]
                         for method in methods
                     ]
                     out.append((f"Setting `{setting}`: {m.title} {m.arrow} by r_train", header, rows))
+            out += self._real_data_tables(setting)
+        return out
+
+    def _label(self, method: str) -> str:
+        return f"{method} (yardstick)" if method in self.yardsticks else method
+
+    def _real_data_tables(self, setting: str) -> list:
+        """Against the yardstick, RMSE per test environment, and what each method selected."""
+        from oodfs.report import features
+
+        out = []
+        vs = features.versus_yardstick(self.report)
+        vs = vs[vs["setting"] == setting] if len(vs) else vs
+        if len(vs):
+            header = ["method", "pairs", "RMSE mean − all_features [95 % t]", "Wilcoxon p (Holm)", "verdict"]
+            rows = []
+            for r in vs.itertuples():
+                p = "" if not np.isfinite(r.p_holm) else f"{r.p_holm:.3g}"
+                diff = _interval(r.mean_diff, r.low, r.high, r.n_pairs, "{:+.3f}")
+                rows.append([(r.method, False), (str(r.n_pairs), False), (diff, False), (p, False),
+                             (r.verdict, False)])  # fmt: skip
+            title = f"Setting `{setting}`: each method against all_features (paired over r_train, run)"
+            out.append((title, header, rows))
+        pe = features.per_env_rmse(self.report)
+        pe = pe[pe["setting"] == setting] if len(pe) else pe
+        if len(pe):
+            envs = list(dict.fromkeys(pe["env"]))
+            rows = []
+            for method in dict.fromkeys(pe["method"]):
+                g = pe[pe["method"] == method].set_index("env")
+                cells = [
+                    _interval(*g.loc[e, ["mean", "low", "high", "n"]]) if e in g.index else "" for e in envs
+                ]
+                rows.append([(self._label(method), False)] + [(c, False) for c in cells])
+            title = f"Setting `{setting}`: RMSE by test environment (mean over r_train and runs)"
+            out.append((title, ["method"] + [f"RMSE {e} ↓" for e in envs], rows))
+        freq = features.selection_frequency(self.report)
+        freq = freq[freq["setting"] == setting] if len(freq) else freq
+        if len(freq):
+            rows = []
+            for method, g in freq.groupby("method", sort=False):
+                items = [
+                    f"{r.variable} {r.fits}/{r.n_fits}"
+                    + (f" ({r.levels:.1f} levels)" if r.levels != 1 else "")
+                    for r in g.itertuples()
+                ]
+                rows.append([(method, False), (", ".join(items), False)])
+            order = {m: i for i, m in enumerate(dict.fromkeys(self.summary["method"]))}
+            rows.sort(key=lambda r: order.get(r[0][0], len(order)))
+            title = (
+                f"Setting `{setting}`: what each method selected (chosen fits that kept each variable; "
+                "one-hot levels grouped by variable)"
+            )
+            out.append((title, ["method", "variables"], rows))
         return out
 
     def _reference_note(self) -> list[str]:
@@ -162,10 +225,26 @@ class Leaderboard:
         return self._reference_note() + [
             f"Profile: **{self.report.profile}** — {PROFILES.get(self.report.profile, '')}.",
             f"Model selection: **{self.rule.label}** — {self.rule.description}.",
+            self._downstream_note(),
             f"Cells: mean over runs and its {stats.describe_interval(INTERVAL)}; an r_train = all cell "
             "averages each run over r_train first. ↓ lower is better, ↑ higher is better. **Bold**: in "
             "the best set (below).",
         ]
+
+    def _downstream_note(self) -> str:
+        model = self.report.downstream
+        others = [m for m in self.report.downstream_models if m != model]
+        text = f"Downstream model: **{model}** — {DOWNSTREAM_MODELS.get(model, model)}."
+        if others:
+            text += (
+                f" These results also hold {', '.join(others)} (`oodfs leaderboard DIR --downstream NAME`)."
+            )
+        if self.yardsticks:
+            text += (
+                f" Rows marked (yardstick) are references ({', '.join(self.yardsticks)}): never in a best "
+                "set; all_features trains the model on every feature, mean predicts the training mean."
+            )
+        return text
 
     def _failures(self) -> list[str]:
         failed = self.summary[(self.summary["failed"] > 0) & (self.summary["r_train"] == "all")]
@@ -254,43 +333,11 @@ class Leaderboard:
         return "\n".join(parts) + "\n"
 
     def to_html(self) -> str:
-        css = (
-            "body{font-family:system-ui,sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse;"
-            "margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}"
-            "td:first-child,th:first-child{text-align:left}b{color:#064}"
-        )
-        out = [
-            f"<!doctype html><html><head><meta charset='utf-8'><title>oodfs "
-            f"leaderboard</title><style>{css}</style></head><body>",
-            f"<h1>oodfs leaderboard{f' — suite {html.escape(self.suite)}' if self.suite else ''}</h1>",
-        ]
-        out += [f"<p>{html.escape(p).replace('**', '')}</p>" for p in self._preamble()]
-        for title, header, rows in self.tables():
-            out.append(
-                f"<h2>{html.escape(title.replace('`', ''))}</h2><table><tr>"
-                + "".join(f"<th>{html.escape(h)}</th>" for h in header)
-                + "</tr>"
-            )
-            for row in rows:
-                out.append(
-                    "<tr>"
-                    + "".join(
-                        f"<td>{'<b>' + html.escape(t) + '</b>' if best else html.escape(t)}</td>"
-                        for t, best in row
-                    )
-                    + "</tr>"
-                )
-            out.append("</table>")
-        out.append(
-            "<h2>Best sets</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in self.notes) + "</ul>"
-        )
-        if self._failures():
-            out.append(
-                "<h2>Failed tasks</h2><ul>"
-                + "".join(f"<li>{html.escape(f[2:])}</li>" for f in self._failures())
-                + "</ul>"
-            )
-        return "\n".join(out) + "</body></html>\n"
+        """A page of its own holding the leaderboard of ``oodfs report``'s site, from the same
+        template (oodfs/report/templates/leaderboard.html.j2): the two cannot disagree."""
+        from oodfs.report.site import render_leaderboard
+
+        return render_leaderboard(self)
 
     def render(self, fmt: str) -> str:
         if fmt not in FORMATS:
@@ -304,9 +351,12 @@ class Leaderboard:
 
 
 def _md(text) -> str:
-    """Text for a markdown table or line: HTML escaped, no line breaks, no table pipes."""
+    """Text for a markdown table or line: no HTML tag or entity, no line breaks, no table pipes.
+    Only a "<" that could open a tag and an "&" that could start an entity are escaped, so that
+    a label such as "<1950" reads as itself in a terminal."""
     text = " ".join(str(text).split())
-    return html.escape(text, quote=False).replace("|", "\\|")
+    text = re.sub(r"&(?=#?\w+;)", "&amp;", text)
+    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text).replace("|", "\\|")
 
 
 def _comment(text) -> str:

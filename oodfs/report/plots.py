@@ -11,6 +11,8 @@ model-selection rule, e.g. ``figure1-val.png``, so that the rules' figures sit s
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 from pathlib import Path
 
@@ -18,7 +20,7 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from oodfs.contract.task import TASK_KEY
+from oodfs.contract.task import TASK_KEY, env_sort_key
 from oodfs.report.report import Report
 
 
@@ -31,11 +33,48 @@ def _pyplot():
     return plt
 
 
-def _save(fig, out_dir: Path, stem: str) -> list[Path]:
-    paths = [out_dir / f"{stem}.png", out_dir / f"{stem}.pdf"]
-    for p in paths:
-        fig.savefig(p, bbox_inches="tight", dpi=150 if p.suffix == ".png" else None)
+#: the formats every figure is written in: PNG for a quick look, PDF for a paper, SVG for a web page
+FIGURE_FORMATS = ("png", "pdf", "svg")
+_formats: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
+    "figure_formats", default=FIGURE_FORMATS
+)
+#: no creation date in the files: a figure drawn again from the same results is the same file
+_NO_DATE = {"png": None, "pdf": {"CreationDate": None}, "svg": {"Date": None}}
+
+
+@contextlib.contextmanager
+def figure_formats(formats):
+    """Within the block, figures are written in these of FIGURE_FORMATS only (a site that keeps
+    only SVG files does not draw PNG and PDF)."""
+    token = _formats.set(tuple(f for f in FIGURE_FORMATS if f in set(formats)))
+    try:
+        yield
+    finally:
+        _formats.reset(token)
+
+
+def save_figure(fig, out_dir: Path, stem: str) -> list[Path]:
+    """Write ``fig`` as ``out_dir/stem.png`` (150 dpi), ``.pdf`` and ``.svg`` (or the formats of
+    :func:`figure_formats`), cropped to what is drawn (with a small margin); return the paths
+    written, in that order."""
+    plt = _pyplot()
+    paths = []
+    # svg.hashsalt: element ids from the name, not a random salt; fonttype none: text as text
+    # (small, crisp, searchable in the page)
+    with plt.rc_context({"svg.hashsalt": stem, "svg.fonttype": "none"}):
+        for ext in _formats.get():
+            path = Path(out_dir) / f"{stem}.{ext}"
+            fig.savefig(
+                path,
+                bbox_inches="tight",
+                dpi=150 if ext == "png" else None,
+                metadata=_NO_DATE[ext],
+            )
+            paths.append(path)
     return paths
+
+
+_save = save_figure
 
 
 MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">", "h", "p")
@@ -47,6 +86,10 @@ def _styles(report: Report, methods: list[str]) -> dict:
     thicker, baselines in dashed styles, so that no line hides another."""
     plt = _pyplot()
     out, b = {}, 0
+    yardsticks = [m for m in methods if report.kind(m) == "yardstick"]
+    methods = [m for m in methods if m not in yardsticks]
+    for j, method in enumerate(yardsticks):  # references: black and grey, never a method's colour
+        out[method] = dict(color="black", marker=("X", "P", "*")[j % 3], ls=":", lw=1.3)
     for i, method in enumerate(methods):
         iw = report.kind(method) == "weighter"
         style = "-" if iw else BASELINE_STYLES[b % len(BASELINE_STYLES)]
@@ -71,7 +114,9 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
     methods = list(dict.fromkeys(cells["method"]))
     styles = _styles(report, methods)
     numeric = pd.to_numeric(cells["r_train"], errors="coerce")
-    dot_plot = numeric.isna().any() or numeric.nunique() < 2
+    # environment labels of a real table ("1980", "<2003") are names, not an axis
+    labels = not any(report.metrics[m].needs_stable_set for m in report.headline)
+    dot_plot = labels or numeric.isna().any() or numeric.nunique() < 2
     fig, axes = plt.subplots(
         len(settings), len(metrics), figsize=(4.4 * len(metrics), 3.5 * len(settings)), squeeze=False
     )
@@ -120,7 +165,8 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
     n_runs = int(cells["n"].max())
     band = "bands: 95 % t interval over runs" if not dot_plot else "bars: 95 % t interval over runs"
     fig.suptitle(
-        f"profile: {report.profile}; model selection: {report.rule.label}; mean of up to {n_runs} runs; "
+        f"profile: {report.profile}; downstream model: {report.downstream}; model selection: "
+        f"{report.rule.label}; mean of up to {n_runs} runs; "
         f"{band} (none with one run)",
         y=-0.01,
         fontsize=9,
@@ -140,7 +186,8 @@ def _dot_panel(ax, c: pd.DataFrame, methods: list[str], styles: dict) -> None:
             continue
         x = np.arange(len(envs)) + (k - (len(methods) - 1) / 2) * (0.7 / max(len(methods), 1))
         st = styles[method]
-        err = np.vstack([g["mean"] - g["low"], g["high"] - g["mean"]])
+        low = g["low"].clip(lower=0) if (g["mean"].dropna() >= 0).all() else g["low"]  # RMSEs: not below 0
+        err = np.vstack([g["mean"] - low, g["high"] - g["mean"]])
         ax.errorbar(
             x,
             g["mean"],
@@ -158,51 +205,77 @@ def _dot_panel(ax, c: pd.DataFrame, methods: list[str], styles: dict) -> None:
 
 
 def ood_s_figure(report: Report, out_dir: Path, stem: str = "ood_s") -> list[Path]:
+    """RMSE mean and sd against the number k of a curve method's top features, one line per
+    r_train: the mean over runs with its 95 % percentile-bootstrap interval as a band (an interval
+    of a mean of RMSEs, so never below 0; none with one run), and a dotted line at the k the
+    suite's tables use."""
+    from matplotlib.ticker import MaxNLocator
+
+    from oodfs.report.stats import cell_summary
+
     curves = report.curves
     if curves.empty:
         return []
     plt = _pyplot()
     ks = sorted(set(curves["k"]))
+    task_k = report.chosen.set_index(TASK_KEY)["k"] if "k" in report.chosen else None
     panels = list(curves.groupby(["setting", "method"], sort=False))
     fig, axes = plt.subplots(len(panels), 2, figsize=(9, 3.2 * len(panels)), squeeze=False)
+    n_runs = 0
     for i, ((setting, method), g) in enumerate(panels):
         for r_train, gr in g.groupby("r_train"):
             for j, stat in enumerate(("rmse_mean", "rmse_std")):
-                values = gr[gr["metric"] == stat].groupby("k")["value"].mean().reindex(ks)
-                axes[i, j].plot(ks, values.to_numpy(), marker="o", ms=3, label=f"r_train={r_train}")
+                by_k = gr[gr["metric"] == stat].groupby("k")
+                x = [k for k, _ in by_k]
+                cells = [cell_summary(v["value"], method="bootstrap") for _, v in by_k]
+                mean = np.array([c.mean for c in cells])
+                low = np.array([c.low for c in cells])
+                high = np.array([c.high for c in cells])
+                n_runs = max([n_runs] + [c.n for c in cells])
+                (line,) = axes[i, j].plot(x, mean, marker="o", ms=3, label=f"r_train={r_train}")
+                if np.isfinite(low).any():
+                    axes[i, j].fill_between(x, low, high, color=line.get_color(), alpha=0.15, lw=0)
+        keys = g[TASK_KEY].drop_duplicates()
+        suite_k = None
+        if task_k is not None:
+            found = task_k.reindex(pd.MultiIndex.from_frame(keys)).dropna()
+            suite_k = int(found.iloc[0]) if len(found) else None
         for j, stat in enumerate(("rmse_mean", "rmse_std")):
             ax = axes[i, j]
-            ax.axvline(5, color="grey", lw=0.8, ls=":")
+            if suite_k is not None:
+                ax.axvline(suite_k, color="grey", lw=0.8, ls=":", label=f"k = {suite_k} (the tables' k)")
             ax.set_title(f"{setting}: {report.metrics[stat].title} vs k ({method} ranking)")
             ax.set_xlabel("number of top features k")
-            ax.set_xticks(ks)
+            if len(ks) <= 12:
+                ax.set_xticks(ks)
+            else:  # one tick per k would collide
+                ax.xaxis.set_major_locator(MaxNLocator(nbins=10, integer=True))
+            ax.set_ylim(bottom=0)
             ax.grid(alpha=0.3)
         axes[i, 0].legend(fontsize=8)
+    downstream = getattr(report, "downstream", "mlp")
+    band = "bands: 95 % percentile-bootstrap interval over runs" if n_runs > 1 else "one run: no interval"
+    title = f"downstream model: {downstream}; model selection: {report.rule.label}"
+    fig.suptitle(f"{title}; mean of up to {n_runs} runs; {band}", y=-0.01, fontsize=9)
     fig.tight_layout()
     paths = _save(fig, out_dir, stem)
     plt.close(fig)
     return paths
 
 
-def feature_ranking_table(report: Report) -> str:
-    """Per setting and r_train: each curve method's ranking, aggregated over runs by the mean
-    rank of each feature (by name, so runs with different column layouts agree)."""
+def feature_rankings(report: Report) -> list[dict]:
+    """Per curve method: its ranking per r_train (rows) and setting (columns), aggregated over
+    runs by the mean rank of each feature (by name, so runs with different column layouts
+    agree). Each item: ``method``, ``header`` (["r_train", settings...]) and ``rows``."""
     curve_tasks = report.curves[TASK_KEY].drop_duplicates()
     if curve_tasks.empty:
-        return ""
+        return []
     chosen = report.chosen.merge(curve_tasks, on=TASK_KEY)
-    lines = [
-        "# Feature rankings",
-        "",
-        f"Ranking of each curve method per setting and r_train (features ordered by their mean rank over "
-        f"runs; model selection: {report.rule.label}). "
-        "In the paper's synthetic experiment S1..S5 come first.",
-        "",
-    ]
+    out = []
     for method, gm in chosen.groupby("method", sort=False):
         settings = list(dict.fromkeys(gm["setting"]))
         rows = []
-        for r_train in sorted(set(gm["r_train"])):
+        for r_train in sorted(set(gm["r_train"]), key=env_sort_key):
             row = [r_train]
             for setting in settings:
                 g = gm[(gm["setting"] == setting) & (gm["r_train"] == r_train)]
@@ -223,7 +296,25 @@ def feature_ranking_table(report: Report) -> str:
                 mean_rank = {name: np.mean(r) for name, r in ranks.items()}
                 row.append(", ".join(sorted(mean_rank, key=lambda nm: (mean_rank[nm], nm))))
             rows.append(row)
-        lines += [f"## {method}", "", tabulate(rows, headers=["r_train"] + settings, tablefmt="github"), ""]
+        out.append({"method": method, "header": ["r_train"] + settings, "rows": rows})
+    return out
+
+
+def feature_ranking_table(report: Report) -> str:
+    """The rankings of :func:`feature_rankings` as markdown."""
+    rankings = feature_rankings(report)
+    if not rankings:
+        return ""
+    lines = [
+        "# Feature rankings",
+        "",
+        f"Ranking of each curve method per setting and r_train (features ordered by their mean rank over "
+        f"runs; model selection: {report.rule.label}). "
+        "In the paper's synthetic experiment S1..S5 come first.",
+        "",
+    ]
+    for t in rankings:
+        lines += [f"## {t['method']}", "", tabulate(t["rows"], headers=t["header"], tablefmt="github"), ""]
     return "\n".join(lines)
 
 
@@ -232,9 +323,138 @@ def make_figures(report: Report, out_dir) -> list[Path]:
     fig_dir = Path(out_dir) / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
     rule = report.rule.name  # every rule's figures side by side, never over each other
-    paths = figure1(report, fig_dir, f"figure1-{rule}") + ood_s_figure(report, fig_dir, f"ood_s-{rule}")
+    paths = (
+        figure1(report, fig_dir, f"figure1-{rule}")
+        + ood_s_figure(report, fig_dir, f"ood_s-{rule}")
+        + summary_figure(report, fig_dir, f"summary-{rule}")
+    )
     table = feature_ranking_table(report)
     if table:
         (fig_dir / f"feature_ranking-{rule}.md").write_text(table)
         paths.append(fig_dir / f"feature_ranking-{rule}.md")
+    return paths
+
+
+def rank_summary(report: Report) -> pd.DataFrame:
+    """Each method's mean rank (1 = best, ties averaged) per setting and headline metric, and over
+    all settings at once, with a 95 % t interval over the blocks.
+
+    A block is one (setting, r_train, run): the methods ranked on the same training and test data.
+    Only complete blocks count (every method of the group has a value, as in the Friedman test);
+    "all settings" pools the complete blocks of every setting. Blocks of one run share their test
+    data across r_train, so the interval describes the spread of the ranks, not independent draws.
+    Columns: setting ("all settings" for the pooled rows), metric, method, mean, low, high, n.
+    """
+    from scipy.stats import rankdata
+
+    from oodfs.report.stats import cell_summary
+
+    per_run = report.per_run()
+    per_run = per_run[per_run["r_train"] != "all"]
+    present = set(per_run["method"])
+    methods = [m for m in dict.fromkeys(report.tasks["method"]) if m in present]  # the suite's order
+    settings = list(dict.fromkeys(per_run["setting"]))
+    rows = []
+    for metric in report.headline:
+        lower = bool(report.metrics[metric].lower_is_better)
+        wide = (
+            per_run.groupby(["setting", "r_train", "run", "method"], sort=False)[metric]
+            .first()
+            .unstack("method")
+        )
+        wide = wide.reindex(columns=methods)
+        ranks_of = {}
+        for setting in settings:
+            block = wide.xs(setting, level="setting").dropna(axis=1, how="all").dropna()
+            if block.shape[1] < 2 or block.empty:
+                continue
+            values = block.to_numpy(dtype=float)
+            ranks_of[setting] = pd.DataFrame(
+                rankdata(values if lower else -values, axis=1), columns=block.columns
+            )
+        pooled = [r for r in ranks_of.values() if list(r.columns) == methods]
+        if len(settings) > 1 and len(pooled) > 1:
+            ranks_of["all settings"] = pd.concat(pooled, ignore_index=True)
+        for setting, ranks in ranks_of.items():
+            for method in ranks.columns:
+                c = cell_summary(ranks[method])
+                rows.append(
+                    dict(
+                        setting=setting,
+                        metric=metric,
+                        method=method,
+                        mean=c.mean,
+                        low=c.low,
+                        high=c.high,
+                        n=c.n,
+                    )
+                )
+    return pd.DataFrame(rows, columns=["setting", "metric", "method", "mean", "low", "high", "n"])
+
+
+def summary_figure(report: Report, out_dir: Path, stem: str = "summary") -> list[Path]:
+    """All settings at once: one panel per headline metric, one row per method, its mean rank in
+    each setting (coloured) and over all settings (black diamond) with 95 % t intervals over the
+    (r_train, run) blocks (see :func:`rank_summary`)."""
+    summary = rank_summary(report)
+    if summary.empty:
+        return []
+    plt = _pyplot()
+    metrics = [m for m in report.headline if (summary["metric"] == m).any()]
+    methods = list(dict.fromkeys(summary["method"]))
+    groups = list(dict.fromkeys(summary["setting"]))
+    colours = {g: ("black" if g == "all settings" else plt.cm.Dark2(i % 8)) for i, g in enumerate(groups)}
+    step = 0.7 / max(len(groups), 1)
+    fig, axes = plt.subplots(
+        1,
+        len(metrics),
+        figsize=(3.3 * len(metrics) + 1.2, 0.9 + 0.42 * len(methods)),
+        sharey=True,
+        squeeze=False,
+    )
+    for ax, metric in zip(axes[0], metrics):
+        s = summary[summary["metric"] == metric]
+        for j, group in enumerate(groups):
+            g = s[s["setting"] == group].set_index("method").reindex(methods)
+            y = np.arange(len(methods)) + (j - (len(groups) - 1) / 2) * step
+            err = np.vstack([g["mean"] - g["low"], g["high"] - g["mean"]])
+            pooled = group == "all settings"
+            ax.errorbar(
+                g["mean"],
+                y,
+                xerr=np.where(np.isfinite(err), err, 0),
+                fmt="D" if pooled else "o",
+                color=colours[group],
+                ms=5 if pooled else 4,
+                capsize=2,
+                lw=1.4 if pooled else 1,
+                ls="none",
+                label=group,
+            )
+        ax.set_xlim(0.5, len(methods) + 0.5)
+        ax.set_xticks(range(1, len(methods) + 1))
+        ax.set_title(f"rank by {report.metrics[metric].title}", fontsize=10)
+        ax.set_xlabel("mean rank (1 = best)")
+        ax.grid(axis="x", alpha=0.3)
+    axes[0, 0].set_yticks(range(len(methods)), methods)
+    axes[0, 0].invert_yaxis()  # the suite's first method on top
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(
+        handles,
+        labels,
+        loc="upper center",
+        ncol=min(len(labels), 8),
+        bbox_to_anchor=(0.5, 1.0 + 0.35 / len(methods)),
+        frameon=False,
+    )
+    n_blocks = int(summary["n"].max())
+    fig.suptitle(
+        f"profile: {report.profile}; model selection: {report.rule.label}; ranks within each (setting, "
+        f"r_train, run) block, up to {n_blocks} blocks per point; bars: 95 % t interval over blocks",
+        y=-0.02,
+        fontsize=8.5,
+    )
+    fig.tight_layout()
+    paths = save_figure(fig, out_dir, stem)
+    plt.close(fig)
     return paths

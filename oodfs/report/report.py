@@ -7,6 +7,7 @@ the same on any machine, with or without the plugins that produced it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
@@ -26,13 +27,39 @@ POINT_INFO = [
     "method_kind",
     "fit_seconds",
     "downstream_seconds",
+    "seed",
 ]
 
 
 def _declarations(stored: list[dict] | None) -> dict[str, Metric]:
     if not stored:
         return {m.name: m for m in BUILTIN_METRICS}
-    return {d["name"]: Metric(compute=None, **d) for d in stored}
+    declared = {d["name"]: Metric(compute=None, **d) for d in stored}
+    if any("suspect" not in d for d in stored):  # stored before diagnostics declared their rules
+        from oodfs.contract.registry import registry
+
+        current = {name: info.cls for name, info in registry().entries("metric").items()}
+        for name, m in declared.items():
+            if m.suspect is None and name in current and current[name].suspect is not None:
+                declared[name] = replace(m, suspect=current[name].suspect)
+    return declared
+
+
+def _one_downstream(results: pd.DataFrame, downstream: str | None):
+    """The rows of one downstream model (default: the run's first), its name, and every model the
+    results hold. Rows stored before the model was a choice are the MLP's; a failed task's row
+    (no model) is kept."""
+    if "downstream" not in results:
+        results = results.assign(downstream=np.nan)
+    model = results["downstream"].where(results["downstream"].notna(), "mlp")
+    ok = results["status"] == "ok"
+    models = list(dict.fromkeys(model[ok])) or ["mlp"]
+    chosen = models[0] if downstream is None else downstream
+    if chosen not in models:
+        raise OodfsError(
+            f"these results hold no rows of downstream model {chosen!r}; they have: {', '.join(models)}"
+        )
+    return results[~ok | (model == chosen)], chosen, models
 
 
 class Report:
@@ -46,9 +73,11 @@ class Report:
         rule: str = "val",
         metrics: list[dict] | None = None,
         method_order: list[str] | None = None,
+        downstream: str | None = None,
     ):
         if results.empty:
             raise OodfsError("the results table is empty: nothing to report")
+        results, self.downstream, self.downstream_models = _one_downstream(results, downstream)
         # methods in the suite's order (then any others, in order of appearance): tables and
         # figures list them the same way whatever order the tasks finished in
         seen = list(dict.fromkeys(results["method"]))
@@ -76,7 +105,7 @@ class Report:
         self.chosen = self.rule.choose(self.points) if len(self.points) else self.points
 
     @classmethod
-    def from_path(cls, path, rule: str | None = None) -> "Report":
+    def from_path(cls, path, rule: str | None = None, downstream: str | None = None) -> "Report":
         """A report of a results folder (or a results .parquet/.csv file). ``rule``: the model-
         selection rule; by default the one the folder was last run with, else ``val``."""
         from oodfs.results.store import ResultStore, load_results
@@ -89,7 +118,7 @@ class Report:
             if runs:
                 order = list(runs[-1]["suite"]["methods"])
                 stored_rule = runs[-1]["suite"].get("selection")
-        return cls(load_results(path), rule or stored_rule or "val", stored, order)
+        return cls(load_results(path), rule or stored_rule or "val", stored, order, downstream)
 
     # -- building ------------------------------------------------------------------------
     def _points(self, ok: pd.DataFrame) -> pd.DataFrame:
@@ -100,7 +129,8 @@ class Report:
         # a task's k: the k of its rows that are not on a curve (stored at that k only)
         curve = [n for n, m in self.metrics.items() if m.curve]
         task_k = (
-            flat[~flat["metric"].isin(curve)].groupby(TASK_KEY, sort=False)["k"].first().rename("_task_k")
+            # per-environment rows count: a real table's selector may have no other non-curve row
+            ok[~ok["metric"].isin(curve)].groupby(TASK_KEY, sort=False)["k"].first().rename("_task_k")
         )
         at_k = flat.join(task_k, on=TASK_KEY)
         at_k = at_k[(at_k["k"] == at_k["_task_k"]) | at_k["_task_k"].isna()]

@@ -16,8 +16,11 @@ def identity_conflicts(old: dict, new: dict) -> list[str]:
     is no conflict (a run narrowed with --settings, a suite that gained a setting)."""
     conflicts = sorted(k for k in set(old) | set(new) if k != "settings" and old.get(k) != new.get(k))
     defined = {s["name"]: s for s in old.get("settings", [])}
-    conflicts += [f"setting {s['name']!r}" for s in new.get("settings", [])
-                  if s["name"] in defined and defined[s["name"]] != s]
+    conflicts += [
+        f"setting {s['name']!r}"
+        for s in new.get("settings", [])
+        if s["name"] in defined and defined[s["name"]] != s
+    ]
     return conflicts
 
 

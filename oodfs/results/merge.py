@@ -8,6 +8,7 @@ task: the same identity (method code, version, grid, profile, data) and the same
 stored failure gives way to a result of the same identity. Anything else is an error naming the
 task, and nothing is written: the merged store is built under a temporary name and renamed.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,26 +30,51 @@ from oodfs.validation import OodfsError
 
 #: result columns that must agree between two copies of a task (timings, package versions and
 #: origin may differ between machines)
-COMPARED = ["suite", "profile", "method_kind", "point", "params", "is_default", "metric", "env", "k", "value", "seed",
-            "scores", "feature_names", "status", "error"]
+COMPARED = [
+    "suite",
+    "profile",
+    "method_kind",
+    "point",
+    "params",
+    "is_default",
+    "metric",
+    "env",
+    "k",
+    "value",
+    "seed",
+    "scores",
+    "feature_names",
+    "status",
+    "error",
+]
 
 
 def _read(path: Path) -> dict:
     store = ResultStore(path)
     if not path.is_dir() or not store.exists():
-        raise OodfsError(f"{path} is not a results folder (no {DB_NAME}; merge reads folders written by oodfs bench)")
+        raise OodfsError(
+            f"{path} is not a results folder (no {DB_NAME}; merge reads folders written by oodfs bench)"
+        )
     try:
         identity = store.get_meta("suite_identity")
         metrics = store.get_meta("metrics")
         tasks, results = store.tables()
         with store.connect() as con:
-            invocations = con.execute("SELECT started_at, provenance FROM invocations ORDER BY started_at").fetchall()
+            invocations = con.execute(
+                "SELECT started_at, provenance FROM invocations ORDER BY started_at"
+            ).fetchall()
     except sqlite3.DatabaseError as exc:
         raise OodfsError(f"{store.path} cannot be read: {exc}") from None
     if identity is None:
         raise OodfsError(f"{path} has no suite identity (written by an older oodfs): rerun it before merging")
-    return {"path": path, "identity": identity, "metrics": metrics, "tasks": tasks, "results": results,
-            "invocations": invocations}
+    return {
+        "path": path,
+        "identity": identity,
+        "metrics": metrics,
+        "tasks": tasks,
+        "results": results,
+        "invocations": invocations,
+    }
 
 
 def _differences(a: dict, b: dict) -> str:
@@ -96,15 +122,21 @@ def merge_stores(dirs, out, argv=None) -> dict:
     for other in stores[1:]:
         conflicts = identity_conflicts(combined, other["identity"])
         if conflicts:
-            fields = _differences(*({k: v for k, v in i.items() if k != "settings"} for i in (combined, other["identity"])))
+            fields = _differences(
+                *({k: v for k, v in i.items() if k != "settings"} for i in (combined, other["identity"]))
+            )
             named = [fields] if fields else []
-            raise OodfsError(f"cannot merge {first['path']} and {other['path']}: different suite "
-                             f"{', '.join(named + [c for c in conflicts if c.startswith('setting ')])}")
+            raise OodfsError(
+                f"cannot merge {first['path']} and {other['path']}: different suite "
+                f"{', '.join(named + [c for c in conflicts if c.startswith('setting ')])}"
+            )
         combined = combined_identity(combined, other["identity"])  # shards split by --settings
         if other["metrics"] != first["metrics"]:
             names = lambda s: {m.get("name") for m in s["metrics"] or []}  # noqa: E731
             diff = sorted(names(first) ^ names(other)) or ["(their declarations)"]
-            raise OodfsError(f"cannot merge {first['path']} and {other['path']}: different metrics: {', '.join(diff)}")
+            raise OodfsError(
+                f"cannot merge {first['path']} and {other['path']}: different metrics: {', '.join(diff)}"
+            )
     for s in stores:
         s["groups"] = s["results"].groupby(TASK_KEY, sort=False).indices
         s["by_key"] = {tuple(r[:4]): r for r in s["tasks"].itertuples(index=False, name=None)}
@@ -123,21 +155,37 @@ def merge_stores(dirs, out, argv=None) -> dict:
             if kept[identity_at] != task[identity_at]:
                 old = json.loads(kept[parts_at]) if kept[parts_at] else None
                 new = json.loads(task[parts_at]) if task[parts_at] else {}
-                raise OodfsError(f"task {TaskKey(*key).describe()} differs between {stores[j]['path']} and {s['path']}: "
-                                 f"different identities ({explain(old, new)})")
+                raise OodfsError(
+                    f"task {TaskKey(*key).describe()} differs between {stores[j]['path']} and {s['path']}: "
+                    f"different identities ({explain(old, new)})"
+                )
             if kept[status_at] != task[status_at] and "ok" in (kept[status_at], task[status_at]):
                 replaced += 1
                 if task[status_at] == "ok":
                     chosen[key] = i
                 continue
             if not _same(_rows(stores[j], key), _rows(s, key)):
-                raise OodfsError(f"task {TaskKey(*key).describe()} has different values in {stores[j]['path']} and {s['path']}")
+                raise OodfsError(
+                    f"task {TaskKey(*key).describe()} has different values in {stores[j]['path']} and "
+                    f"{s['path']}"
+                )
 
-    tasks = pd.concat([s["tasks"].iloc[[k in chosen and chosen[k] == i for k in s["by_key"]]]
-                       for i, s in enumerate(stores)], ignore_index=True)
-    results = pd.concat([s["results"].iloc[sorted(ix for k, ix_list in s["groups"].items() if chosen.get(k) == i
-                                                  for ix in ix_list)] for i, s in enumerate(stores)],
-                        ignore_index=True)
+    tasks = pd.concat(
+        [
+            s["tasks"].iloc[[k in chosen and chosen[k] == i for k in s["by_key"]]]
+            for i, s in enumerate(stores)
+        ],
+        ignore_index=True,
+    )
+    results = pd.concat(
+        [
+            s["results"].iloc[
+                sorted(ix for k, ix_list in s["groups"].items() if chosen.get(k) == i for ix in ix_list)
+            ]
+            for i, s in enumerate(stores)
+        ],
+        ignore_index=True,
+    )
     invocations = sorted(inv for s in stores for inv in s["invocations"])
 
     created = not out.exists()
@@ -155,9 +203,20 @@ def merge_stores(dirs, out, argv=None) -> dict:
                 con.executemany("INSERT INTO invocations VALUES (?, ?)", invocations)
                 # the suite as last run (its selection rule is what a report of the folder uses)
                 suites = [json.loads(p).get("suite") for _, p in invocations]
-                con.execute("INSERT INTO invocations VALUES (?, ?)", (time.time(), json.dumps({
-                    "argv": list(argv if argv is not None else sys.argv), "merged": [str(p) for p in paths],
-                    "suite": next((s for s in reversed(suites) if s), {}), "environment": environment()})))
+                con.execute(
+                    "INSERT INTO invocations VALUES (?, ?)",
+                    (
+                        time.time(),
+                        json.dumps(
+                            {
+                                "argv": list(argv if argv is not None else sys.argv),
+                                "merged": [str(p) for p in paths],
+                                "suite": next((s for s in reversed(suites) if s), {}),
+                                "environment": environment(),
+                            }
+                        ),
+                    ),
+                )
             # one self-contained, compact file (no write-ahead log beside it) to rename into place
             con.execute("VACUUM INTO ?", (str(tmp / "merged.sqlite"),))
         finally:
@@ -173,4 +232,9 @@ def merge_stores(dirs, out, argv=None) -> dict:
             shutil.rmtree(out, ignore_errors=True)
         raise
     shutil.rmtree(tmp, ignore_errors=True)
-    return {"folders": len(stores), "tasks": len(tasks), "duplicates": duplicates, "replaced_failures": replaced}
+    return {
+        "folders": len(stores),
+        "tasks": len(tasks),
+        "duplicates": duplicates,
+        "replaced_failures": replaced,
+    }

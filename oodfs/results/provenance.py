@@ -4,6 +4,7 @@
 (every installed distribution, the git state of the oodfs checkout, CPUs and thread pools, the
 hash of each method's code) into each invocation's record in the store.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,8 +17,14 @@ from pathlib import Path
 _VERSION_PACKAGES = ("oodfs", "numpy", "scipy", "scikit-learn", "torch", "xgboost", "pandas", "pluggy")
 
 #: environment variables that set thread counts of numerical libraries
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
-                    "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
 
 
 def package_versions() -> dict:
@@ -44,9 +51,11 @@ def git_state(path: str | Path) -> dict | None:
     """``{"commit", "dirty"}`` of the git checkout that tracks ``path`` (a folder), or None when
     none does (an installed copy, even inside some repository's ignored venv) or git is not
     installed. Dirty: a tracked file differs from the commit."""
+
     def git(*args):
-        return subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True, timeout=30,
-                              check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(path), *args], capture_output=True, text=True, timeout=30, check=True
+        ).stdout.strip()
 
     try:
         if not git("ls-files", "--", "."):  # untracked here: not a checkout of this code
@@ -67,12 +76,16 @@ def cpu_and_threads() -> dict:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         usable = os.cpu_count()
-    pools = [{k: p.get(k) for k in ("user_api", "internal_api", "prefix", "version", "num_threads")}
-             for p in threadpool_info()]
+    pools = [
+        {k: p.get(k) for k in ("user_api", "internal_api", "prefix", "version", "num_threads")}
+        for p in threadpool_info()
+    ]
     out = {
-        "cpu_count": os.cpu_count(), "usable_cpus": usable, "machine": platform.machine(),
-        "processor": platform.processor(), "thread_variables": {v: os.environ[v] for v in THREAD_VARIABLES
-                                                                 if v in os.environ},
+        "cpu_count": os.cpu_count(),
+        "usable_cpus": usable,
+        "machine": platform.machine(),
+        "processor": platform.processor(),
+        "thread_variables": {v: os.environ[v] for v in THREAD_VARIABLES if v in os.environ},
         "threadpools": pools,
     }
     if "torch" in sys.modules:
@@ -85,7 +98,8 @@ def environment(method_code: dict | None = None) -> dict:
     installed package, the git commit of the oodfs checkout (when run from one), CPUs and
     thread settings, and ``method_code``: the code hash of each method run."""
     return {
-        "python": platform.python_version(), "implementation": platform.python_implementation(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
         "platform": platform.platform(),
         "packages": installed_packages(),
         "oodfs_git": git_state(Path(__file__).resolve().parent),

@@ -10,6 +10,7 @@ Each task also stores its identity (:mod:`oodfs.run.identity`: what produced it)
 committed again replaces its old rows in the same transaction, so one task never holds rows of
 two computations.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -31,15 +32,41 @@ LOCK_NAME = "results.lock"  # held (flock) by the one run writing a folder
 _FRESH_FOLDER = {LOCK_NAME}
 
 RESULT_COLUMNS = [
-    "suite", "profile", "setting", "r_train", "run", "method", "method_kind", "point", "params", "is_default",
-    "metric", "env", "k", "value", "seed", "scores", "feature_names", "status", "error", "fit_seconds",
-    "downstream_seconds", "data_seconds", "oodfs_version", "versions", "identity", "origin",
+    "suite",
+    "profile",
+    "setting",
+    "r_train",
+    "run",
+    "method",
+    "method_kind",
+    "point",
+    "params",
+    "is_default",
+    "metric",
+    "env",
+    "k",
+    "value",
+    "seed",
+    "scores",
+    "feature_names",
+    "status",
+    "error",
+    "fit_seconds",
+    "downstream_seconds",
+    "data_seconds",
+    "oodfs_version",
+    "versions",
+    "identity",
+    "origin",
+    "downstream",
 ]
 #: per task: its status, identity (digest and parts, see oodfs.run.identity) and origin
 TASK_COLUMNS = [*TASK_KEY, "status", "error", "finished_at", "identity", "parts", "origin"]
 #: columns added since the first schema, added to older stores when they are opened
-_ADDED = {"tasks": {"identity": "TEXT", "parts": "TEXT", "origin": "TEXT"},
-          "results": {"identity": "TEXT", "origin": "TEXT"}}
+_ADDED = {
+    "tasks": {"identity": "TEXT", "parts": "TEXT", "origin": "TEXT"},
+    "results": {"identity": "TEXT", "origin": "TEXT", "downstream": "TEXT"},
+}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -47,12 +74,17 @@ CREATE TABLE IF NOT EXISTS tasks (
     setting TEXT, r_train TEXT, run INTEGER, method TEXT, status TEXT, error TEXT,
     finished_at REAL, identity TEXT, parts TEXT, origin TEXT, PRIMARY KEY (setting, r_train, run, method));
 CREATE TABLE IF NOT EXISTS results (
-    suite TEXT, profile TEXT, setting TEXT, r_train TEXT, run INTEGER, method TEXT, method_kind TEXT, point INTEGER,
+    suite TEXT, profile TEXT, setting TEXT, r_train TEXT, run INTEGER, method TEXT, method_kind TEXT, point
+    INTEGER,
     params TEXT, is_default INTEGER, metric TEXT, env TEXT, k INTEGER, value REAL, seed INTEGER,
     scores TEXT, feature_names TEXT, status TEXT, error TEXT, fit_seconds REAL, downstream_seconds REAL,
-    data_seconds REAL, oodfs_version TEXT, versions TEXT, identity TEXT, origin TEXT);
+    data_seconds REAL, oodfs_version TEXT, versions TEXT, identity TEXT, origin TEXT, downstream TEXT);
 CREATE TABLE IF NOT EXISTS invocations (started_at REAL, provenance TEXT);
 """
+
+
+def _insert(table: str, columns: list[str]) -> str:
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
 
 
 def _migrate(con: sqlite3.Connection) -> None:
@@ -91,7 +123,9 @@ class ResultStore:
         out = self.out_dir
         try:
             if out.exists() and not out.is_dir():
-                raise OodfsError(f"--out {str(out)!r} is not a folder (it is a file or a device); choose a folder")
+                raise OodfsError(
+                    f"--out {str(out)!r} is not a folder (it is a file or a device); choose a folder"
+                )
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:  # a name too long, a parent that is a file, no permission
             raise OodfsError(f"cannot create the output folder {str(out)!r}: {exc.strerror or exc}") from None
@@ -100,14 +134,21 @@ class ResultStore:
                 raise OodfsError(f"{self.path} is not a file; choose another --out")
             others = [n for n in ("results.parquet", "results.csv") if (out / n).exists()]
             if self.path.stat().st_size == 0 and others:  # the store is lost; the export is the only copy
-                raise OodfsError(f"{self.path} is empty (0 bytes) although {out / others[0]} is there; "
-                                 "oodfs will not overwrite it: choose another --out")
+                raise OodfsError(
+                    f"{self.path} is empty (0 bytes) although {out / others[0]} is there; "
+                    "oodfs will not overwrite it: choose another --out"
+                )
             return
         other = sorted(p.name for p in out.iterdir() if p.name not in _FRESH_FOLDER)
         if other:
-            kind = "results of another kind" if {"results.parquet", "results.csv"} & set(other) else "other files"
+            kind = (
+                "results of another kind"
+                if {"results.parquet", "results.csv"} & set(other)
+                else "other files"
+            )
             raise OodfsError(
-                f"{out} holds {kind} ({', '.join(other[:3])}{', ...' if len(other) > 3 else ''}) but no {DB_NAME}; "
+                f"{out} holds {kind} ({', '.join(other[:3])}{', ...' if len(other) > 3 else ''}) but no "
+                f"{DB_NAME}; "
                 "oodfs writes only into a new, empty or oodfs results folder: choose another --out"
             )
 
@@ -130,10 +171,14 @@ class ResultStore:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise StorageError(f"cannot lock {self.out_dir / LOCK_NAME}: {exc.strerror or exc}") from None
+                    raise StorageError(
+                        f"cannot lock {self.out_dir / LOCK_NAME}: {exc.strerror or exc}"
+                    ) from None
                 holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
-                raise OodfsError(f"another oodfs run (pid {holder}) is writing to {self.out_dir}; "
-                                 "wait for it to end or choose another --out") from None
+                raise OodfsError(
+                    f"another oodfs run (pid {holder}) is writing to {self.out_dir}; "
+                    "wait for it to end or choose another --out"
+                ) from None
             os.ftruncate(fd, 0)
             os.pwrite(fd, str(os.getpid()).encode(), 0)
             yield
@@ -176,8 +221,9 @@ class ResultStore:
             yield con
         except (sqlite3.Error, pd.errors.DatabaseError) as exc:
             reason = _reason(exc).rpartition("': ")[2]  # pandas: "Execution failed on sql '...': reason"
-            raise OodfsError(f"cannot read {self.path}: {reason} (a damaged file, or not an oodfs "
-                             "results store)") from None
+            raise OodfsError(
+                f"cannot read {self.path}: {reason} (a damaged file, or not an oodfs results store)"
+            ) from None
         finally:
             if con is not None:
                 con.close()
@@ -217,7 +263,32 @@ class ResultStore:
         with self._reading() as con:
             if "invocations" not in self._tables(con):
                 return []
-            return [json.loads(p) for (p,) in con.execute("SELECT provenance FROM invocations ORDER BY started_at")]
+            return [
+                json.loads(p)
+                for (p,) in con.execute("SELECT provenance FROM invocations ORDER BY started_at")
+            ]
+
+    def wall_seconds(self) -> float | None:
+        """Wall time of the run: for each invocation, from its start to the last task it stored
+        (tasks copied from reference results do not count), summed; None when not recorded."""
+        if not self.exists():
+            return None
+        with self._reading() as con:
+            if not {"invocations", "tasks"} <= self._tables(con):
+                return None
+            starts = [t for (t,) in con.execute("SELECT started_at FROM invocations ORDER BY started_at")]
+            done = [
+                t
+                for (t,) in con.execute(
+                    "SELECT finished_at FROM tasks WHERE finished_at IS NOT NULL "
+                    "AND (origin IS NULL OR origin != 'reference')"
+                )
+            ]
+        total = 0.0
+        for start, end in zip(starts, starts[1:] + [float("inf")]):
+            mine = [t for t in done if start <= t < end]
+            total += max(mine) - start if mine else 0.0
+        return total or None
 
     # -- tasks -----------------------------------------------------------------------------
     def finished_tasks(self, failed: bool = True) -> set[tuple[str, str, int, str]]:
@@ -237,12 +308,29 @@ class ResultStore:
         if not self.exists():
             return {}
         with self.connect() as con:
-            rows = con.execute("SELECT setting, r_train, run, method, status, identity, parts, origin FROM tasks")
-            return {tuple(r[:4]): {"status": r[4], "identity": r[5], "parts": json.loads(r[6]) if r[6] else None,
-                                   "origin": r[7] or "run"} for r in rows}
+            rows = con.execute(
+                "SELECT setting, r_train, run, method, status, identity, parts, origin FROM tasks"
+            )
+            return {
+                tuple(r[:4]): {
+                    "status": r[4],
+                    "identity": r[5],
+                    "parts": json.loads(r[6]) if r[6] else None,
+                    "origin": r[7] or "run",
+                }
+                for r in rows
+            }
 
-    def commit_task(self, key: tuple, status: str, error: str | None, rows: list[dict], identity: str | None = None,
-                    parts: dict | None = None, origin: str = "run") -> None:
+    def commit_task(
+        self,
+        key: tuple,
+        status: str,
+        error: str | None,
+        rows: list[dict],
+        identity: str | None = None,
+        parts: dict | None = None,
+        origin: str = "run",
+    ) -> None:
         """Write one finished task atomically (all its rows and its tasks entry, or nothing).
 
         A task stored already is replaced in the same transaction (a rerun: its identity
@@ -254,19 +342,32 @@ class ResultStore:
         try:
             with con:  # one transaction, holding the write lock from its start (the check below stays true)
                 con.execute("BEGIN IMMEDIATE")
-                old = con.execute("SELECT status, identity FROM tasks WHERE setting = ? AND r_train = ? AND run = ? "
-                                  "AND method = ?", key).fetchone()
+                old = con.execute(
+                    "SELECT status, identity FROM tasks WHERE setting = ? AND r_train = ? AND run = ? "
+                    "AND method = ?",
+                    key,
+                ).fetchone()
                 if old is not None:
                     if status != "ok" and old[0] == "ok" and old[1] == identity:
                         return
                     _delete_tasks(con, [key])
                 con.execute(
-                    f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES ({', '.join('?' * len(TASK_COLUMNS))})",
-                    (setting, r_train, run, method, status, error, time.time(), identity,
-                     None if parts is None else json.dumps(parts, sort_keys=True), origin),
+                    _insert("tasks", TASK_COLUMNS),
+                    (
+                        setting,
+                        r_train,
+                        run,
+                        method,
+                        status,
+                        error,
+                        time.time(),
+                        identity,
+                        None if parts is None else json.dumps(parts, sort_keys=True),
+                        origin,
+                    ),
                 )
                 con.executemany(
-                    f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
+                    _insert("results", RESULT_COLUMNS),
                     [tuple(row.get(c) for c in RESULT_COLUMNS) for row in rows],
                 )
         except sqlite3.Error as exc:  # disk full, I/O error: the run stops, the method is not blamed
@@ -300,11 +401,14 @@ class ResultStore:
         results = results.reindex(columns=RESULT_COLUMNS)
         with self._transaction() as con:
             _delete_tasks(con, [tuple(k) for k in tasks[TASK_KEY].itertuples(index=False)])
-            con.executemany(f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES ({', '.join('?' * len(TASK_COLUMNS))})",
-                            _records(tasks))
             con.executemany(
-                f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
-                _records(results))
+                _insert("tasks", TASK_COLUMNS),
+                _records(tasks),
+            )
+            con.executemany(
+                _insert("results", RESULT_COLUMNS),
+                _records(results),
+            )
 
     def tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The stored ``tasks`` and ``results`` tables as they are (r_train as text), for
@@ -341,9 +445,17 @@ def _delete_tasks(con: sqlite3.Connection, keys: list[tuple]) -> None:
 
 def _records(df: pd.DataFrame) -> list[tuple]:
     """Rows as tuples of Python values (NaN/NA -> None, numpy scalars -> Python numbers)."""
-    return [tuple(None if v is None or (isinstance(v, float) and v != v) or v is pd.NA else
-                  v.item() if hasattr(v, "item") else v for v in row)
-            for row in df.astype(object).itertuples(index=False, name=None)]
+    return [
+        tuple(
+            None
+            if v is None or (isinstance(v, float) and v != v) or v is pd.NA
+            else v.item()
+            if hasattr(v, "item")
+            else v
+            for v in row
+        )
+        for row in df.astype(object).itertuples(index=False, name=None)
+    ]
 
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
@@ -364,8 +476,10 @@ def load_results(path: str | Path) -> pd.DataFrame:
         if store.exists():
             others = [n for n in ("results.parquet", "results.csv") if (path / n).exists()]
             if store.path.is_file() and store.path.stat().st_size == 0 and others:
-                raise OodfsError(f"{store.path} is empty (0 bytes) although {path / others[0]} is there: "
-                                 f"read that file directly (oodfs leaderboard {path / others[0]}) or remove the empty one")
+                raise OodfsError(
+                    f"{store.path} is empty (0 bytes) although {path / others[0]} is there: "
+                    f"read that file directly (oodfs leaderboard {path / others[0]}) or remove the empty one"
+                )
             return store.frame()
         for name in ("results.parquet", "results.csv"):
             if (path / name).exists():
@@ -378,7 +492,9 @@ def load_results(path: str | Path) -> pd.DataFrame:
     try:
         df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
     except Exception as exc:  # noqa: BLE001 -- pyarrow and pandas raise many kinds for a bad file
-        raise OodfsError(f"cannot read {path}: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}") from None
+        raise OodfsError(
+            f"cannot read {path}: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        ) from None
     missing = [c for c in _REQUIRED if c not in df.columns]
     if missing:
         raise OodfsError(f"{path} is not an oodfs results table (no column {', '.join(missing)})")
@@ -386,7 +502,20 @@ def load_results(path: str | Path) -> pd.DataFrame:
 
 
 #: the columns every results table has (what a report cannot do without)
-_REQUIRED = ("suite", "setting", "r_train", "run", "method", "point", "metric", "env", "k", "value", "status", "error")
+_REQUIRED = (
+    "suite",
+    "setting",
+    "r_train",
+    "run",
+    "method",
+    "point",
+    "metric",
+    "env",
+    "k",
+    "value",
+    "status",
+    "error",
+)
 
 
 def export(df: pd.DataFrame, out_dir: Path) -> Path:

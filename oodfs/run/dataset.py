@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from oodfs.contract.registry import registry
 from oodfs.contract.task import DataKey
-from oodfs.run.suite import Suite
+from oodfs.run.suite import Suite, train_envs
+from oodfs.tabular import TableWarning
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
@@ -25,6 +27,9 @@ class DataSet:
 
     Every array is read-only. ``stable_set`` holds the true stable feature indices (None when
     unknown, as for real data); ``feature_names`` names the columns of this data set.
+    With several training environments (an r_train set) the training and validation rows are
+    pooled and ``groups_train`` / ``groups_val`` give each row's environment (its position in
+    ``train_envs``); with one, both are None.
     """
 
     X_train: np.ndarray
@@ -34,21 +39,55 @@ class DataSet:
     tests: tuple  # ((env id, X, y), ...)
     stable_set: tuple[int, ...] | None
     feature_names: tuple[str, ...]
+    groups_train: np.ndarray | None = None
+    groups_val: np.ndarray | None = None
+    train_envs: tuple = ()
+
+    def environment_rows(self, e: int):
+        """(X, y) of every row (training and validation) of training environment ``e``."""
+        Xs, ys = [self.X_train[self.groups_train == e]], [self.y_train[self.groups_train == e]]
+        if self.X_val is not None:
+            Xs.append(self.X_val[self.groups_val == e])
+            ys.append(self.y_val[self.groups_val == e])
+        return np.concatenate(Xs), np.concatenate(ys)
+
+
+def _draw_training(env, suite: Suite, key: DataKey, r, n_train: int):
+    """One training environment's draw, its tail held out for the `val` rule: i.i.d. extra data
+    for a synthetic environment, a random held-out part of a finite table. The seed does not
+    depend on the other members of a set: environment r's rows are the same alone or pooled."""
+    seed = DataKey(key.setting, r, key.run).seed(suite.seed, "train")
+    X, y = env.sample(r, n_train + suite.n_val, seed)
+    n_val = round(len(y) * suite.n_val / (n_train + suite.n_val))
+    if n_val:
+        return X[:-n_val], y[:-n_val], X[-n_val:], y[-n_val:]
+    return X, y, None, None
 
 
 def make_dataset(suite: Suite, key: DataKey) -> DataSet:
+    with warnings.catch_warnings():
+        # a table's notes were given once, when the suite was checked (runner.check_suite_plugins)
+        warnings.simplefilter("ignore", TableWarning)
+        return _make_dataset(suite, key)
+
+
+def _make_dataset(suite: Suite, key: DataKey) -> DataSet:
     setting = suite.setting(key.setting)
     env_cls = registry().get("environment", suite.environment)
     env = env_cls(**setting.environment_params(key.run, suite.seed))
     n_train = setting.n_train or suite.n_train  # a setting may override the suite's training size
-    # one draw from the training environment, its tail held out for the `val` rule: i.i.d.
-    # extra data for a synthetic environment, a random held-out part of a finite table
-    X, y = env.sample(key.r_train, n_train + suite.n_val, key.seed(suite.seed, "train"))
-    n_val = round(len(y) * suite.n_val / (n_train + suite.n_val))
-    X_val = y_val = None
-    if n_val:
-        X, X_val, y, y_val = X[:-n_val], X[-n_val:], y[:-n_val], y[-n_val:]
-        X_val, y_val = _read_only(X_val), _read_only(y_val)
+    envs = train_envs(key.r_train)
+    draws = [_draw_training(env, suite, key, r, n_train) for r in envs]  # n_train rows per environment
+    X = np.concatenate([d[0] for d in draws])
+    y = np.concatenate([d[1] for d in draws])
+    X_val = y_val = g_train = g_val = None
+    if draws[0][2] is not None:
+        X_val = _read_only(np.concatenate([d[2] for d in draws]))
+        y_val = _read_only(np.concatenate([d[3] for d in draws]))
+    if len(envs) > 1:
+        g_train = _read_only(np.repeat(np.arange(len(envs)), [len(d[1]) for d in draws]))
+        if X_val is not None:
+            g_val = _read_only(np.repeat(np.arange(len(envs)), [len(d[3]) for d in draws]))
     # test environments depend on the run, not on r_train: every r_train is tested on the same data
     tests = tuple(
         (r_te, *map(_read_only, env.sample(r_te, suite.n_test, key.test_seed(suite.seed, r_te))))
@@ -63,4 +102,7 @@ def make_dataset(suite: Suite, key: DataKey) -> DataSet:
         tests,
         None if stable is None else tuple(stable),
         tuple(env.feature_names),
+        g_train,
+        g_val,
+        envs if len(envs) > 1 else (),
     )

@@ -2,9 +2,19 @@
 
 The paper trains an MLP with hidden layers (5, 5), ReLU and Adam (lr 0.001) on the top-k features
 and reports its RMSE in the test environments. The benchmark needs thousands of these fits, so
-:func:`fit_downstream` trains every subset of one data set in one tensor program. The measurements
-behind each choice below are in benchmarks/bench_regressor.py.
+:func:`fit_downstream` trains every subset of one data set in one call (one compiled kernel, or one
+tensor program). The measurements behind each choice below are in benchmarks/bench_regressor.py
+and benchmarks/bench_downstream_engines.py.
 
+* **Engines.** ``engine="numba"`` (the default) trains each model with a fused kernel
+  (:mod:`oodfs.run.downstream_kernel`: forward, backward and Adam of one model in one compiled
+  loop), because at h = 5 the tensor program spends most of a step on per-operation overhead;
+  ``engine="torch"``, the tensor program of the next three points, is kept for audits. Both run
+  the same algorithm (initial weights, validation split, minibatch order, float32 Adam, schedule
+  and stopping rule, below) and differ in the order of float operations only; docs/PROTOCOL.md,
+  section 4, gives the measured effect (benchmarks/bench_downstream_engines.py). The kernel
+  trains every model on its own, so it needs no packing and a subset's result cannot depend on
+  its batch.
 * **One network per subset, packed block-diagonally.** Every model sees the same rows, so the
   first layer is one GEMM ``X (B, d) @ W1 (d, M*h1)`` whose column block for model ``m`` is zero
   outside model ``m``'s input columns; the next layers are block-diagonal GEMMs and the output
@@ -53,7 +63,11 @@ from oodfs.contract.seeds import derive_seed
 from oodfs.numeric import one_torch_thread, standardize
 from oodfs.validation import OodfsError, check_vector, check_X
 
-__all__ = ["fit_downstream", "DownstreamModels", "DownstreamCache", "PROFILES"]
+__all__ = ["fit_downstream", "DownstreamModels", "DownstreamCache", "PROFILES", "ENGINES"]
+
+#: who trains the MLPs: "numba", a fused per-model kernel (:mod:`oodfs.run.downstream_kernel`), or
+#: "torch", the packed tensor program; the same algorithm (module docstring, "Engines")
+ENGINES = ("numba", "torch")
 
 #: keyword arguments of :func:`fit_downstream` per named profile (module docstring, "Profiles");
 #: "default" repeats the function's defaults, so a profile can be read without the signature
@@ -69,6 +83,7 @@ PROFILES = {
         "min_delta": 0.0,
         "restore_best": False,
         "val_fraction": 0.15,
+        "engine": "numba",
     },
 }
 PROFILES["paper"] = {**PROFILES["default"], "lr_start": 1e-3}
@@ -130,14 +145,18 @@ class DownstreamModels:
     x_scale: np.ndarray
     y_mean: float
     y_scale: float
-    blocks: list[_Block]
+    blocks: list[_Block]  # the torch engine's packed blocks (empty for the numba engine)
     #: per model: epochs trained, epoch of its lowest validation loss, that lowest validation
     #: RMSE (original units; on the internal validation part)
     epochs: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
     best_epoch: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
     val_rmse: np.ndarray = field(default_factory=lambda: np.zeros(0))
     fit_seconds: float = 0.0
+    #: optimiser steps (torch engine: each block's, summed; numba engine: each model's, summed)
     n_steps: int = 0
+    engine: str = "torch"
+    #: the numba engine's models: (hidden sizes, columns, column counts, flat parameters)
+    kernel: tuple | None = None
 
     def __len__(self) -> int:
         return len(self.subsets)
@@ -147,7 +166,14 @@ class DownstreamModels:
         X = check_X(X)
         if X.shape[1] != self.n_features:
             raise OodfsError(f"X has {X.shape[1]} columns, the models were trained on {self.n_features}")
-        Xs = torch.from_numpy(((X - self.x_mean) / self.x_scale).astype(np.float32))
+        Xs = ((X - self.x_mean) / self.x_scale).astype(np.float32)
+        if self.kernel is not None:  # each model on its own: independent of the batch too
+            from oodfs.run.downstream_kernel import predict
+
+            hidden, cols, ks, theta = self.kernel
+            out = predict(np.ascontiguousarray(Xs.T), hidden, cols, ks, theta, 256)
+            return out.astype(np.float64) * self.y_scale + self.y_mean
+        Xs = torch.from_numpy(Xs)
         with torch.no_grad(), one_torch_thread():
             out = torch.cat([b.forward(Xs) for b in self.blocks], dim=1)
         # C-contiguous rows: numpy then reduces each model's row the same way whatever the
@@ -355,6 +381,7 @@ def fit_downstream(
     restore_best: bool = False,
     val_fraction: float = 0.15,
     block_size: int = 4,
+    engine: str = "numba",
 ) -> DownstreamModels:
     """Train one MLP regressor per feature subset of ``X`` (all subsets batched) and return them.
 
@@ -379,7 +406,11 @@ def fit_downstream(
       (seeded). Paper: none (it states no stopping rule, so no hold-out).
     * ``restore_best`` -- False: the final parameters, not the best-validation snapshot
       (the latter is less converged out of distribution).
-    * ``block_size`` -- models per packed block, 4 (changing it may change the last bits).
+    * ``block_size`` -- models per packed block of the torch engine, 4 (changing it may change
+      the last bits).
+    * ``engine`` -- ``"numba"`` (default), a fused per-model kernel, or ``"torch"``, the packed
+      tensor program (for audits): the same algorithm, numbers equal up to float order
+      (module docstring, "Engines").
 
     :data:`PROFILES` names these settings per profile. Raises :class:`OodfsError` (a
     ValueError) on an empty, out-of-range or repeated column, a non-finite value, or a bad
@@ -436,6 +467,8 @@ def fit_downstream(
     ):
         if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
             raise OodfsError(f"{name} must be a positive integer, got {v!r}")
+    if engine not in ENGINES:
+        raise OodfsError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
     n_val = int(round(val_fraction * n))
     if n_val < 1 or n - n_val < 2:
         raise OodfsError(f"too few samples ({n}) for a validation split of {val_fraction:.0%}")
@@ -451,6 +484,40 @@ def fit_downstream(
     tr_t, va_t = torch.from_numpy(tr), torch.from_numpy(va)
     Xtr, ytr, Xva, yva = Xs[tr_t], ys[tr_t], Xs[va_t], ys[va_t]
 
+    if engine == "numba":
+        kernel, epochs, best_epoch, val, steps = _train_kernel(
+            subs,
+            Xtr,
+            ytr,
+            Xva,
+            yva,
+            hidden=hidden,
+            lr=float(lr),
+            lr_start=float(lr_start),
+            lr_factor=float(lr_factor),
+            restore_best=bool(restore_best),
+            batch_size=int(batch_size),
+            max_epochs=int(max_epochs),
+            patience=int(patience),
+            min_delta=float(min_delta),
+            seed=seed,
+        )
+        return DownstreamModels(
+            subsets=subs,
+            n_features=d,
+            x_mean=x_mean,
+            x_scale=x_scale,
+            y_mean=y_mean,
+            y_scale=y_scale,
+            blocks=[],
+            epochs=epochs,
+            best_epoch=best_epoch,
+            val_rmse=np.sqrt(val.astype(float)) * y_scale,
+            fit_seconds=time.perf_counter() - t0,
+            n_steps=steps,
+            engine=engine,
+            kernel=kernel,
+        )
     with one_torch_thread():
         blocks, epochs, best_epoch, val, steps = _train_all(
             subs,
@@ -483,6 +550,7 @@ def fit_downstream(
         val_rmse=np.sqrt(np.concatenate(val).astype(float)) * y_scale,
         fit_seconds=time.perf_counter() - t0,
         n_steps=steps,
+        engine=engine,
     )
 
 
@@ -500,6 +568,120 @@ def _train_all(subs, Xtr, ytr, Xva, yva, *, block_size, **kw):
     return blocks, epochs, best_epoch, val, steps
 
 
+def _init_flat(subsets, hidden: tuple[int, ...], seed: int) -> np.ndarray:
+    """Every model's initial parameters as :func:`_init_block` draws them, flat per model
+    (layer by layer: ``W`` (in, out) row-major, then ``b``), zero-padded to one length."""
+    sizes = list(hidden) + [1]
+    flats = []
+    for sub in subsets:
+        g = torch.Generator().manual_seed(derive_seed(seed, "downstream-init", *sub))
+        fan_in = len(sub)
+        parts = []
+        for h_out in sizes:
+            bound = 1.0 / math.sqrt(fan_in)
+            W = (torch.rand(fan_in, h_out, generator=g, dtype=torch.float64) * 2 - 1) * bound
+            b = (torch.rand(h_out, generator=g, dtype=torch.float64) * 2 - 1) * bound
+            parts += [W.float().reshape(-1), b.float()]
+            fan_in = h_out
+        flats.append(torch.cat(parts).numpy())
+    theta = np.zeros((len(subsets), max(f.size for f in flats)), np.float32)
+    for i, f in enumerate(flats):
+        theta[i, : f.size] = f
+    return theta
+
+
+def _train_kernel(
+    subs,
+    Xtr,
+    ytr,
+    Xva,
+    yva,
+    *,
+    hidden,
+    lr,
+    lr_start,
+    lr_factor,
+    batch_size,
+    max_epochs,
+    patience,
+    min_delta,
+    restore_best,
+    seed,
+    betas=(0.9, 0.999),
+    eps=1e-8,
+):
+    """The numba engine: :func:`oodfs.run.downstream_kernel.train_epoch` trains every model,
+    epoch by epoch, on the torch engine's minibatch order (one permutation per epoch from the
+    same generator, shared by all models)."""
+    from oodfs.run.downstream_kernel import train_epoch
+
+    M = len(subs)
+    hid = np.asarray(hidden, np.int64)
+    theta = _init_flat(subs, hidden, seed)
+    ks = np.array([len(s) for s in subs], np.int64)
+    cols = np.zeros((M, int(ks.max())), np.int64)
+    for i, s in enumerate(subs):
+        cols[i, : len(s)] = s
+    m1, m2 = np.zeros_like(theta), np.zeros_like(theta)
+    grad = np.zeros(theta.shape[1], np.float32)
+    best_theta = theta.copy() if restore_best else np.zeros((1, 1), np.float32)
+    lr_m = np.full(M, lr_start, np.float32)
+    active = np.ones(M, np.bool_)
+    since = np.zeros(M, np.int64)
+    best_val = np.full(M, np.inf, np.float32)
+    best_epoch = np.zeros(M, np.int64)
+    epochs = np.zeros(M, np.int64)
+    XT = np.ascontiguousarray(Xtr.numpy().T)
+    yt = np.ascontiguousarray(ytr.numpy()[:, 0])
+    XvaT = np.ascontiguousarray(Xva.numpy().T)
+    yva_ = np.ascontiguousarray(yva.numpy()[:, 0])
+    A = np.zeros((int(ks.max()) + sum(hidden) + 1, batch_size), np.float32)  # activations
+    D = np.zeros_like(A)  # their gradients
+    gen = torch.Generator().manual_seed(derive_seed(seed, "downstream-shuffle"))
+    n = XT.shape[1]
+    step, model_steps = 0, 0
+    for epoch in range(1, max_epochs + 1):
+        perm = torch.randperm(n, generator=gen).numpy()
+        model_steps += int(active.sum()) * -(-n // batch_size)
+        step += train_epoch(
+            XT[:, perm],
+            yt[perm],
+            XvaT,
+            yva_,
+            hid,
+            cols,
+            ks,
+            theta,
+            m1,
+            m2,
+            grad,
+            best_theta,
+            lr_m,
+            active,
+            since,
+            best_val,
+            best_epoch,
+            epochs,
+            epoch,
+            step,
+            batch_size,
+            betas[0],
+            betas[1],
+            eps,
+            lr,
+            lr_factor,
+            patience,
+            min_delta,
+            restore_best,
+            A,
+            D,
+        )
+        if not active.any():
+            break
+    final = best_theta if restore_best else theta
+    return (hid, cols, ks, final), epochs, best_epoch, best_val, model_steps
+
+
 class DownstreamCache:
     """Downstream regressor RMSEs per feature subset, trained once per subset per data set.
 
@@ -508,26 +690,39 @@ class DownstreamCache:
     so sharing it changes no number.
     """
 
-    def __init__(self, data, seed: int, **regressor_options):
+    def __init__(self, data, seed: int, *, model: str = "mlp", **regressor_options):
         self.data = data
         self.seed = seed
+        self.model = model  # "mlp" (this module), or oodfs.run.downstream_models' ridge / gbm
         self.options = regressor_options  # fit_downstream's settings of the run's profile
         self.results: dict[tuple[int, ...], dict] = {}
 
     @classmethod
-    def for_profile(cls, data, seed: int, profile: str) -> DownstreamCache:
-        """The cache that trains with the settings of ``profile`` (:data:`PROFILES`)."""
-        return cls(data, seed, **PROFILES.get(profile, {}))
+    def for_profile(cls, data, seed: int, profile: str, model: str = "mlp") -> DownstreamCache:
+        """The cache that trains ``model`` (the MLP with the settings of ``profile``, :data:`PROFILES`)."""
+        return cls(data, seed, model=model, **PROFILES.get(profile, {}))
 
     def evaluate(self, subsets) -> dict[tuple[int, ...], dict]:
-        """``{subset: {"val": float (NaN without validation data), "test": array per env}}``."""
+        """``{subset: {"val": float (NaN without validation data), "test": array per env}}``, and
+        with several training environments ``"val_envs"``: the validation RMSE of each."""
         wanted = list(dict.fromkeys(tuple(sorted(int(j) for j in s)) for s in subsets))
         missing = [s for s in wanted if s not in self.results]
+        other = [s for s in missing if self.model != "mlp" or not s]  # ridge, gbm; the empty subset
+        if other:
+            from oodfs.run.downstream_models import evaluate_subsets
+
+            self.results.update(evaluate_subsets(self.model, self.data, other, self.seed))
+            missing = [s for s in missing if s not in self.results]
         if missing:
             d = self.data
             models = fit_downstream(d.X_train, d.y_train, missing, self.seed, **self.options)
             val = models.rmse(d.X_val, d.y_val) if d.X_val is not None else np.full(len(missing), np.nan)
             tests = np.column_stack([models.rmse(X, y) for _, X, y in d.tests])
+            # several training environments: each one's held-out RMSE too (the train-domain rule)
+            g = getattr(d, "groups_val", None)
+            envs = [] if g is None else [models.rmse(d.X_val[g == e], d.y_val[g == e]) for e in np.unique(g)]
             for i, s in enumerate(missing):
                 self.results[s] = {"val": float(val[i]), "test": tests[i]}
+                if envs:
+                    self.results[s]["val_envs"] = np.array([v[i] for v in envs])
         return {s: self.results[s] for s in wanted}

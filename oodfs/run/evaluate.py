@@ -20,8 +20,10 @@ from oodfs.contract.registry import registry
 from oodfs.contract.seeds import derive_seed
 from oodfs.contract.task import DataKey, env_key
 from oodfs.contract.wls import WLSSelector
-from oodfs.run.dataset import DataSet
+from oodfs.run.dataset import DataSet, _read_only
 from oodfs.run.suite import Suite
+from oodfs.tabular import _named, fitted_features
+from oodfs.validation import OodfsError, error_message
 
 
 class UndeclaredDiagnosticWarning(UserWarning):
@@ -33,17 +35,33 @@ class MethodFit:
     """Every grid point of one method fitted on one data set."""
 
     method: str
-    kind: str  # "weighter" (a weighter followed by weighted least squares) or "selector"
+    # "weighter" (a weighter followed by weighted least squares), "selector" or "yardstick" (a
+    # reference row evaluated on every feature or none, never on the suite's k)
+    kind: str
     points: list[dict]
     is_default: list[bool]
     fits: list[GridFit]
     rankings: list[np.ndarray]  # best first, ties broken by the task's seed
     seed: int
     fit_seconds: float
+    #: with several training environments: per held-out environment, the rankings of every
+    #: point refitted without it (None where the method cannot be refitted: a label-using
+    #: method left with one environment); empty with one training environment
+    loeo_rankings: list = None
 
 
 def method_kind(cls) -> str:
+    if getattr(cls, "yardstick", None) is not None:
+        return "yardstick"
     return "weighter" if issubclass(cls, WLSSelector) else "selector"
+
+
+def yardstick_k(method: str, n_features: int) -> int | None:
+    """The number of features a yardstick is evaluated on ("all": every one); None for a method."""
+    kind = getattr(registry().get("selector", method), "yardstick", None)
+    if kind is None:
+        return None
+    return n_features if kind == "all" else int(kind)
 
 
 def fit_method(suite: Suite, key: DataKey, method: str, data: DataSet) -> MethodFit:
@@ -52,16 +70,42 @@ def fit_method(suite: Suite, key: DataKey, method: str, data: DataSet) -> Method
     default = cls.default_params()
     overrides = cls.profiles.get(suite.profile, {})  # the profile's non-grid settings
     seed = key.seed(suite.seed, method)
+    full = [{**overrides, **p} for p in points]
+    uses_groups = getattr(cls, "uses_groups", False)
+    if uses_groups and data.groups_train is None:
+        raise OodfsError(
+            f"method {method!r} learns from environment labels, but r_train {key.r_train!r} is one "
+            "environment"
+        )
+    # label-free methods never receive the labels (docs/PROTOCOL.md, "Several training environments")
+    labels = {"groups": data.groups_train} if uses_groups else {}
     t0 = time.perf_counter()
+    # a feature that barely varies in the training draw (a one-hot level absent from the training
+    # environment) is left out of the fit, scores 0 and ranks last, as in `oodfs select`
+    # (docs/PROTOCOL.md, "Own tables"); a continuous feature is never left out
+    fitted = fitted_features(data.X_train)
+    X_fit = data.X_train if fitted.all() else _read_only(data.X_train[:, fitted])
     with warnings.catch_warnings():
         # a benchmark stores every fit's weight diagnostics and the leaderboard summarises them
         # ("Weight diagnostics"); a warning per grid point would bury the run's output
         warnings.simplefilter("ignore", WeightCollapseWarning)
-        fits = cls.fit_grid_detailed(
-            data.X_train, data.y_train, [{**overrides, **p} for p in points], random_state=seed
-        )
-    fit_seconds = time.perf_counter() - t0
+        try:
+            fits = cls.fit_grid_detailed(X_fit, data.y_train, full, random_state=seed, **labels)
+        except Exception as exc:
+            if fitted.all():
+                raise
+            # the method saw the fitted columns only: its "column 3" is the 4th of those
+            names = [name for name, keep in zip(data.feature_names, fitted) if keep]
+            raise OodfsError(_named(error_message(exc), names)) from exc
+        fits = _padded(fits, fitted)
+        fit_seconds = time.perf_counter() - t0
+        if data.groups_train is not None:
+            loeo = _leave_one_out_rankings(cls, data, X_fit, fitted, full, seed)
+        else:
+            loeo = []
     rankings = [ranking_from_scores(f.values, derive_seed(seed, i, "ties")) for i, f in enumerate(fits)]
+    if not fitted.all():  # the left-out features after every fitted one
+        rankings = [r[np.argsort(~fitted[r], kind="stable")] for r in rankings]
     return MethodFit(
         method,
         method_kind(cls),
@@ -71,11 +115,50 @@ def fit_method(suite: Suite, key: DataKey, method: str, data: DataSet) -> Method
         rankings,
         seed,
         fit_seconds,
+        loeo,
     )
 
 
+def _padded(fits: list, fitted: np.ndarray) -> list:
+    """Scores of the fitted columns spread over every feature, 0 for those left out."""
+    if not fitted.all():
+        for f in fits:
+            values = np.zeros(fitted.size)
+            values[fitted] = f.values
+            f.values = values
+    return fits
+
+
+def _leave_one_out_rankings(cls, data: DataSet, X_fit, fitted, points: list[dict], seed: int) -> list:
+    """For each training environment e, every point refitted on the training rows of the other
+    environments (DomainBed's leave-one-domain-out; docs/PROTOCOL.md, "Several training environments")."""
+    uses_groups = getattr(cls, "uses_groups", False)
+    out = []
+    for e in range(len(data.train_envs)):
+        keep = data.groups_train != e
+        groups = data.groups_train[keep]
+        if uses_groups and len(np.unique(groups)) < 2:
+            out.append(None)  # one environment left: a label-using method cannot be refitted
+            continue
+        labels = {"groups": groups} if uses_groups else {}
+        fits = cls.fit_grid_detailed(
+            X_fit[keep], data.y_train[keep], points, random_state=derive_seed(seed, "loeo", e), **labels
+        )
+        fits = _padded(fits, fitted)
+        out.append(
+            [
+                ranking_from_scores(f.values, derive_seed(seed, i, "ties", "loeo", e))
+                for i, f in enumerate(fits)
+            ]
+        )
+    return out
+
+
 def curve_ks(suite: Suite, fit: MethodFit, key: DataKey, n_features: int) -> list[int]:
-    """The k of every feature subset a method's rows need: the suite's k, and 1..d on a curve."""
+    """The k of every feature subset a method's rows need: the suite's k, and 1..d on a curve;
+    a yardstick's own k (every feature, or none)."""
+    if fit.kind == "yardstick":
+        return [yardstick_k(fit.method, n_features)]
     k = min(suite.k, n_features)
     if fit.method in suite.curve_methods and key.r_train in suite.curve_r_train:
         return [k] + [kk for kk in range(1, n_features + 1) if kk != k]
@@ -86,6 +169,52 @@ def subsets_needed(fit: MethodFit, ks: list[int]) -> list[tuple[int, ...]]:
     return [tuple(r[:kk]) for r in fit.rankings for kk in ks]
 
 
+def leave_one_out_rmse(fits: dict, data: DataSet, k: int, seed: int, profile: str) -> dict:
+    """``{method: [value per point]}``: the mean over training environments e of the downstream
+    RMSE in e (all its rows) of the regressor trained on the other environments' training rows,
+    on the top-k features of the point refitted without e; None where a refit is missing. Each
+    held-out environment's subsets are trained in one call (docs/PROTOCOL.md, "Several training
+    environments")."""
+    from oodfs.run.downstream import DownstreamCache
+
+    results = []
+    for e in range(len(data.train_envs)):
+        wanted = [
+            tuple(r[:k])
+            for f in fits.values()
+            if f.loeo_rankings and f.loeo_rankings[e] is not None
+            for r in f.loeo_rankings[e]
+        ]
+        if not wanted:
+            results.append({})
+            continue
+        keep = data.groups_train != e
+        X_e, y_e = data.environment_rows(e)
+        held_out = DataSet(
+            data.X_train[keep],
+            data.y_train[keep],
+            None,
+            None,
+            ((data.train_envs[e], X_e, y_e),),
+            data.stable_set,
+            data.feature_names,
+        )
+        cache = DownstreamCache.for_profile(held_out, derive_seed(seed, "loeo", e), profile)
+        results.append(cache.evaluate(wanted))
+    out = {}
+    for method, f in fits.items():
+        values = []
+        for i in range(len(f.points)):
+            per_env = []
+            for res, rankings in zip(results, f.loeo_rankings or []):
+                if rankings is None:
+                    break
+                per_env.append(float(res[tuple(sorted(int(c) for c in rankings[i][:k]))]["test"][0]))
+            values.append(float(np.mean(per_env)) if results and len(per_env) == len(results) else None)
+        out[method] = values
+    return out
+
+
 def method_rows(
     fit: MethodFit,
     data: DataSet,
@@ -93,8 +222,10 @@ def method_rows(
     ks: list[int],
     metrics: list[Metric],
     downstream_seconds: float,
+    loeo: list | None = None,
 ) -> list[dict]:
-    """Rows of the long results table: one per grid point x metric (x test env, x k)."""
+    """Rows of the long results table: one per grid point x metric (x test env, x k).
+    ``loeo``: each point's leave-one-environment-out RMSE (:func:`leave_one_out_rmse`)."""
     envs = [env_key(r_te) for r_te, _, _ in data.tests]
     undeclared = sorted({key for gf in fit.fits for key in gf.diagnostics} - {m.name for m in metrics})
     if undeclared:
@@ -120,6 +251,11 @@ def method_rows(
         }
         for j, k in enumerate(ks):
             res = downstream[tuple(sorted(int(c) for c in ranking[:k]))]
+            environments = {}
+            if j == 0 and "val_envs" in res:  # environment-aware selection values, at the task's k
+                environments["rmse_train_domain"] = float(np.mean(res["val_envs"]))
+            if j == 0 and loeo is not None and loeo[i] is not None:
+                environments["rmse_loeo"] = loeo[i]
             ev = Evaluation(
                 gf.values,
                 ranking,
@@ -128,9 +264,12 @@ def method_rows(
                 res["val"],
                 dict(zip(envs, res["test"])),
                 gf.diagnostics,
+                environments,
             )
             for m in metrics:
                 if j > 0 and not m.curve:  # the extra k of a curve: only curve metrics
+                    continue
+                if m.needs_stable_set and fit.kind == "yardstick":  # it ranks nothing
                     continue
                 value = m.compute(ev)
                 if value is None:

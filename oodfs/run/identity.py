@@ -34,7 +34,18 @@ from oodfs.contract.registry import PluginInfo, registry
 from oodfs.run.suite import Suite
 
 #: the suite fields a resume, a merge and a reference must agree on
-SUITE_IDENTITY = ("environment", "settings", "r_test", "n_train", "n_val", "n_test", "k", "seed", "profile")
+SUITE_IDENTITY = (
+    "environment",
+    "settings",
+    "r_test",
+    "n_train",
+    "n_val",
+    "n_test",
+    "k",
+    "seed",
+    "profile",
+    "downstream",
+)
 
 #: how many hex digits of a SHA-256 are kept (64 bits: collisions are not a concern here)
 DIGEST_CHARS = 16
@@ -57,6 +68,9 @@ def file_digest(path: str | Path) -> str:
 def suite_identity(suite: Suite) -> dict:
     """The suite fields a resume must not change, as stored (tuples become lists)."""
     identity = {k: v for k, v in suite.to_dict().items() if k in SUITE_IDENTITY}
+    # the MLP alone is the default: identities stored before the model was a choice still hold
+    if list(identity.get("downstream", ())) == ["mlp"]:
+        del identity["downstream"]
     return json.loads(json.dumps(identity, default=repr))
 
 

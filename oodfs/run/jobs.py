@@ -21,9 +21,10 @@ from oodfs.results.provenance import package_versions
 from oodfs.results.store import ResultStore
 from oodfs.run.dataset import make_dataset
 from oodfs.run.downstream import DownstreamCache
-from oodfs.run.evaluate import curve_ks, fit_method, method_rows, subsets_needed
+from oodfs.run.evaluate import curve_ks, fit_method, leave_one_out_rmse, method_rows, subsets_needed
 from oodfs.run.executors.isolation import call_isolated
 from oodfs.run.suite import Suite
+from oodfs.tabular import _named as named  # "column 3" -> "column 'hr=3'", as `oodfs select` says it
 from oodfs.validation import error_message
 
 
@@ -63,27 +64,32 @@ def plan(suite: Suite, finished: set, workers: int = 1) -> list[Job]:
     return jobs
 
 
-def run_job(
-    suite: Suite,
-    job: Job,
-    out_dir: str | None,
-    plugin_modules: tuple[str, ...] = (),
-    task_timeout: float | None = None,
-    identities: dict | None = None,
-    isolate: bool = True,
-) -> list[TaskResult]:
-    """Run one job (the worker's entry point). With ``out_dir`` each task is committed to the
-    store there; with ``out_dir=None`` (a remote worker) the rows come back instead.
-    ``identities``: ``{(setting, method): TaskIdentity}``, stored with each task (computed once
-    by the runner, where the resume decision is made). ``isolate``: fit each method in a forked
-    child process (needed for ``task_timeout``)."""
+@dataclass(frozen=True)
+class WorkerContext:
+    """What every job of a run shares. ``out_dir``: the store a worker commits to (None: a remote
+    worker returns its rows); ``identities``: ``{(setting, method): TaskIdentity}``, stored with
+    each task (computed once by the runner, where the resume decision is made); ``isolate``: fit
+    each method in a forked child process (needed for ``task_timeout``)."""
+
+    suite: Suite
+    out_dir: str | None
+    plugin_modules: tuple[str, ...] = ()
+    task_timeout: float | None = None
+    identities: dict | None = None
+    isolate: bool = True
+
+
+def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
+    """Run one job (the worker's entry point): commit each task to ``context.out_dir``'s store, or
+    with no folder (a remote worker) return the rows."""
     import torch
 
     torch.set_num_threads(1)  # one thread per worker: workers are the parallelism
-    registry(plugin_modules)
+    suite, identities = context.suite, context.identities
+    registry(context.plugin_modules)
     metrics = [info.cls for info in registry().entries("metric").values()]
     key = job.data
-    store = ResultStore(out_dir) if out_dir is not None else None
+    store = ResultStore(context.out_dir) if context.out_dir is not None else None
     versions = package_versions()
     common = {
         "suite": suite.name,
@@ -132,31 +138,59 @@ def run_job(
             def fit(method=method):
                 return fit_method(suite, key, method, data)
 
-            fits[method] = call_isolated(fit, task_timeout) if isolate or task_timeout else fit()
+            fits[method] = (
+                call_isolated(fit, context.task_timeout) if context.isolate or context.task_timeout else fit()
+            )
         except (Exception, SystemExit) as exc:  # a failing plugin is recorded; the benchmark goes on
-            finish(method, "failed", error_message(exc), [{}])
+            finish(method, "failed", named(error_message(exc), data.feature_names), [{}])
 
     # every subset of every method in one downstream call (batching changes no result)
     d = data.X_train.shape[1]
     ks = {m: curve_ks(suite, f, key, d) for m, f in fits.items()}
     wanted = {m: subsets_needed(f, ks[m]) for m, f in fits.items()}
-    downstream = DownstreamCache.for_profile(data, key.seed(suite.seed, "downstream"), suite.profile)
+    subsets = [s for subsets in wanted.values() for s in subsets]
+    results, seconds = {}, {}
     try:
-        t0 = time.perf_counter()
-        results = downstream.evaluate([s for subsets in wanted.values() for s in subsets])
-        seconds = time.perf_counter() - t0
+        for model in suite.downstream:  # every model on the same fits (docs/PROTOCOL.md, "Real data")
+            t0 = time.perf_counter()
+            seed = key.seed(suite.seed, "downstream")
+            cache = DownstreamCache.for_profile(data, seed, suite.profile, model)
+            results[model] = cache.evaluate(subsets)
+            seconds[model] = time.perf_counter() - t0
     except Exception as exc:
         for method in fits:
             finish(method, "failed", f"downstream regressor: {error_message(exc)}", [{}])
         return finished
+    loeo = {}
+    if data.groups_train is not None and fits:  # several training environments: leave one out
+        try:
+            loeo = leave_one_out_rmse(
+                fits, data, min(suite.k, d), key.seed(suite.seed, "downstream"), suite.profile
+            )
+        except Exception as exc:
+            for method in fits:
+                finish(
+                    method,
+                    "failed",
+                    f"downstream regressor (leave one environment out): {error_message(exc)}",
+                    [{}],
+                )
+            return finished
     total = sum(len(s) for s in wanted.values()) or 1
     for method, f in fits.items():
         try:
-            # a method's share of the batch, by the number of subsets it asked for
-            share = seconds * len(wanted[method]) / total
-            rows = method_rows(f, data, results, ks[method], metrics, share)
+            rows = []
+            for model in suite.downstream:
+                # a method's share of the batch, by the number of subsets it asked for
+                share = seconds[model] * len(wanted[method]) / total
+                rows += [
+                    {**r, "downstream": model}
+                    for r in method_rows(
+                        f, data, results[model], ks[method], metrics, share, loeo.get(method)
+                    )
+                ]
         except Exception as exc:
-            finish(method, "failed", error_message(exc), [{}])
+            finish(method, "failed", named(error_message(exc), data.feature_names), [{}])
             continue
         finish(method, "ok", None, rows)  # outside the try: a storage error stops the run
     return finished

@@ -17,6 +17,7 @@ import os
 import platform
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from oodfs.contract.registry import registry
@@ -26,9 +27,9 @@ from oodfs.results.provenance import environment, package_versions
 from oodfs.results.store import ResultStore
 from oodfs.run.executors import backend, run_calls
 from oodfs.run.identity import method_code_hashes, suite_identity, task_identities
-from oodfs.run.jobs import plan, run_job
+from oodfs.run.jobs import WorkerContext, plan, run_job
 from oodfs.run.progress import Progress
-from oodfs.run.suite import Suite
+from oodfs.run.suite import Suite, check_label_methods, check_training_rows, train_envs
 from oodfs.validation import OodfsError
 
 
@@ -47,8 +48,10 @@ def check_suite_plugins(suite: Suite) -> None:
                 f"valid: {', '.join(valid_settings)}"
             )
         env = env_cls(**s.environment_params(0, suite.seed))
-        for e in suite.r_train + suite.r_test:
+        for e in [x for r in suite.r_train for x in train_envs(r)] + list(suite.r_test):
             env.check_env(e)
+        check_training_rows(suite, s, env)
+    check_label_methods(suite, reg)
 
 
 def _count(n: int, noun: str) -> str:
@@ -139,183 +142,194 @@ def _print_note(text: str) -> None:
     print(f"oodfs: {text}", file=sys.stderr)
 
 
-def run_suite(
-    suite: Suite,
-    out_dir,
-    *,
-    jobs: int = 1,
-    resume: bool = False,
-    plugin_modules: tuple[str, ...] = (),
-    progress: bool = True,
-    argv=None,
-    backend_name: str = "local",
-    scheduler: str | None = None,
-    task_timeout: float | None = None,
-    force=(),
-    retry_failed: bool = False,
-    reference=None,
-    reference_methods=None,
-    notes=_print_note,
-    isolate: bool = True,
-) -> ResultStore:
-    """Run every pending task of ``suite`` into ``out_dir`` and return the store.
+@dataclass(frozen=True)
+class RunOptions:
+    """How a suite is run (``oodfs bench``'s options); none of them changes a number.
 
     ``force``: methods rerun whatever is stored (implies ``resume`` of an existing store);
-    ``retry_failed``: failed tasks are run again.
-    ``reference``: an :class:`oodfs.run.reference.Reference`; the tasks of ``reference_methods``
-    (default: the reference's) that are not in ``suite.methods`` are copied from it instead of
-    run; a method the reference lacks, or holds under another identity, is run. ``notes``: called with each
-    one-line note (what is rerun and
-    why, what came from the reference). ``isolate``: fit each method in a forked child
-    process, so that a plugin that crashes or exits is recorded as a failed task
-    (``task_timeout`` needs it). One run writes a folder at a time (a second one is refused);
-    a storage error stops the run (:class:`~oodfs.results.store.StorageError`).
+    ``retry_failed``: failed tasks are run again (implies ``resume``). ``reference``: an
+    :class:`oodfs.run.reference.Reference`; the tasks of ``reference_methods`` (default: the
+    reference's) that are not in the suite's methods are copied from it instead of run; a method the
+    reference lacks, or holds under another identity, is run. ``notes``: called with each one-line
+    note (what is rerun and why, what came from the reference). ``isolate``: fit each method in a
+    forked child process, so that a plugin that crashes or exits is a failed task
+    (``task_timeout`` needs it).
     """
-    if task_timeout is not None and not isolate:
-        raise OodfsError("--task-timeout needs each method fitted in its own process; drop --no-isolation")
-    resume = resume or retry_failed
-    registry(plugin_modules)
-    force = tuple(dict.fromkeys(force))
-    unknown = [m for m in force if m not in suite.methods]
-    if unknown:
-        raise OodfsError(
-            f"--force names {unknown[0]!r}, which this run does not include; its methods: "
-            f"{', '.join(suite.methods)}"
-        )
+
+    jobs: int = 1
+    resume: bool = False
+    plugin_modules: tuple[str, ...] = ()
+    progress: bool = True
+    argv: tuple[str, ...] | None = None
+    backend_name: str = "local"
+    scheduler: str | None = None
+    task_timeout: float | None = None
+    force: tuple[str, ...] = ()
+    retry_failed: bool = False
+    reference: object = None
+    reference_methods: tuple[str, ...] | None = None
+    notes: Callable[[str], None] = _print_note
+    isolate: bool = True
+
+    def checked(self, suite: Suite) -> RunOptions:
+        """These options with duplicates removed and implied settings made explicit, or an
+        OodfsError naming the option that does not fit ``suite``."""
+        if self.task_timeout is not None and not self.isolate:
+            raise OodfsError(
+                "--task-timeout needs each method fitted in its own process; drop --no-isolation"
+            )
+        force = tuple(dict.fromkeys(self.force))
+        unknown = [m for m in force if m not in suite.methods]
+        if unknown:
+            raise OodfsError(
+                f"--force names {unknown[0]!r}, which this run does not include; its methods: "
+                f"{', '.join(suite.methods)}"
+            )
+        return replace(self, force=force, resume=self.resume or self.retry_failed or bool(force))
+
+
+@dataclass(frozen=True)
+class ReferenceTasks:
+    """What a run takes from reference results: tasks and rows to insert, and its notes."""
+
+    tasks: object = None  # DataFrame of TASK_COLUMNS, or None
+    results: object = None
+    notes: tuple[str, ...] = ()
+
+
+def run_suite(suite: Suite, out_dir, options: RunOptions | None = None, **changes) -> ResultStore:
+    """Run every pending task of ``suite`` into ``out_dir`` and return the store. ``options``
+    (or keyword arguments naming its fields): :class:`RunOptions`.
+
+    One run writes a folder at a time (a second one is refused); a storage error stops the run
+    (:class:`~oodfs.results.store.StorageError`).
+    """
+    options = replace(options or RunOptions(), **changes).checked(suite)
+    registry(options.plugin_modules)
     check_suite_plugins(suite)
-    executor = backend(backend_name)
+    executor = backend(options.backend_name)
     store = ResultStore(out_dir)
     store.check_output_folder()
     with store.lock():
-        return _run_locked(
-            suite,
-            store,
-            out_dir,
-            executor,
-            jobs=jobs,
-            resume=resume,
-            plugin_modules=plugin_modules,
-            progress=progress,
-            argv=argv,
-            backend_name=backend_name,
-            scheduler=scheduler,
-            task_timeout=task_timeout,
-            force=force,
-            retry_failed=retry_failed,
-            reference=reference,
-            reference_methods=reference_methods,
-            notes=notes,
-            isolate=isolate,
+        identity = _folder_identity(store, suite, options, out_dir)
+        suite, taken = _from_reference(suite, options)
+        records = store.task_records()
+        identities = _identities(suite, records)
+        decided = resume_plan(suite, records, identities, options.force, options.retry_failed)
+        _prepare_store(store, identity, records, identities, taken, decided)
+        for line in taken.notes + tuple(decided.notes()):
+            options.notes(line)
+        store.add_invocation(_invocation(suite, options, identities, decided, taken))
+        _dispatch(
+            suite, store, out_dir, executor, options, identities, plan(suite, decided.keep, options.jobs)
         )
+    return store
 
 
-def _run_locked(
-    suite: Suite,
-    store: ResultStore,
-    out_dir,
-    executor,
-    *,
-    jobs,
-    resume,
-    plugin_modules,
-    progress,
-    argv,
-    backend_name,
-    scheduler,
-    task_timeout,
-    force,
-    retry_failed,
-    reference,
-    reference_methods,
-    notes,
-    isolate,
-) -> ResultStore:
+def _folder_identity(store: ResultStore, suite: Suite, options: RunOptions, out_dir) -> dict:
+    """The suite identity the folder will hold; a folder of another suite is refused."""
     identity = suite_identity(suite)
-    if store.exists():
-        if not (resume or force):
-            raise OodfsError(
-                f"{out_dir} already holds results; pass --resume to continue them or choose another --out"
-            )
-        previous = store.get_meta("suite_identity")
-        if previous is not None:
-            conflicts = identity_conflicts(previous, identity)
-            if conflicts:
-                raise OodfsError(f"cannot resume {out_dir}: it was run with different {', '.join(conflicts)}")
-            identity = combined_identity(previous, identity)  # settings added or left out are kept
+    if not store.exists():
+        return identity
+    if not options.resume:
+        raise OodfsError(
+            f"{out_dir} already holds results; pass --resume to continue them or choose another --out"
+        )
+    previous = store.get_meta("suite_identity")
+    if previous is None:
+        return identity
+    conflicts = identity_conflicts(previous, identity)
+    if conflicts:
+        raise OodfsError(f"cannot resume {out_dir}: it was run with different {', '.join(conflicts)}")
+    return combined_identity(previous, identity)  # settings added or left out are kept
 
-    ref_tasks = ref_results = None
-    ref_notes: list[str] = []
-    if reference is not None:
-        from oodfs.run.reference import take
 
-        wanted = reference.methods if reference_methods is None else reference_methods
-        ref_methods = [m for m in dict.fromkeys(wanted) if m not in suite.methods]
-        ident = task_identities(suite, ref_methods)  # (an unknown method: one line naming the valid ones)
-        ref_tasks, ref_results, refused = take(reference, suite, ref_methods, ident)
-        for method, why in refused.items():
-            ref_notes.append(f"{method}: not taken from the reference ({why}); running it")
-        suite = replace(suite, methods=tuple(suite.methods) + tuple(refused))
-        taken = [m for m in ref_methods if m not in refused]
-        if taken:
-            ref_notes.append(
-                f"from the reference results {reference.label}: {', '.join(taken)} "
-                f"({_count(len(ref_tasks), 'task')}, {_count(len(ref_results), 'row')}; "
-                "column origin = 'reference')"
-            )
+def _from_reference(suite: Suite, options: RunOptions) -> tuple[Suite, ReferenceTasks]:
+    """The reference tasks this run takes, and the suite with the methods it must run instead."""
+    reference = options.reference
+    if reference is None:
+        return suite, ReferenceTasks()
+    from oodfs.run.reference import take
 
-    records = store.task_records()
-    stored_methods = {key[3] for key in records}
+    wanted = reference.methods if options.reference_methods is None else options.reference_methods
+    ref_methods = [m for m in dict.fromkeys(wanted) if m not in suite.methods]
+    ident = task_identities(suite, ref_methods)  # (an unknown method: one line naming the valid ones)
+    tasks, results, refused = take(reference, suite, ref_methods, ident)
+    notes = [f"{method}: not taken from the reference ({why}); running it" for method, why in refused.items()]
+    taken = [m for m in ref_methods if m not in refused]
+    if taken:
+        notes.append(
+            f"from the reference results {reference.label}: {', '.join(taken)} "
+            f"({_count(len(tasks), 'task')}, {_count(len(results), 'row')}; column origin = 'reference')"
+        )
+    suite = replace(suite, methods=tuple(suite.methods) + tuple(refused))
+    return suite, ReferenceTasks(tasks, results, tuple(notes))
+
+
+def _identities(suite: Suite, records: dict) -> dict:
+    """The current identity of every task this run can judge: its methods' and those stored."""
     known = registry().entries("selector")
-    judged = list(dict.fromkeys(list(suite.methods) + sorted(m for m in stored_methods if m in known)))
-    identities = task_identities(suite, judged)
-    decided = resume_plan(suite, records, identities, force, retry_failed)
+    stored = sorted({key[3] for key in records if key[3] in known})
+    return task_identities(suite, list(dict.fromkeys(list(suite.methods) + stored)))
 
+
+def _prepare_store(store, identity, records, identities, taken: ReferenceTasks, decided: ResumePlan) -> None:
+    """Record the suite and metrics, insert reference tasks, remove stale ones."""
     store.set_meta("suite_identity", identity)
     store.set_meta("metrics", [info.cls.as_dict() for info in registry().entries("metric").values()])
-    if ref_tasks is not None and len(ref_tasks):
+    if taken.tasks is not None and len(taken.tasks):
         # a reference task replaces a stored one only if that one is not current
         fresh = {
             k
             for k, rec in records.items()
             if identities.get((k[0], k[3])) is not None and rec["identity"] == identities[k[0], k[3]].digest
         }
-        keys = list(ref_tasks[TASK_KEY].itertuples(index=False, name=None))
+        keys = list(taken.tasks[TASK_KEY].itertuples(index=False, name=None))
         new = [k not in fresh for k in keys]
         if any(new):
-            wanted = ref_tasks[new]
-            rows = ref_results.merge(wanted[TASK_KEY])
-            store.insert_tasks(wanted, rows)
+            wanted = taken.tasks[new]
+            store.insert_tasks(wanted, taken.results.merge(wanted[TASK_KEY]))
         decided.keep |= set(keys)
     if decided.remove:
         store.remove_tasks([k for keys in decided.remove.values() for k in keys])
-    for line in ref_notes + decided.notes():
-        notes(line)
-    store.add_invocation(
-        {
-            "argv": list(argv if argv is not None else sys.argv),
-            "suite": suite.to_dict(),
-            "backend": backend_name,
-            "jobs": jobs,
-            "task_timeout": task_timeout,
-            "force": list(force),
-            "versions": package_versions(),
-            "environment": environment(method_code_hashes(judged)),
-            "plugins": [i.as_dict() for i in registry().all()],
-            "identities": {f"{s}/{m}": i.digest for (s, m), i in identities.items()},
-            "resume": decided.summary(),
-            "reference": None if reference is None else {"label": reference.label, "notes": ref_notes},
-            "host": platform.node(),
-            "pid": os.getpid(),
-        }
+
+
+def _invocation(suite: Suite, options: RunOptions, identities: dict, decided: ResumePlan, taken) -> dict:
+    """The provenance of this invocation, stored with the results."""
+    reference = options.reference
+    return {
+        "argv": list(options.argv if options.argv is not None else sys.argv),
+        "suite": suite.to_dict(),
+        "backend": options.backend_name,
+        "jobs": options.jobs,
+        "task_timeout": options.task_timeout,
+        "force": list(options.force),
+        "versions": package_versions(),
+        "environment": environment(method_code_hashes(dict.fromkeys(m for _, m in identities))),
+        "plugins": [i.as_dict() for i in registry().all()],
+        "identities": {f"{s}/{m}": i.digest for (s, m), i in identities.items()},
+        "resume": decided.summary(),
+        "reference": None if reference is None else {"label": reference.label, "notes": list(taken.notes)},
+        "host": platform.node(),
+        "pid": os.getpid(),
+    }
+
+
+def _dispatch(suite, store, out_dir, executor, options: RunOptions, identities: dict, todo: list) -> None:
+    """Hand the jobs to the backend and store what comes back (a worker may commit itself)."""
+    bar = Progress(sum(len(job.methods) for job in todo), enabled=options.progress)
+    context = WorkerContext(
+        suite,
+        str(out_dir) if executor.COMMITS_IN_WORKER else None,
+        tuple(options.plugin_modules),
+        options.task_timeout,
+        {k: v for k, v in identities.items() if k[1] in suite.methods},
+        options.isolate,
     )
-    todo = plan(suite, decided.keep, workers=jobs)
-    bar = Progress(sum(len(job.methods) for job in todo), enabled=progress)
-    target = str(out_dir) if executor.COMMITS_IN_WORKER else None
-    run_identities = {k: v for k, v in identities.items() if k[1] in suite.methods}
-    calls = [
-        (suite, job, target, tuple(plugin_modules), task_timeout, run_identities, isolate) for job in todo
-    ]
-    for finished in run_calls(run_job, calls, backend_name=backend_name, jobs=jobs, scheduler=scheduler):
+    calls = [(context, job) for job in todo]
+    for finished in run_calls(
+        run_job, calls, backend_name=options.backend_name, jobs=options.jobs, scheduler=options.scheduler
+    ):
         for task in finished:
             if task.rows is not None:
                 ident = task.identity
@@ -329,4 +343,3 @@ def _run_locked(
                 )
         bar.update(finished)
     bar.close()
-    return store

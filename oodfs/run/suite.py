@@ -36,13 +36,59 @@ SUITE_KEYS = (
     "seed",
     "profile",
     "quick",
+    "downstream",
+    "yardsticks",
+    "card",
 )
+#: the keys of a suite's data card (``[card]``), listed by ``oodfs suites``
+CARD_KEYS = ("source", "licence", "rows", "environments", "target", "shift")
 CURVE_KEYS = ("methods", "r_train")
 #: what ``[quick]`` (``--quick``) may change
 QUICK_KEYS = ("r_train", "r_test", "runs", "methods", "n_train", "n_val", "n_test", "k", "seed", "selection")
 #: the largest number of rows a suite may draw at once (n_train + n_val, or n_test): a guard
 #: against typos such as n_train = 100000000000; a real data set's n_test may exceed its rows
 MAX_ROWS = 10_000_000
+
+
+def train_envs(r_train) -> tuple:
+    """The environments one r_train entry trains on: ``(r,)`` for one environment, the members
+    of a set such as ``(1.5, 2.0, 3.0)`` (pooled, with one environment label per row)."""
+    return tuple(r_train) if isinstance(r_train, (list, tuple)) else (r_train,)
+
+
+def _normalise_r_train(values) -> tuple:
+    """r_train entries as hashable ids: a set of environments becomes a tuple (numbers as floats,
+    so [2, 3] and [2.0, 3.0] are one set and name the same results)."""
+    return tuple(
+        tuple(float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in r)
+        if isinstance(r, (list, tuple))
+        else r
+        for r in values
+    )
+
+
+def check_label_methods(suite: "Suite", registry) -> None:
+    """A method that learns from environment labels needs every r_train entry to be a set of at
+    least two environments with enough rows each: one line naming the method and the entry."""
+    for method in suite.methods:
+        cls = registry.get("selector", method)
+        if not getattr(cls, "uses_groups", False):
+            continue
+        for r in suite.r_train:
+            if len(train_envs(r)) < 2:
+                raise OodfsError(
+                    f"method {method!r} learns from environment labels, but r_train entry {r!r} is one "
+                    "environment; train on several, e.g. r_train = [[1.5, 2.0, 3.0]]"
+                )
+        need = getattr(cls, "min_group_rows", 2)
+        for setting in suite.settings:
+            n = setting.n_train or suite.n_train
+            if n < need:
+                raise OodfsError(
+                    f"method {method!r} needs at least {need} training rows per environment; setting "
+                    f"{setting.name!r} draws n_train = {n}"
+                )
+
 
 #: how a per-run environment parameter is set: to the run index, or to a seed derived from
 #: (suite seed, setting name, run, parameter name)
@@ -94,10 +140,19 @@ class Suite:
     seed: int = 0
     profile: str = "default"
     quick: dict = field(default_factory=dict, compare=False, repr=False)
+    #: the models trained on each selected subset (oodfs.run.downstream_models.MODELS), each on
+    #: the same fits; the first is the one a leaderboard shows unless told otherwise
+    downstream: tuple[str, ...] = ("mlp",)
+    #: reference rows run beside the methods (``all_features``, ``mean``; docs/PROTOCOL.md,
+    #: "Real data"); they are also in ``methods``, last
+    yardsticks: tuple[str, ...] = ()
+    #: the data card (CARD_KEYS), shown by ``oodfs suites``
+    card: dict = field(default_factory=dict, compare=False, repr=False)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d.pop("quick")
+        d.pop("card")
         return d
 
     def data_keys(self):
@@ -209,6 +264,9 @@ def _setting(name: str, raw: dict) -> Setting:
     n_train = raw.get("n_train")
     if n_train is not None:
         check_positive_int(n_train, f"n_train of setting {name!r}")
+    features = raw.get("params", {}).get("features")
+    if isinstance(features, str):  # one column name would silently be the only feature
+        raise OodfsError(f"features of setting {name!r} must be a list of column names, e.g. [{features!r}]")
     return Setting(name, dict(raw.get("params", {})), run_params, n_train)
 
 
@@ -227,7 +285,7 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             description=raw.get("description", ""),
             environment=raw["environment"],
             settings=settings,
-            r_train=tuple(raw["r_train"]),
+            r_train=_normalise_r_train(raw["r_train"]),
             r_test=tuple(raw["r_test"]),
             runs=raw.get("runs", 1),
             n_train=raw["n_train"],
@@ -238,15 +296,38 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             # without validation data the `val` rule cannot choose: the default point instead
             selection=raw.get("selection", "val" if raw.get("n_val", 0) else "default"),
             curve_methods=tuple(_check_list(curve.get("methods", ()), "curve.methods")),
-            curve_r_train=tuple(_check_list(curve.get("r_train", ()), "curve.r_train")),
+            curve_r_train=_normalise_r_train(_check_list(curve.get("r_train", ()), "curve.r_train")),
             seed=raw.get("seed", 0),
             profile=raw.get("profile", "default"),
             quick=dict(raw.get("quick", {})),
+            downstream=_models(raw.get("downstream", "mlp")),
+            yardsticks=tuple(_check_list(raw.get("yardsticks", ()), "yardsticks")),
+            card=_card(name, raw.get("card", {})),
         )
+        suite = replace(suite, methods=with_yardsticks(suite.methods, suite.yardsticks))
     except KeyError as exc:
         raise OodfsError(f"suite {name!r} lacks the key {exc.args[0]!r}") from None
     validate_suite(suite)
     return suite
+
+
+def _models(value) -> tuple[str, ...]:
+    """``"ridge"`` or ``["ridge", "mlp"]`` -> a tuple of model names (checked in validate_suite)."""
+    return (value,) if isinstance(value, str) else tuple(_check_list(value, "downstream"))
+
+
+def with_yardsticks(methods, yardsticks) -> tuple[str, ...]:
+    """The methods, then every yardstick not among them: a yardstick row is in every table."""
+    methods = tuple(methods)
+    return methods + tuple(y for y in yardsticks if y not in methods)
+
+
+def _card(name: str, raw) -> dict:
+    _check_keys(raw, CARD_KEYS, f"[card] of suite {name!r}")
+    for key, value in raw.items():
+        if not isinstance(value, str):
+            raise OodfsError(f"card.{key} of suite {name!r} must be text, got {value!r}")
+    return dict(raw)
 
 
 def _check_list(value, what: str):
@@ -260,18 +341,29 @@ def _check_text(value, what: str) -> None:
         raise OodfsError(f"{what} must be a non-empty string, got {value!r}")
 
 
-def _check_ids(values, what: str) -> None:
+def _check_ids(values, what: str, sets: bool = False) -> None:
+    """Environment ids (numbers or names); with ``sets``, an entry may also be a set of at least
+    two distinct ids trained on together (r_train = [[1.5, 2.0, 3.0]])."""
     _check_list(values, what)
     if not values:
         raise OodfsError(f"{what} is empty: give at least one environment")
     for v in values:
+        if sets and isinstance(v, (list, tuple)):
+            _check_ids(v, f"the environment set {list(v)!r} in {what}")
+            if len(set(v)) < 2 or len(set(v)) != len(v):
+                raise OodfsError(
+                    f"the environment set {list(v)!r} in {what} must hold at least two distinct environments"
+                )
+            continue
         if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-            raise OodfsError(f"{what} must hold numbers or names, got {v!r}")
+            raise OodfsError(
+                f"{what} must hold numbers or names{' or sets of them' if sets else ''}, got {v!r}"
+            )
 
 
 def validate_suite(suite: Suite) -> None:
     """Every field of a suite has the right type and a sensible size: one line naming the key."""
-    from oodfs.contract.selection import get_rule
+    from oodfs.contract.selection import ENV_METRICS, get_rule
 
     _check_text(suite.environment, "environment")
     if not isinstance(suite.description, str):
@@ -289,20 +381,49 @@ def validate_suite(suite: Suite) -> None:
             raise OodfsError(f"{what} = {rows} is more than {MAX_ROWS} rows per draw; is it a typo?")
     if not suite.settings:
         raise OodfsError(f"suite {suite.name!r} has no settings")
-    _check_ids(suite.r_train, "r_train")
+    _check_ids(suite.r_train, "r_train", sets=True)
     _check_ids(suite.r_test, "r_test")
     _check_list(suite.methods, "methods")  # may be empty: every method then comes from reference results
     for m in (*suite.methods, *suite.curve_methods):
         _check_text(m, "a method name")
     _check_text(suite.selection, "selection")
     rule = get_rule(suite.selection)
-    if rule.metric == "rmse_val" and not suite.n_val:
+    if rule.metric in ("rmse_val", "rmse_train_domain") and not suite.n_val:
         raise OodfsError(
             f"selection {suite.selection!r} needs validation data: set n_val > 0, or choose selection "
             "'default' or 'oracle'"
         )
+    if rule.metric in ENV_METRICS and not all(len(train_envs(r)) > 1 for r in suite.r_train):
+        raise OodfsError(
+            f"selection {suite.selection!r} needs several training environments in every r_train entry, "
+            "e.g. r_train = [[1.5, 2.0, 3.0]]"
+        )
     check_profile(suite.profile)
+    from oodfs.run.downstream_models import check_model
+
+    if not suite.downstream or len(set(suite.downstream)) != len(suite.downstream):
+        raise OodfsError(f"downstream must name one or more different models, got {list(suite.downstream)}")
+    for model in suite.downstream:
+        check_model(model)
+    for m in suite.yardsticks:
+        _check_text(m, "a yardstick name")
     # environment ids (e.g. |r| > 1 for bias rates) are checked by the environment plugin
+
+
+def check_training_rows(suite: Suite, setting: Setting, env) -> None:
+    """A finite table (an environment with ``labels``) must hold n_train + n_val rows in each
+    training environment: a run would otherwise train on fewer rows than the suite says. Test
+    environments may hold fewer than n_test (then every row is used, as the shipped suites say)."""
+    if getattr(env, "labels", None) is None:  # drawn, not read: any size
+        return
+    wanted = (setting.n_train or suite.n_train) + suite.n_val  # per environment of a set too
+    for r in dict.fromkeys(e for r_train in suite.r_train for e in train_envs(r_train)):
+        have = len(env.sample(r, wanted, 0)[1])
+        if have < wanted:
+            raise OodfsError(
+                f"n_train + n_val = {wanted} is more than the {have} rows of training environment {r!r} "
+                f"(setting {setting.name!r}); lower n_train or n_val"
+            )
 
 
 def customise(
@@ -316,14 +437,18 @@ def customise(
     seed=None,
     selection=None,
     profile=None,
+    downstream=None,
 ) -> Suite:
     """Apply ``--quick`` and command-line overrides to a suite (each checked)."""
     if quick:
         overrides = dict(suite.quick)
         for key in ("r_train", "r_test", "methods"):
             if key in overrides:
-                overrides[key] = tuple(overrides[key])
+                overrides[key] = (
+                    _normalise_r_train(overrides[key]) if key == "r_train" else tuple(overrides[key])
+                )
         suite = replace(suite, **overrides)
+        suite = replace(suite, methods=with_yardsticks(suite.methods, suite.yardsticks))
     if settings is not None:
         known = {s.name: s for s in suite.settings}
         unknown = [s for s in settings if s not in known]
@@ -333,9 +458,9 @@ def customise(
             )
         suite = replace(suite, settings=tuple(known[s] for s in settings))
     if methods is not None:
-        suite = replace(suite, methods=tuple(methods))
+        suite = replace(suite, methods=with_yardsticks(methods, suite.yardsticks))
     if r_train is not None:
-        suite = replace(suite, r_train=tuple(r_train))
+        suite = replace(suite, r_train=_normalise_r_train(r_train))
     if runs is not None:
         suite = replace(suite, runs=runs)
     if seed is not None:
@@ -344,5 +469,7 @@ def customise(
         suite = replace(suite, selection=selection)
     if profile is not None:
         suite = replace(suite, profile=profile)
+    if downstream is not None:
+        suite = replace(suite, downstream=_models(downstream))
     validate_suite(suite)
     return suite

@@ -65,10 +65,10 @@ from oodfs.theory.experiment import (
     check_config,
     quick_config,
     run_task,
-    run_theory,
     target_coefficients,
 )
 from oodfs.theory.figures import make_figures
+from oodfs.theory.run import run_theory
 
 __all__ = [
     "CONDITIONS",

@@ -6,6 +6,7 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
+from numba import njit
 
 import oodfs
 
@@ -13,6 +14,9 @@ from oodfs.numeric import int_seed, one_torch_thread, sample_probabilities, stan
 
 #: how the gate penalty is reduced over features: "mean" (reference code) or "sum" (STG paper)
 REDUCTIONS = ("mean", "sum")
+#: who trains the networks: a numba kernel (default) or torch's autograd (for audits); the same
+#: algorithm and random draws, numbers equal up to float rounding (docs/PROTOCOL.md, section 4)
+ENGINES = ("numba", "torch")
 
 
 class STG(oodfs.Selector):
@@ -41,6 +45,10 @@ class STG(oodfs.Selector):
       weight decay (the reference wrapper's default adds 1e-3; the paper does not say).
     * ``batch_size`` 256, ``max_epochs`` 30 full passes (the paper states none: enough for mu to
       separate on n ~ 10^4; fixed budget, no early stopping, so results are reproducible).
+    * ``engine`` -- ``"numba"`` (default): a compiled kernel trains the network (forward,
+      backward and Adam in one loop); ``"torch"``: torch's autograd and ``torch.optim.Adam``
+      (for audits). Both draw the same random numbers in the same order from one
+      ``torch.Generator``; they differ in the order of float operations only.
 
     ``profiles["paper"]`` keeps ``penalty_reduction="mean"``: the paper's runs used the
     reference code, whose regression model takes the mean; the sum is the STG paper's formula,
@@ -55,13 +63,13 @@ class STG(oodfs.Selector):
 
     ``sample_weight`` weights the squared errors (weights rescaled to mean 1).
 
-    ``fit_grid`` trains the models for all lambdas that share the other settings *at once*:
-    every parameter has a leading "model" axis (batched matrix products), the loss is the sum
-    of the per-model losses (so gradients and the element-wise Adam updates do not mix models),
-    and all models share the initialisation, mini-batch order and gate noise that a separate
-    fit with the same ``random_state`` would draw. The result is therefore the same as
-    separate fits up to floating-point rounding in the batched products (tested with a
-    tolerance).
+    ``fit_grid`` trains the models for all lambdas that share the other settings in one
+    program, on the initialisation, mini-batch order and gate noise that a separate fit with
+    the same ``random_state`` draws (drawn once). The numba engine trains them one after the
+    other in one kernel call, each with exactly a separate fit's arithmetic: identical numbers
+    per lambda (tested). The torch engine gives every parameter a leading "model" axis
+    (batched matrix products, the loss summed over models): the same as separate fits up to
+    rounding in the batched products.
     """
 
     name = "stg"
@@ -81,6 +89,7 @@ class STG(oodfs.Selector):
         max_epochs: int = 30,
         k: int = 5,
         random_state=None,
+        engine: str = "numba",
     ):
         self.lam = lam
         self.penalty_reduction = penalty_reduction
@@ -91,6 +100,7 @@ class STG(oodfs.Selector):
         self.max_epochs = max_epochs
         self.k = k
         self.random_state = random_state
+        self.engine = engine
 
     def _training_params(self) -> dict:
         hidden = self.hidden_layer_sizes
@@ -111,7 +121,10 @@ class STG(oodfs.Selector):
         if self.penalty_reduction not in REDUCTIONS:
             raise oodfs.OodfsError(f"stg penalty_reduction must be one of {', '.join(map(repr, REDUCTIONS))}; "
                                    f"got {self.penalty_reduction!r}")
+        if self.engine not in ENGINES:
+            raise oodfs.OodfsError(f"stg engine must be one of {', '.join(map(repr, ENGINES))}; got {self.engine!r}")
         return dict(
+            engine=str(self.engine),
             hidden=hidden,
             learning_rate=float(self.learning_rate),
             batch_size=int(self.batch_size),
@@ -162,66 +175,234 @@ def train_stg(
     max_epochs: int,
     sigma: float = 0.5,
     reduction: str = "mean",
+    engine: str = "numba",
 ) -> np.ndarray:
-    """Train one STG model per lambda in ``lams`` simultaneously; returns mu, shape (len(lams), d).
+    """Train one STG model per lambda in ``lams``; returns mu, shape (len(lams), d).
 
     All randomness (initialisation, mini-batch order, gate noise) comes from one
-    ``torch.Generator(seed)`` and is shared by the models, so model m is exactly what a
-    one-model run with ``lams=[lams[m]]`` computes, up to rounding in batched products.
+    ``torch.Generator(seed)``, drawn in the same order by both engines and shared by the
+    models. With the numba engine model m is exactly what a one-model run with
+    ``lams=[lams[m]]`` computes; with the torch engine, up to rounding in batched products.
     """
     import torch
 
     n, d = X.shape
-    M = len(lams)
     p = sample_probabilities(sample_weight, n)
     Xs = standardize(X, p)[0]
     ys = standardize(y[:, None], p)[0][:, 0]
     if reduction not in REDUCTIONS:
         raise oodfs.OodfsError(f"stg penalty_reduction must be one of {', '.join(map(repr, REDUCTIONS))}; got {reduction!r}")
+    if engine not in ENGINES:
+        raise oodfs.OodfsError(f"stg engine must be one of {', '.join(map(repr, ENGINES))}; got {engine!r}")
     pen_scale = 1.0 / d if reduction == "mean" else 1.0
+    bs = min(batch_size, n)
 
     with one_torch_thread():
         g = torch.Generator().manual_seed(int(seed))
         dtype = torch.float32
-        Xt = torch.as_tensor(Xs, dtype=dtype)
-        yt = torch.as_tensor(ys, dtype=dtype)
-        wt = torch.as_tensor(p * n, dtype=dtype)  # weights with mean 1
-        lam_t = torch.as_tensor(lams, dtype=dtype)
-
-        def shared(t: torch.Tensor) -> torch.nn.Parameter:
-            # one draw, copied to every model: identical starting points
-            return torch.nn.Parameter(t.unsqueeze(0).repeat(M, *([1] * t.dim())).contiguous())
-
-        mu = shared(0.01 * torch.randn(d, generator=g, dtype=dtype))
-        weights, biases = [], []
+        mu0 = 0.01 * torch.randn(d, generator=g, dtype=dtype)
+        layers = []
         sizes = (d, *hidden, 1)
         for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
             bound = 1.0 / math.sqrt(fan_in)  # torch.nn.Linear's default initialisation
             W = (torch.rand(fan_in, fan_out, generator=g, dtype=dtype) * 2 - 1) * bound
             b = (torch.rand(1, fan_out, generator=g, dtype=dtype) * 2 - 1) * bound
-            weights.append(shared(W))
-            biases.append(shared(b))
-        params = [mu, *weights, *biases]
-        opt = torch.optim.Adam(params, lr=learning_rate)
-        inv_sqrt2 = 1.0 / math.sqrt(2.0)
+            layers.append((W, b))
+        if engine == "torch":
+            return _train_torch(Xs, ys, p, lams, g, mu0, layers, pen_scale=pen_scale, sigma=sigma,
+                                learning_rate=learning_rate, bs=bs, max_epochs=max_epochs)
+        # the torch loop's draws, in its order: per epoch a permutation, then a noise vector per step
+        n_steps = -(-n // bs)
+        perms = np.empty((max_epochs, n), np.int64)
+        eps = np.empty((max_epochs * n_steps, d), np.float32)
+        for e in range(max_epochs):
+            perms[e] = torch.randperm(n, generator=g).numpy()
+            for s in range(n_steps):
+                eps[e * n_steps + s] = torch.randn(d, generator=g, dtype=dtype).numpy()
+        theta0 = torch.cat([t.reshape(-1) for W, b in layers for t in (W, b)]).numpy()
+    XT = np.ascontiguousarray(Xs.T, dtype=np.float32)
+    mu = _train_kernel(XT, ys.astype(np.float32), (p * n).astype(np.float32), perms, eps, mu0.numpy(), theta0,
+                       np.asarray(sizes, np.int64), np.asarray(lams, np.float64), pen_scale, float(sigma),
+                       float(learning_rate), bs, 0.9, 0.999, 1e-8)
+    return mu.astype(np.float64)
 
-        bs = min(batch_size, n)
-        for _ in range(max_epochs):
-            perm = torch.randperm(n, generator=g)
-            for start in range(0, n, bs):
-                idx = perm[start:start + bs]
-                eps = torch.randn(d, generator=g, dtype=dtype)
-                z = torch.clamp(mu + sigma * eps + 0.5, 0.0, 1.0)  # (M, d)
-                h = Xt[idx].unsqueeze(0) * z.unsqueeze(1)  # (M, B, d)
-                for i, (W, b) in enumerate(zip(weights, biases)):
-                    h = torch.baddbmm(b, h, W)
-                    if i < len(weights) - 1:
-                        h = torch.relu(h)
-                resid = h[..., 0] - yt[idx]  # (M, B)
-                mse = (wt[idx] * resid * resid).mean(dim=1)  # (M,)
-                open_prob = 0.5 * (1.0 + torch.erf((mu + 0.5) / sigma * inv_sqrt2))  # Phi
-                loss = (mse + lam_t * pen_scale * open_prob.sum(dim=1)).sum()
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-        return mu.detach().double().numpy().copy()
+
+def _train_torch(Xs, ys, p, lams, g, mu0, layers, *, pen_scale, sigma, learning_rate, bs, max_epochs):
+    """The torch engine: every parameter has a leading model axis; autograd and torch.optim.Adam."""
+    import torch
+
+    n, d = Xs.shape
+    M = len(lams)
+    dtype = torch.float32
+    Xt = torch.as_tensor(Xs, dtype=dtype)
+    yt = torch.as_tensor(ys, dtype=dtype)
+    wt = torch.as_tensor(p * n, dtype=dtype)  # weights with mean 1
+    lam_t = torch.as_tensor(lams, dtype=dtype)
+
+    def shared(t: torch.Tensor) -> torch.nn.Parameter:
+        # one draw, copied to every model: identical starting points
+        return torch.nn.Parameter(t.unsqueeze(0).repeat(M, *([1] * t.dim())).contiguous())
+
+    mu = shared(mu0)
+    weights = [shared(W) for W, _ in layers]
+    biases = [shared(b) for _, b in layers]
+    params = [mu, *weights, *biases]
+    opt = torch.optim.Adam(params, lr=learning_rate)
+    inv_sqrt2 = 1.0 / math.sqrt(2.0)
+    for _ in range(max_epochs):
+        perm = torch.randperm(n, generator=g)
+        for start in range(0, n, bs):
+            idx = perm[start:start + bs]
+            eps = torch.randn(d, generator=g, dtype=dtype)
+            z = torch.clamp(mu + sigma * eps + 0.5, 0.0, 1.0)  # (M, d)
+            h = Xt[idx].unsqueeze(0) * z.unsqueeze(1)  # (M, B, d)
+            for i, (W, b) in enumerate(zip(weights, biases)):
+                h = torch.baddbmm(b, h, W)
+                if i < len(weights) - 1:
+                    h = torch.relu(h)
+            resid = h[..., 0] - yt[idx]  # (M, B)
+            mse = (wt[idx] * resid * resid).mean(dim=1)  # (M,)
+            open_prob = 0.5 * (1.0 + torch.erf((mu + 0.5) / sigma * inv_sqrt2))  # Phi
+            loss = (mse + lam_t * pen_scale * open_prob.sum(dim=1)).sum()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+    return mu.detach().double().numpy().copy()
+
+
+# reassoc + contract only: sums may be reordered and multiply-adds fused, no approximations
+_JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc", "contract"})
+
+
+@njit(**_JIT)
+def _train_kernel(XT, y, w, perms, eps, mu0, theta0, sizes, lams, pen_scale, sigma, lr, batch, b1, b2, adam_eps):
+    """The numba engine: the torch engine's forward pass, loss, gradients and Adam updates for
+    one model after the other (each model's arithmetic is its own). ``XT`` (d, n) standardised
+    features, ``theta0`` the layers flat (``W`` (in, out) row-major, then ``b``) for ``sizes``
+    (d, hidden..., 1); activations are stored ``A[unit, row]``, so inner loops run over rows."""
+    d, n = XT.shape
+    E = perms.shape[0]
+    L = sizes.size - 1
+    P = theta0.size
+    wo = np.empty(L, np.int64)  # offsets of W_l and b_l in theta
+    bo = np.empty(L, np.int64)
+    ro = np.empty(L + 1, np.int64)  # first row of layer l's units in A and D
+    o, r0 = 0, 0
+    for li in range(L + 1):
+        ro[li] = r0
+        r0 += sizes[li]
+        if li < L:
+            wo[li] = o
+            o += sizes[li] * sizes[li + 1]
+            bo[li] = o
+            o += sizes[li + 1]
+    A = np.zeros((r0, batch), np.float32)
+    D = np.zeros((r0, batch), np.float32)
+    Xb = np.zeros((d, batch), np.float32)
+    out = np.empty((lams.size, d), np.float32)
+    grad = np.zeros(P, np.float32)
+    gmu = np.zeros(d, np.float32)
+    z = np.zeros(d, np.float32)
+    passes = np.zeros(d, np.bool_)
+    sig = np.float32(sigma)
+    half = np.float32(0.5)
+    zero = np.float32(0.0)
+    one = np.float32(1.0)
+    inv_sqrt2 = np.float32(1.0 / math.sqrt(2.0))
+    two_over_sqrt_pi = np.float32(2.0 / math.sqrt(math.pi))
+    w1 = np.float32(1.0 - b1)
+    b2f = np.float32(b2)
+    w2 = np.float32(1.0 - b2)
+    epsf = np.float32(adam_eps)
+    n_steps = (n + batch - 1) // batch
+    for m in range(lams.size):
+        th = theta0.copy()
+        mu = mu0.copy()
+        m1 = np.zeros(P, np.float32)
+        m2 = np.zeros(P, np.float32)
+        mu1 = np.zeros(d, np.float32)
+        mu2 = np.zeros(d, np.float32)
+        lam = np.float32(lams[m] * pen_scale)
+        step = 0
+        for e in range(E):
+            for s in range(n_steps):
+                start = s * batch
+                B = min(batch, n - start)
+                noise = eps[e * n_steps + s]
+                for j in range(d):  # gates z = clamp(mu + sigma * eps + 0.5, 0, 1)
+                    pre = mu[j] + sig * noise[j] + half
+                    passes[j] = pre >= zero and pre <= one  # where clamp passes the gradient
+                    z[j] = min(max(pre, zero), one)
+                for j in range(d):
+                    for r in range(B):
+                        x = XT[j, perms[e, start + r]]
+                        Xb[j, r] = x
+                        A[j, r] = x * z[j]
+                for li in range(L):  # forward, ReLU between layers
+                    fi, fo, ri, rr = sizes[li], sizes[li + 1], ro[li], ro[li + 1]
+                    for oo in range(fo):
+                        bias = th[bo[li] + oo]
+                        for r in range(B):
+                            A[rr + oo, r] = bias
+                        for i in range(fi):
+                            wv = th[wo[li] + i * fo + oo]
+                            for r in range(B):
+                                A[rr + oo, r] += wv * A[ri + i, r]
+                        if li < L - 1:
+                            for r in range(B):
+                                if not A[rr + oo, r] > 0:
+                                    A[rr + oo, r] = 0.0
+                c2 = np.float32(2.0 / B)  # d mean_r w_r (h_r - y_r)^2 / d h_r
+                top = ro[L]
+                for r in range(B):
+                    idx = perms[e, start + r]
+                    D[top, r] = c2 * w[idx] * (A[top, r] - y[idx])
+                for li in range(L - 1, -1, -1):  # backward, down to the gated inputs
+                    fi, fo, ri, rr = sizes[li], sizes[li + 1], ro[li], ro[li + 1]
+                    for oo in range(fo):
+                        acc = zero
+                        for r in range(B):
+                            acc += D[rr + oo, r]
+                        grad[bo[li] + oo] = acc
+                        for i in range(fi):
+                            acc = zero
+                            for r in range(B):
+                                acc += A[ri + i, r] * D[rr + oo, r]
+                            grad[wo[li] + i * fo + oo] = acc
+                    for i in range(fi):
+                        for r in range(B):
+                            D[ri + i, r] = 0.0
+                        for oo in range(fo):
+                            wv = th[wo[li] + i * fo + oo]
+                            for r in range(B):
+                                D[ri + i, r] += wv * D[rr + oo, r]
+                        if li > 0:
+                            for r in range(B):
+                                if not A[ri + i, r] > 0:
+                                    D[ri + i, r] = 0.0
+                for j in range(d):  # d loss / d mu: through the gate, plus lam * dPhi
+                    acc = zero
+                    if passes[j]:
+                        for r in range(B):
+                            acc += D[j, r] * Xb[j, r]
+                    t = (mu[j] + half) / sig * inv_sqrt2
+                    gmu[j] = acc + lam * (half * two_over_sqrt_pi * np.exp(-t * t) * inv_sqrt2 / sig)
+                step += 1  # torch.optim.Adam's update
+                bc2 = np.float32(math.sqrt(1.0 - b2**step))
+                scale = np.float32(-lr / (1.0 - b1**step))
+                for q in range(P):
+                    g = grad[q]
+                    a = m1[q] + w1 * (g - m1[q])
+                    m1[q] = a
+                    v = m2[q] * b2f + w2 * g * g
+                    m2[q] = v
+                    th[q] = th[q] + scale * (a / (np.sqrt(v) / bc2 + epsf))
+                for j in range(d):
+                    g = gmu[j]
+                    a = mu1[j] + w1 * (g - mu1[j])
+                    mu1[j] = a
+                    v = mu2[j] * b2f + w2 * g * g
+                    mu2[j] = v
+                    mu[j] = mu[j] + scale * (a / (np.sqrt(v) / bc2 + epsf))
+        out[m] = mu
+    return out

@@ -1,8 +1,10 @@
-"""Built-in environments: the paper's synthetic bias-rate environments and tables split by an
-environment column (real data); oracle weighters that know the synthetic selection mechanism."""
+"""Built-in environments: the paper's synthetic bias-rate environments, the IRM paper's synthetic
+SEM (``irm_sem``) and tables split by an environment column (real data); oracle weighters that
+know the synthetic selection mechanism."""
 
 import oodfs
 
+from .irm_sem import IRMChain
 from .oracle import OracleConditional, OracleIPW
 from .synthetic import Synthetic
 from .table import Table
@@ -10,7 +12,7 @@ from .table import Table
 
 @oodfs.hookimpl
 def oodfs_environments():
-    return [Synthetic, Table]
+    return [Synthetic, Table, IRMChain]
 
 
 @oodfs.hookimpl

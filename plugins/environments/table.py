@@ -19,11 +19,16 @@ or a built-in data set (``dataset``):
   :data:`BIKESHARE_FEATURES`. Seasons are named; the one hour of ``heavy rain/snow`` is merged
   with ``light rain/snow`` into ``rain/snow`` (a level seen once cannot be learned from).
 
-Preprocessing (:func:`oodfs.tabular.prepare`, on the *whole* table, once per instance; a
-scikit-learn ``ColumnTransformer`` from :func:`oodfs.tabular.make_encoder`):
-categorical columns one-hot encoded (first level = reference), so every environment has the
-same columns, in the same order; missing feature values are an error; the environment
-column (and the binned column) is never a feature. With ``standardize=True`` (the default)
+Preprocessing (:func:`oodfs.tabular.prepare_table`, the code ``oodfs select`` prepares a table
+with, on the *whole* table, once per instance; a scikit-learn ``ColumnTransformer`` from
+:func:`oodfs.tabular.make_encoder`): categorical columns (text, and ``categorical_columns``)
+one-hot encoded (first level = reference), so every environment has the same columns, in the
+same order; columns that look like identifiers left out with a note unless in ``keep`` or
+``features``; dates refused unless ``dates="convert"``; near-copies of the target refused
+unless in ``keep``; missing values an error unless ``dropna="rows"``; the environment column
+(and the binned column) is never a feature. A feature that barely varies in the training
+draw (a level absent from the training environment) is left out of a method's fit and scores
+0, as in ``oodfs select`` (:func:`oodfs.tabular.fitted_features`). With ``standardize=True`` (the default)
 every feature is scaled to mean 0, sd 1 over the whole table: a fixed choice of units that
 uses no target value, so that coefficient-based scores (ols, lasso, dwr, srdo, which work on
 the raw scale) compare features rather than units. ``target_transform`` ``"log"`` /
@@ -35,6 +40,7 @@ and F1 empty; RMSE on the later environments is the measure.
 
 from __future__ import annotations
 
+import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import ClassVar
@@ -43,8 +49,20 @@ import numpy as np
 import pandas as pd
 
 import oodfs
-from oodfs.tabular import CATEGORICAL_MODES, MAX_LEVELS, prepare, read_table
+from oodfs.tabular import (
+    CATEGORICAL_MODES,
+    MAX_LEVELS,
+    MIN_LEVEL_ROWS,
+    TARGET_TRANSFORMS,
+    TableWarning,
+    fitted_features,
+    prepare_table,
+    read_table,
+    short_list,
+)
 from oodfs.validation import OodfsError, check_positive_int
+
+from .realdata import DATASETS as REAL_DATASETS
 
 #: the Ames features of the built-in suite: the size, age, layout and location of a house,
 #: two sale-date columns that should not matter, and three categoricals whose every level
@@ -133,7 +151,7 @@ DATASETS = {
         "target_transform": "log",
     },
 }
-TARGET_TRANSFORMS = (None, "log", "log1p")
+DATASETS.update(REAL_DATASETS)  # diamonds, txhousing, ...: plugins/environments/realdata.py
 
 
 @lru_cache(maxsize=8)
@@ -171,7 +189,10 @@ class Table(oodfs.Environment):
     ``target``; ``env_column``; ``bins`` (edges that cut a numeric ``env_column`` into
     labelled ranges); ``features`` (columns to use; default all others) and ``drop``;
     ``categorical`` (``"onehot"`` or ``"error"``); ``target_transform`` (None, ``"log"``,
-    ``"log1p"``); ``standardize`` (z-score every feature over the whole table); ``max_levels``.
+    ``"log1p"``); ``standardize`` (z-score every feature over the whole table); ``max_levels``;
+    ``categorical_columns`` (number columns to one-hot encode), ``keep`` (columns to use
+    although they look like an identifier or a copy of the target), ``dates`` (``"refuse"`` or
+    ``"convert"``), ``dropna`` (None or ``"rows"``): as ``oodfs select``'s options.
     A built-in data set supplies defaults for every parameter left as None.
     """
 
@@ -191,6 +212,10 @@ class Table(oodfs.Environment):
         target_transform=None,
         standardize=True,
         max_levels=MAX_LEVELS,
+        categorical_columns=(),
+        keep=(),
+        dates="refuse",
+        dropna=None,
     ):
         self.path = path
         self.dataset = dataset
@@ -203,6 +228,10 @@ class Table(oodfs.Environment):
         self.target_transform = target_transform
         self.standardize = standardize
         self.max_levels = max_levels
+        self.categorical_columns = categorical_columns
+        self.keep = keep
+        self.dates = dates
+        self.dropna = dropna
 
     # -- loading (once per instance) ---------------------------------------------------------
     def _options(self) -> dict:
@@ -302,44 +331,46 @@ class Table(oodfs.Environment):
                 except TypeError:
                     pass
             order = list(dict.fromkeys(str(v) for v in values))
-        X, y, names, env = prepare(
+        table = prepare_table(
             df,
             opts["target"],
             env_column=label_col,
             categorical=self.categorical,
+            categorical_columns=self.categorical_columns,
             drop=drop,
             features=features,
+            keep=self.keep,
+            dates=self.dates,
+            dropna=self.dropna,
             max_levels=self.max_levels,
             standardize=bool(self.standardize),
+            target_transform=opts["target_transform"],
         )
-        y = self._transform_target(y, opts)
+        X, y, names, env = table.X, table.y, table.names, table.env
         index = {label: np.flatnonzero(env == label) for label in order}
+        index = {k: v for k, v in index.items() if v.size}
+        thin = {
+            label: [names[j] for j in np.flatnonzero(~fitted_features(X[rows], MIN_LEVEL_ROWS))]
+            for label, rows in index.items()
+        }
+        thin = {label: cols for label, cols in thin.items() if cols}
+        if thin:
+            listed = "; ".join(f"{label}: {short_list(cols, 4)}" for label, cols in list(thin.items())[:4])
+            warnings.warn(
+                f"feature(s) with fewer than {MIN_LEVEL_ROWS} rows off their most common value in an "
+                f"environment are left out of a method's fit (score 0) when it trains there -- {listed}"
+                + (f"; and {len(thin) - 4} more environments" if len(thin) > 4 else ""),
+                TableWarning,
+                stacklevel=2,
+            )
         self._cache = {
             "X": X,
             "y": y,
             "names": names,
-            "index": {k: v for k, v in index.items() if v.size},
-            "empty": [k for k, v in index.items() if not v.size],
+            "index": index,
+            "empty": [k for k in order if k not in index],
         }
         return self._cache
-
-    def _transform_target(self, y: np.ndarray, opts: dict) -> np.ndarray:
-        t = opts["target_transform"]
-        if t == "log":
-            if (y <= 0).any():
-                raise OodfsError(
-                    f"target_transform 'log' needs a positive target; {opts['target']!r} has "
-                    f"{int((y <= 0).sum())} values <= 0 (use 'log1p' for counts)"
-                )
-            return np.log(y)
-        if t == "log1p":
-            if (y <= -1).any():
-                raise OodfsError(
-                    f"target_transform 'log1p' needs a target > -1; {opts['target']!r} has "
-                    f"{int((y <= -1).sum())} values <= -1"
-                )
-            return np.log1p(y)
-        return y
 
     # -- the Environment contract --------------------------------------------------------------
     @property

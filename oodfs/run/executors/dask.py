@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import logging
 import sys
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 
 from oodfs.run.executors.isolation import die_with_parent
-from oodfs.validation import OodfsError, RunAborted
+from oodfs.validation import OodfsError, RunAborted, format_warning
 
 COMMITS_IN_WORKER = False  # a remote worker returns its rows; this process commits them
 
@@ -33,6 +34,7 @@ _QUIET_CLUSTER = {
 
 def _in_local_worker(fn: Callable, *args):
     die_with_parent()  # a LocalCluster's worker ends with its nanny, which ends with this run
+    warnings.formatwarning = format_warning  # one line, as the command line prints them
     return fn(*args)
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 
 from oodfs.run.executors.isolation import die_with_parent
-from oodfs.validation import RunAborted
+from oodfs.validation import RunAborted, format_warning
 
 COMMITS_IN_WORKER = True
 
@@ -14,6 +15,8 @@ def _in_worker(fn: Callable, args: tuple):
     # a worker ends with the run that started it: after a SIGKILL of `oodfs bench` nothing
     # keeps computing and committing into the folder a new run may be resuming
     die_with_parent()
+    # warnings as one line, as the command line prints them in its own process
+    warnings.formatwarning = format_warning
     return fn(*args)
 
 

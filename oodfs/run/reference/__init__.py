@@ -119,6 +119,8 @@ def load_reference(suite: str, profile: str, path: str | Path | None = None) -> 
         results = pd.read_parquet(path)
     except Exception as exc:  # pyarrow raises several types for a damaged file
         raise OodfsError(f"reference results file {path} is corrupt ({type(exc).__name__}: {exc})") from None
+    if "downstream" not in results:  # written before the downstream model was a choice: the MLP
+        results["downstream"] = "mlp"
     missing = [c for c in COLUMNS if c not in results]
     if missing:
         raise OodfsError(f"reference results file {path} lacks the columns {', '.join(missing)}")

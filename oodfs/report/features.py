@@ -1,0 +1,138 @@
+"""Names in reports: what each method selected, one-hot levels grouped back to their variable,
+each method against a yardstick, and the RMSE per test environment.
+
+Everything here reads a :class:`~oodfs.report.report.Report` (the chosen grid point of every
+task) and recomputes nothing but what the runner stored: a task's selected features are the top
+k of its stored scores, ties ordered by the seed the runner used (``derive_seed(seed, point,
+"ties")``, :func:`oodfs.contract.api.ranking_from_scores`), so they are exactly the subset the
+downstream model was trained on.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from oodfs.contract.api import ranking_from_scores
+from oodfs.contract.seeds import derive_seed
+from oodfs.report import stats
+
+#: how a one-hot column is named: ``column=level`` (oodfs.tabular)
+LEVEL_SEP = "="
+
+
+def variable_of(feature: str) -> str:
+    """The table column a feature comes from: ``hr=17`` -> ``hr``; a numeric column is its own."""
+    return feature.split(LEVEL_SEP, 1)[0]
+
+
+def group_levels(names, scores) -> pd.Series:
+    """Scores of variables from the scores of their one-hot levels: the **largest** level score
+    (a variable matters as much as its most important level; a sum would favour variables with
+    many levels, a mean would hide one decisive level). Numeric features keep their score.
+    Returns a Series indexed by variable, in order of first appearance. This is the one place
+    that aggregates levels (docs/PROTOCOL.md, "Real data")."""
+    s = pd.Series(np.asarray(scores, dtype=float), index=[variable_of(n) for n in names])
+    return s.groupby(level=0, sort=False).max()
+
+
+def selected_features(row) -> list[str]:
+    """The names of the features a chosen task trained its downstream model on (best first)."""
+    names = json.loads(row["feature_names"])
+    scores = np.asarray(json.loads(row["scores"]), dtype=float)
+    k = int(row["k"])
+    ranking = ranking_from_scores(scores, derive_seed(int(row["seed"]), int(row["point"]), "ties"))
+    return [names[j] for j in ranking[:k]]
+
+
+def _yardsticks(report) -> set:
+    return {m for m in dict.fromkeys(report.chosen["method"]) if report.kind(m) == "yardstick"}
+
+
+def selection_frequency(report) -> pd.DataFrame:
+    """Per (setting, method, variable): how many chosen fits selected at least one of its
+    features (``fits``) out of ``n_fits``, the mean number of its levels selected when it was
+    (``levels``; 1 for a numeric column), and its mean rank among the variables by the method's
+    scores with levels grouped (:func:`group_levels`; ``rank``, 1 = first). Ordered by ``fits``,
+    then ``rank``. Yardsticks are left out (they select all or none)."""
+    chosen = report.chosen
+    skip = _yardsticks(report)
+    rows = []
+    for (setting, method), g in chosen.groupby(["setting", "method"], sort=False):
+        needed = ["scores", "feature_names", "seed", "point", "k"]
+        if method in skip or any(c not in g or g[c].isna().any() for c in needed):  # not stored: no names
+            continue
+        counts: dict[str, list[int]] = {}
+        ranks: dict[str, list[float]] = {}
+        for _, row in g.iterrows():
+            per_var: dict[str, int] = {}
+            for name in selected_features(row):
+                per_var[variable_of(name)] = per_var.get(variable_of(name), 0) + 1
+            for var, n in per_var.items():
+                counts.setdefault(var, []).append(n)
+            grouped = group_levels(json.loads(row["feature_names"]), json.loads(row["scores"]))
+            for var, r in grouped.rank(ascending=False, method="average").items():
+                ranks.setdefault(var, []).append(float(r))
+        for var, levels in counts.items():
+            rows.append(dict(setting=setting, method=method, variable=var, fits=len(levels), n_fits=len(g),
+                             levels=float(np.mean(levels)), rank=float(np.mean(ranks[var]))))  # fmt: skip
+    out = pd.DataFrame(rows, columns=["setting", "method", "variable", "fits", "n_fits", "levels", "rank"])
+    order = ["setting", "method", "fits", "rank", "variable"]
+    return out.sort_values(order, ascending=[True, True, False, True, True], kind="stable")
+
+
+def versus_yardstick(report, metric: str = "rmse_mean", yardstick: str = "all_features") -> pd.DataFrame:
+    """Every method against ``yardstick`` per setting, paired over (r_train, run): mean difference
+    (method - yardstick; negative = the method is better when lower is better) with its 95 % t
+    interval, the two-sided Wilcoxon signed-rank p and its Holm adjustment over the methods of the
+    setting, and a verdict. Empty when the results hold no such yardstick."""
+    per_run = report.per_run()
+    per_run = per_run[per_run["r_train"] != "all"]
+    if yardstick not in set(per_run["method"]) or metric not in per_run:
+        return pd.DataFrame()
+    lower = bool(report.metrics[metric].lower_is_better)
+    skip = _yardsticks(report)
+    rows = []
+    for setting, g in per_run.groupby("setting", sort=False):
+        wide = g.pivot_table(index=["r_train", "run"], columns="method", values=metric, aggfunc="first")
+        if yardstick not in wide:
+            continue
+        group = []
+        order = [m for m in dict.fromkeys(report.results["method"]) if m in set(g["method"])]  # the suite's
+        for method in [m for m in order if m not in skip]:
+            pair = wide[[method, yardstick]].dropna()
+            d = (pair[method] - pair[yardstick]).to_numpy()
+            c = stats.cell_summary(d)
+            _, p, direction = stats._paired(d, "wilcoxon")  # the test of the best sets (stats.best_set)
+            group.append(
+                dict(setting=setting, method=method, n_pairs=len(d), mean_diff=c.mean, low=c.low, high=c.high,
+                     p=p, direction=direction)
+            )  # fmt: skip
+        for row, padj in zip(group, stats.adjust_pvalues([r["p"] for r in group], "holm")):
+            row["p_holm"] = padj
+            direction = row.pop("direction")  # +1: the method's values tend to be larger
+            better = direction < 0 if lower else direction > 0
+            if not np.isfinite(padj):
+                row["verdict"] = "not tested"
+            elif padj < stats.ALPHA and direction:
+                row["verdict"] = f"better than {yardstick}" if better else f"worse than {yardstick}"
+            else:
+                row["verdict"] = "not distinguishable"
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def per_env_rmse(report) -> pd.DataFrame:
+    """Per (setting, method, test environment): the mean RMSE of the chosen points over every
+    (r_train, run), its 95 % t interval over those blocks and their count."""
+    pe = report.per_env
+    if pe.empty:
+        return pd.DataFrame(columns=["setting", "method", "env", "mean", "low", "high", "n"])
+    pe = pe[pe["metric"] == "rmse"]
+    rows = []
+    for (setting, method, env), g in pe.groupby(["setting", "method", "env"], sort=False):
+        c = stats.cell_summary(g["value"])
+        rows.append(dict(setting=setting, method=method, env=env, mean=c.mean, low=c.low, high=c.high, n=c.n))
+    return pd.DataFrame(rows)

@@ -1,0 +1,376 @@
+"""`oodfs report`: the static site -- what it shows, that it agrees with the other outputs, bad
+input, hostile names, and (in headless Chromium) that it works from disk without the network."""
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from oodfs.cli import main
+from oodfs.report.leaderboard import Leaderboard
+from oodfs.report.report import Report
+from oodfs.report.site import MARKER, build_site
+from oodfs.results.store import export
+
+HOSTILE_METHOD = "<script>document.title='pwned'</script>"
+HOSTILE_SETTING = "<img src=x onerror=alert(1)>/../x"
+INSTALL = "apt-get install chromium chromium-driver && pip install selenium"
+
+
+def results(
+    methods: dict, settings=("poly",), r_trains=(1.5, 2.5), runs=range(6), suite="t", status="ok"
+) -> pd.DataFrame:
+    """A results table: ``methods[name](setting, r_train, run) -> rmse``; rank average follows the
+    RMSE; a method named ``*dwr*`` is a weighter with diagnostics (its weights collapsed)."""
+    rows = []
+    for method, fn in methods.items():
+        weighter = "dwr" in method
+        for setting in settings:
+            for r in r_trains:
+                for run in runs:
+                    rmse = fn(setting, r, run)
+                    base = dict(
+                        suite=suite,
+                        profile="default",
+                        setting=setting,
+                        r_train=r,
+                        run=run,
+                        method=method,
+                        method_kind="weighter" if weighter else "selector",
+                        point=0,
+                        params="{}",
+                        is_default=1,
+                        env=None,
+                        k=2,
+                        scores=json.dumps([3.0, 2.0, 1.0, 1.0]),
+                        feature_names=json.dumps(["S1", "S2", "V1", "V2"]),
+                        status=status,
+                        error=None if status == "ok" else "ValueError: boom <b>",
+                    )
+                    if status != "ok":
+                        rows.append(dict(base, metric=None, value=None))
+                        continue
+                    metrics = {"rank_avg": 2 + 4 * rmse, "rmse_mean": rmse, "rmse_val": rmse}
+                    if weighter:
+                        metrics.update(ess_fraction=0.01, max_weight=40.0, converged=1.0)
+                    rows += [dict(base, metric=m, value=v) for m, v in metrics.items()]
+                    rows += [dict(base, metric="rmse", env=e, value=rmse) for e in ("-2.0", "2.0")]
+    return pd.DataFrame(rows)
+
+
+def noisy(mean, sd, seed):
+    rng = np.random.default_rng(seed)
+    table = {}
+    return lambda s, r, run: table.setdefault((s, r, run), mean + sd * rng.standard_normal())
+
+
+def folder(where: Path, df: pd.DataFrame) -> Path:
+    where.mkdir(parents=True, exist_ok=True)
+    export(df, where)
+    return where
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """A site of one folder whose names are hostile: a method that is HTML, a setting that is HTML
+    and a path."""
+    root = tmp_path_factory.mktemp("site")
+    df = results(
+        {"dwr": noisy(0.30, 0.01, 0), "ols": noisy(0.50, 0.01, 1), HOSTILE_METHOD: noisy(0.31, 0.01, 2)},
+        settings=("poly", HOSTILE_SETTING),
+    )
+    run = folder(root / "run", df)
+    index = build_site([run], root / "site")
+    return index
+
+
+# -- what the page says ------------------------------------------------------------------------
+
+
+def test_the_site_has_every_part_and_figures_in_three_formats(site):
+    html = site.read_text()
+    for part in (
+        "Overview",
+        "Leaderboard",
+        "Best sets",
+        "Weight diagnostics",
+        "Selected features",
+        "Statistical comparisons",
+        "Friedman test across 3 methods",
+        "All settings at once",
+        "Figure 1",
+    ):
+        assert part in html, part
+    for rule in ("val", "oracle", "default"):
+        assert f'data-rule-view="{rule}"' in html
+    figures = site.parent / "figures"
+    svgs = sorted(p.name for p in figures.rglob("*.svg"))
+    assert (
+        "summary-val.svg" in svgs and "figure1-oracle.svg" in svgs and any(s.startswith("cd-") for s in svgs)
+    )
+    for svg in figures.rglob("*.svg"):  # every figure in every format, and the page shows the SVG
+        assert svg.with_suffix(".png").exists() and svg.with_suffix(".pdf").exists()
+    assert 'src="figures/1-run/figure1-val.svg"' in html
+    # every file the page points to is there
+    for ref in __import__("re").findall(r'(?:src|href)="(figures/[^"]+)"', html):
+        assert (site.parent / ref).exists(), ref
+
+
+def test_site_and_leaderboard_html_show_the_leaderboard_cells_of_the_markdown(site, tmp_path):
+    df = results({"dwr": noisy(0.30, 0.01, 0), "ols": noisy(0.50, 0.01, 1)})
+    df["origin"] = np.where(df["method"] == "ols", "reference", "run")
+    board = Leaderboard(Report(df, "val"))
+    page = board.to_html()
+    assert '<td class="ref" title=' in page and page.count('class="ref"') == page.count("<td>dwr</td>") > 0
+    assert "Rows of ols come from the reference results" in page
+    md = board.to_markdown()
+    best = next(line for line in md.splitlines() if line.startswith("| dwr")).split("|")[3].strip()
+    assert best.startswith("**")  # dwr is the best rank average in the markdown...
+    assert (
+        f'class="num best" data-sort="{float(best.strip("*").split()[0])}">{best.strip("*")}</td>' in page
+    )  # ...and the page
+    assert "Weight diagnostics" in page and "effective sample size below 5 % of n" in page
+    assert page.startswith("<!doctype html>") and "<script>" in page  # a page of its own, sortable
+    index = build_site([folder(tmp_path / "run", df)], tmp_path / "site", selection="val", formats=["svg"])
+    assert best.strip("*") in index.read_text()
+
+
+def test_several_folders_side_by_side(tmp_path):
+    a = folder(
+        tmp_path / "a" / "run",
+        results({"dwr": noisy(0.3, 0.01, 0), "ols": noisy(0.5, 0.01, 1)}, runs=range(1)),
+    )
+    b = folder(
+        tmp_path / "b" / "run",
+        results({"dwr": noisy(0.4, 0.01, 3), "new": noisy(0.2, 0.01, 4)}, runs=range(1)),
+    )
+    html = build_site([a, b], tmp_path / "site", formats=["svg"]).read_text()
+    start = html.index('<section id="side-by-side">')
+    side = html[start : html.index("</section>", start)]
+    # one column group per folder, labelled by as much of its path as makes the labels distinct
+    assert 'colspan="2">a/run</th>' in side and 'colspan="2">b/run</th>' in side
+    assert "<td>ols</td>" in side and "<td>new</td>" in side  # every method of either folder
+    assert not list((tmp_path / "site").rglob("*.png"))  # --formats svg keeps the SVGs only
+
+
+def test_a_folder_with_only_failures_gives_a_page_that_says_what_failed(tmp_path, capsys):
+    run = folder(tmp_path / "run", results({"bad": noisy(0.3, 0.01, 0)}, status="failed"))
+    assert main(["report", str(run), "--out", str(tmp_path / "site")]) == 0
+    html = (tmp_path / "site" / "index.html").read_text()
+    assert "no task succeeded" in html and "ValueError: boom &lt;b&gt;" in html and "Failed tasks" in html
+
+
+@pytest.mark.parametrize(
+    "case", ["missing", "not results", "empty", "two suites", "out is a folder of other files"]
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, case):
+    good = folder(tmp_path / "good", results({"a": noisy(0.3, 0.01, 0)}, r_trains=(2.5,), runs=range(2)))
+    out = tmp_path / "site"
+    if case == "missing":
+        args = [str(tmp_path / "nope")]
+    elif case == "not results":
+        (tmp_path / "other").mkdir()
+        (tmp_path / "other" / "notes.txt").write_text("hi")
+        args = [str(tmp_path / "other")]
+    elif case == "empty":
+        (tmp_path / "empty").mkdir()
+        args = [str(tmp_path / "empty")]
+    elif case == "two suites":
+        other = folder(
+            tmp_path / "ames",
+            results({"a": noisy(0.3, 0.01, 0)}, suite="ames", r_trains=(2.5,), runs=range(2)),
+        )
+        args = [str(good), str(other)]
+    else:
+        out.mkdir()
+        (out / "thesis.tex").write_text("keep me")
+        args = [str(good)]
+    assert main(["report", *args, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("oodfs: error:"), err
+    if case == "two suites":
+        assert "'t'" in err and "'ames'" in err
+    if case == "out is a folder of other files":
+        assert (out / "thesis.tex").read_text() == "keep me"
+
+
+def test_a_site_is_replaced_but_nothing_else(tmp_path):
+    run = folder(
+        tmp_path / "run",
+        results({"a": noisy(0.3, 0.01, 0), "b": noisy(0.4, 0.01, 1)}, r_trains=(2.5,), runs=range(1)),
+    )
+    out = tmp_path / "site"
+    build_site([run], out, formats=["svg"])
+    (out / "stale.txt").write_text("old")
+    build_site([run], out, formats=["svg"])
+    assert (out / MARKER).exists() and not (out / "stale.txt").exists()
+
+
+def test_hostile_names_are_escaped_and_never_become_paths(site):
+    html = site.read_text()
+    assert HOSTILE_METHOD not in html and "<img src=x" not in html
+    assert "&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;" in html
+    assert html.count("<script>") == 1  # the page's own
+    files = [p.relative_to(site.parent) for p in site.parent.rglob("*")]
+    assert all(".." not in p.parts and "<" not in str(p) for p in files)
+    assert not (site.parent.parent / "x").exists()
+    # the SVG figures name the method too (a legend, a label), as escaped text: opened on their
+    # own, they run nothing
+    svgs = [p.read_text() for p in site.parent.rglob("*.svg")]
+    assert sum("&lt;script&gt;" in t for t in svgs) >= 3
+    assert not any("<script" in t or "<img src=x" in t for t in svgs)
+
+
+# -- in a browser ----------------------------------------------------------------------------
+
+
+def _chromium():
+    """(browser, driver) paths, or skip -- or fail under CI, where the browser tests must run."""
+    browser = next(
+        (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None
+    )
+    driver = shutil.which("chromedriver")
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        selenium = None
+    missing = [
+        what
+        for what, found in (("chromium", browser), ("chromedriver", driver), ("selenium", selenium))
+        if not found
+    ]
+    if not missing:
+        return browser, driver
+    message = f"browser tests need {', '.join(missing)}: {INSTALL}"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    binary, driver_path = _chromium()
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    profile = tempfile.mkdtemp(prefix="oodfs-chromium-")
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={profile}",
+        "--window-size=1300,900",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(driver_path))
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def _open(driver, page: Path):
+    driver.get(page.resolve().as_uri())
+    driver.execute_script("window.scrollTo(0, document.body.scrollHeight)")  # lazy images load too
+    driver.execute_script("window.scrollTo(0, 0)")
+    requests = [json.loads(e["message"])["message"] for e in driver.get_log("performance")]
+    urls = [
+        m["params"]["request"]["url"]
+        for m in requests
+        if m["method"] == "Network.requestWillBeSent"
+        and m["params"].get("documentURL", "").startswith("file:")
+    ]
+    return urls, driver.get_log("browser")
+
+
+def test_the_request_check_catches_a_page_that_leaks(browser, tmp_path):
+    leaky = tmp_path / "leaky.html"
+    leaky.write_text(
+        '<!doctype html><img src="http://127.0.0.1:9/x.png"><script>console.error("bad")</script>'
+    )
+    urls, logs = _open(browser, leaky)
+    assert any(u.startswith("http:") for u in urls) and any(e["level"] == "SEVERE" for e in logs)
+
+
+def test_the_page_loads_from_disk_with_no_error_and_no_request_leaving_it(browser, site):
+    urls, logs = _open(browser, site)
+    assert [e for e in logs if e["level"] in ("SEVERE", "WARNING")] == []
+    assert urls and all(u.split(":", 1)[0] in ("file", "data") for u in urls), urls
+    assert any(u.endswith(".svg") for u in urls)  # the figures are loaded from beside the page
+    assert browser.title.startswith("oodfs report")
+    broken = browser.execute_script(
+        "return Array.from(document.images)"
+        ".filter(i => i.offsetParent && i.complete && !i.naturalWidth).length"
+    )
+    assert broken == 0
+    assert browser.execute_script("return document.title") != "pwned"
+
+
+def test_a_click_on_a_header_sorts_the_rows(browser, site):
+    from selenium.webdriver.common.by import By
+
+    browser.get(site.resolve().as_uri())
+    table = next(t for t in browser.find_elements(By.CSS_SELECTOR, "table.board") if t.is_displayed())
+    headers = [th.text for th in table.find_elements(By.CSS_SELECTOR, "thead th")]
+    col = next(i for i, h in enumerate(headers) if h.startswith("RMSE mean"))
+
+    def column():
+        return [
+            (
+                r.find_elements(By.TAG_NAME, "td")[0].text,
+                float(r.find_elements(By.TAG_NAME, "td")[col].get_attribute("data-sort")),
+            )
+            for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")
+        ]
+
+    before = column()
+    button = table.find_elements(By.CSS_SELECTOR, "thead th button")[col]
+    button.click()
+    ascending = column()
+    assert [v for _, v in ascending] == sorted(v for _, v in before)
+    assert ascending[0][0] == "dwr"  # the lowest RMSE first
+    button.click()
+    assert [v for _, v in column()] == sorted((v for _, v in before), reverse=True)
+    assert table.find_elements(By.CSS_SELECTOR, "thead th")[col].get_attribute("aria-sort") == "descending"
+
+
+def test_the_rule_switch_shows_one_rule_at_a_time(browser, site):
+    from selenium.webdriver.common.by import By
+
+    browser.get(site.resolve().as_uri())
+
+    def shown():
+        return {
+            el.get_attribute("data-rule-view")
+            for el in browser.find_elements(By.CSS_SELECTOR, "[data-rule-view]")
+            if el.is_displayed()
+        }
+
+    assert shown() == {"val"}
+    browser.find_element(By.CSS_SELECTOR, "input[name=rule][value=oracle]").click()
+    assert shown() == {"oracle"}
+    assert browser.find_element(By.CSS_SELECTOR, "[data-rule-view=oracle] img").is_displayed()
+    browser.get(site.resolve().as_uri() + "#rule=default")  # a link can name the rule
+    assert shown() == {"default"}
+
+
+def test_a_screenshot_is_not_blank(browser, site, tmp_path):
+    from PIL import Image
+
+    browser.get(site.resolve().as_uri())
+    shot = tmp_path / "shot.png"
+    assert browser.save_screenshot(str(shot))
+    pixels = np.asarray(Image.open(shot).convert("L"), dtype=float)
+    assert pixels.shape[0] > 500 and pixels.shape[1] > 800
+    assert (pixels < 128).mean() > 0.01 and pixels.std() > 20  # text and tables, not an empty page
