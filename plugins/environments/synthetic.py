@@ -47,6 +47,17 @@ The bound C: |d log c / df| <= lam (as |da/df| <= lam a), so the maximum of c ov
 (every v lies on one side of f). tests/test_synthetic.py checks this sampler against plain
 rejection sampling.
 
+The ``svi`` setting (Yu et al., AAAI 2023, the "collinearity" mode of their code)
+--------------------------------------------------------------------------------
+S ~ N(0, Sigma_s) and V ~ N(0, Sigma_v), each equicorrelated (``corr_s``, default 0.9, among the
+S; ``corr_v``, default 0.1, among the V), S independent of V; f = beta.S + S1 S2 S3 (the
+misspecification term at full strength, not / 4). The selection is the same mechanism with the
+reference's numbers given by the suite (``spurious = ["V5"]``, ``exponent = 5``, ``noise_sd`` =
+sqrt(0.3), ``clip = inf``: the reference does not clip). Because the V's are correlated, the exact
+sampler's factorisation above does not hold: for this setting ``exact`` draws by plain rejection
+of whole rows, which is exact too (it is the reference's own generator, which keeps selected
+candidates until it has n rows). The oracle weights are not defined for it.
+
 The same quantities give the oracle weights (:mod:`oodfs_plugins.environments.oracle`):
 Pr(select | x; r) and E_V[Pr(select | f, V)] = c(f)^k.
 """
@@ -154,10 +165,12 @@ class Synthetic(oodfs.Environment):
     and other features; ``spurious``: names of the V features the selection acts on (any subset
     of V1..V{d_v}; the paper's V4, V5 by default); ``exponent``: the paper's 10; ``layout_seed``:
     None for the paper's fixed column order, an integer for a column order drawn from it.
+    ``svi`` (Yu et al. 2023's "collinearity" data): f = beta.S + S1 S2 S3, S and V equicorrelated
+    normals (``corr_s``, ``corr_v``; used by this setting only), drawn by rejection.
     """
 
     name = "synthetic"
-    settings = ("mlp", "poly")
+    settings = ("mlp", "poly", "svi")
     example_envs = (2.5, -1.5)  # for the conformance kit: bias rates with |r| > 1
     invalid_envs = (0.5, 1.0, -1.0)
     samplers = ("exact", "pool", "rejection")
@@ -174,6 +187,8 @@ class Synthetic(oodfs.Environment):
         d_s=5,
         d_v=5,
         layout_seed=None,
+        corr_s=0.9,
+        corr_v=0.1,
     ):
         self.setting = setting
         self.sampler = sampler
@@ -185,6 +200,8 @@ class Synthetic(oodfs.Environment):
         self.d_s = d_s
         self.d_v = d_v
         self.layout_seed = layout_seed
+        self.corr_s = corr_s
+        self.corr_v = corr_v
 
     # -- layout --------------------------------------------------------------------------
     def _canonical_names(self) -> list[str]:
@@ -261,6 +278,8 @@ class Synthetic(oodfs.Environment):
         self._spurious_index()  # checks d_s, d_v, layout_seed too
         for what, lowest in (("exponent", "positive"), ("clip", "positive"), ("noise_sd", "non-negative")):
             value = getattr(self, what)
+            if what == "clip" and self.setting == "svi" and value == np.inf:
+                continue  # the svi setting's reference does not clip
             ok = (
                 isinstance(value, numbers.Real)
                 and np.isfinite(value)
@@ -268,6 +287,16 @@ class Synthetic(oodfs.Environment):
             )
             if not ok:
                 raise OodfsError(f"{what} must be a finite {lowest} number, got {value!r}")
+        if self.setting == "svi":
+            for what, d in (("corr_s", self.d_s), ("corr_v", self.d_v)):
+                value = getattr(self, what)
+                low = -1.0 / (d - 1) if d > 1 else -1.0
+                ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and low < value < 1
+                if not ok:
+                    raise OodfsError(
+                        f"{what} must be a number in ({low:g}, 1) (an equicorrelation of {d} features), "
+                        f"got {value!r}"
+                    )
 
     # -- the outcome ---------------------------------------------------------------------
     def mlp_params(self) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -278,6 +307,8 @@ class Synthetic(oodfs.Environment):
     def _f(self, S: np.ndarray) -> np.ndarray:
         """f from the stable features in canonical order (S1..S{d_s})."""
         linear = S @ stable_beta(S.shape[1])
+        if self.setting == "svi":
+            return linear + S[:, 0] * S[:, 1] * S[:, 2]
         if self.setting == "poly":
             return linear + S[:, 0] * S[:, 1] * S[:, 2] / 4
         h = S[:, :3]
@@ -322,17 +353,30 @@ class Synthetic(oodfs.Environment):
         (module docstring). The selected S has density p(S) times this, divided by its mean."""
         r = self.check_env(env)
         S, _ = self._split(X)
+        if self.setting == "svi":
+            raise OodfsError("oracle selection probability is not defined for setting 'svi' (correlated V)")
         k = len(self._spurious_index())
         if k == 0:
             return np.zeros(S.shape[0])
         return k * _log_c(self._f(S), self.exponent * np.log(abs(r)), float(self.clip))
 
     # -- sampling ------------------------------------------------------------------------
+    def _draw_collinear(self, m: int, d: int, rho: float, rng) -> np.ndarray:
+        """m rows of N(0, Sigma), Sigma equicorrelated (1 on the diagonal, rho elsewhere), clipped."""
+        sigma = np.full((d, d), float(rho))
+        np.fill_diagonal(sigma, 1.0)
+        Z = rng.standard_normal((m, d)) @ np.linalg.cholesky(sigma).T
+        return np.clip(Z, -self.clip, self.clip)
+
     def _draw_S(self, m: int, rng) -> np.ndarray:
+        if self.setting == "svi":
+            return self._draw_collinear(m, self.d_s, self.corr_s, rng)
         Z = rng.standard_normal((m, self.d_s + 1))
         return np.clip(0.8 * Z[:, :-1] + 0.2 * Z[:, 1:], -self.clip, self.clip)
 
     def _draw_V(self, m: int, rng) -> np.ndarray:
+        if self.setting == "svi":
+            return self._draw_collinear(m, self.d_v, self.corr_v, rng)
         return np.clip(rng.standard_normal((m, self.d_v)), -self.clip, self.clip)
 
     def _log_select(self, f, V, r) -> np.ndarray:
@@ -379,6 +423,8 @@ class Synthetic(oodfs.Environment):
 
     def _sample_exact(self, r: float, n: int, rng) -> np.ndarray:
         """Rows in canonical order (S1..S{d_s}, V1..V{d_v})."""
+        if self.setting == "svi":  # correlated V: the factorisation does not hold (module docstring)
+            return self._sample_rejection(r, n, rng)
         spurious = self._spurious_index()
         k, cl = len(spurious), float(self.clip)
         lam = self.exponent * np.log(abs(r))

@@ -1,4 +1,6 @@
-"""Independence-driven importance weighting: the DWR and SRDO weighters (paper, Section 4.2).
+"""Independence-driven importance weighting: the DWR and SRDO weighters (paper, Section 4.2), the
+community DWR of the public SVI code, and SVI / SVI^d (Yu et al. 2023), which iterate DWR weights
+and sparse variable selection.
 
 Each weighter also becomes a selector of the same name (weighted least squares on its weights,
 scores = |coefficients|) through the core's plugin manager.
@@ -9,14 +11,29 @@ from oodfs import SuspectRule, diagnostic
 
 from ._warnings import WeightClippingWarning
 from .dwr import DWRWeighter, dwr_objective
+from .dwr_community import DWRCommunity
 from .srdo import SRDOWeighter
+from .svi import SVI, SVI_METRICS, SVID
 
-__all__ = ["DWRWeighter", "SRDOWeighter", "WeightClippingWarning", "dwr_objective"]
+__all__ = [
+    "DWRCommunity",
+    "DWRWeighter",
+    "SRDOWeighter",
+    "SVI",
+    "SVID",
+    "WeightClippingWarning",
+    "dwr_objective",
+]
 
 
 @oodfs.hookimpl
 def oodfs_weighters():
-    return [DWRWeighter, SRDOWeighter]
+    return [DWRWeighter, SRDOWeighter, DWRCommunity]
+
+
+@oodfs.hookimpl
+def oodfs_selectors():
+    return [SVI, SVID]
 
 
 @oodfs.hookimpl
@@ -47,4 +64,5 @@ def oodfs_metrics():
         diagnostic(
             "frac_clipped_high", "clipped high", None, "fraction of weights at the upper clip gamma (SRDO)"
         ),
+        *SVI_METRICS,
     ]
