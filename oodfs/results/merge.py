@@ -25,28 +25,21 @@ import pandas as pd
 from oodfs.contract.task import TASK_KEY, TaskKey
 from oodfs.results.identity import combined_identity, explain, identity_conflicts
 from oodfs.results.provenance import environment
-from oodfs.results.store import DAMAGE_HINT, DB_NAME, TASK_COLUMNS, ResultStore, export
+from oodfs.results.store import DAMAGE_HINT, DB_NAME, RESULT_COLUMNS, TASK_COLUMNS, ResultStore, export
 from oodfs.validation import OodfsError
 
-#: result columns that must agree between two copies of a task (timings, package versions and
-#: origin may differ between machines)
-COMPARED = [
-    "suite",
-    "profile",
-    "method_kind",
-    "point",
-    "params",
-    "is_default",
-    "metric",
-    "env",
-    "k",
-    "value",
-    "seed",
-    "scores",
-    "feature_names",
-    "status",
-    "error",
-]
+#: result columns that may differ between two copies of a task (made on different machines)
+MACHINE_COLUMNS = (
+    "fit_seconds",
+    "downstream_seconds",
+    "data_seconds",
+    "oodfs_version",
+    "versions",
+    "identity",
+    "origin",
+)
+#: result columns that must agree between them: the rest but the task key
+COMPARED = [c for c in RESULT_COLUMNS if c not in TASK_KEY and c not in MACHINE_COLUMNS]
 
 
 def _read(path: Path) -> dict:
@@ -92,8 +85,9 @@ def _differences(a: dict, b: dict) -> str:
 
 def _rows(store: dict, key) -> pd.DataFrame:
     rows = store["results"].iloc[store["groups"][key]][COMPARED]
-    rows = rows.assign(env=rows["env"].fillna(""))
-    return rows.sort_values(["point", "metric", "env", "k"], kind="stable").reset_index(drop=True)
+    rows = rows.assign(env=rows["env"].fillna(""), downstream=rows["downstream"].fillna("mlp"))
+    order = ["downstream", "point", "metric", "env", "k"]
+    return rows.sort_values(order, kind="stable").reset_index(drop=True)
 
 
 def _same(a: pd.DataFrame, b: pd.DataFrame) -> bool:

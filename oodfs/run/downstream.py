@@ -484,59 +484,28 @@ def fit_downstream(
     tr_t, va_t = torch.from_numpy(tr), torch.from_numpy(va)
     Xtr, ytr, Xva, yva = Xs[tr_t], ys[tr_t], Xs[va_t], ys[va_t]
 
+    schedule = dict(
+        hidden=hidden,
+        lr=float(lr),
+        lr_start=float(lr_start),
+        lr_factor=float(lr_factor),
+        restore_best=bool(restore_best),
+        batch_size=int(batch_size),
+        max_epochs=int(max_epochs),
+        patience=int(patience),
+        min_delta=float(min_delta),
+        seed=seed,
+    )
     if engine == "numba":
-        kernel, epochs, best_epoch, val, steps = _train_kernel(
-            subs,
-            Xtr,
-            ytr,
-            Xva,
-            yva,
-            hidden=hidden,
-            lr=float(lr),
-            lr_start=float(lr_start),
-            lr_factor=float(lr_factor),
-            restore_best=bool(restore_best),
-            batch_size=int(batch_size),
-            max_epochs=int(max_epochs),
-            patience=int(patience),
-            min_delta=float(min_delta),
-            seed=seed,
-        )
-        return DownstreamModels(
-            subsets=subs,
-            n_features=d,
-            x_mean=x_mean,
-            x_scale=x_scale,
-            y_mean=y_mean,
-            y_scale=y_scale,
-            blocks=[],
-            epochs=epochs,
-            best_epoch=best_epoch,
-            val_rmse=np.sqrt(val.astype(float)) * y_scale,
-            fit_seconds=time.perf_counter() - t0,
-            n_steps=steps,
-            engine=engine,
-            kernel=kernel,
-        )
-    with one_torch_thread():
-        blocks, epochs, best_epoch, val, steps = _train_all(
-            subs,
-            Xtr,
-            ytr,
-            Xva,
-            yva,
-            hidden=hidden,
-            lr=float(lr),
-            lr_start=float(lr_start),
-            lr_factor=float(lr_factor),
-            restore_best=bool(restore_best),
-            batch_size=int(batch_size),
-            max_epochs=int(max_epochs),
-            patience=int(patience),
-            min_delta=float(min_delta),
-            block_size=int(block_size),
-            seed=seed,
-        )
+        kernel, epochs, best_epoch, val, steps = _train_kernel(subs, Xtr, ytr, Xva, yva, **schedule)
+        blocks = []
+    else:
+        kernel = None
+        with one_torch_thread():
+            blocks, epochs, best_epoch, val, steps = _train_all(
+                subs, Xtr, ytr, Xva, yva, block_size=int(block_size), **schedule
+            )
+        epochs, best_epoch, val = np.concatenate(epochs), np.concatenate(best_epoch), np.concatenate(val)
     return DownstreamModels(
         subsets=subs,
         n_features=d,
@@ -545,12 +514,13 @@ def fit_downstream(
         y_mean=y_mean,
         y_scale=y_scale,
         blocks=blocks,
-        epochs=np.concatenate(epochs),
-        best_epoch=np.concatenate(best_epoch),
-        val_rmse=np.sqrt(np.concatenate(val).astype(float)) * y_scale,
+        epochs=epochs,
+        best_epoch=best_epoch,
+        val_rmse=np.sqrt(val.astype(float)) * y_scale,
         fit_seconds=time.perf_counter() - t0,
         n_steps=steps,
         engine=engine,
+        kernel=kernel,
     )
 
 
