@@ -527,8 +527,9 @@ WEIGHTERS = [pytest.param(DWRWeighter, {}, id="dwr"), pytest.param(SRDOWeighter,
 
 def test_registered_through_the_hook():
     from oodfs_plugins import independence
+    from oodfs_plugins.independence.dwr_community import DWRCommunity
 
-    assert independence.oodfs_weighters() == [DWRWeighter, SRDOWeighter]
+    assert independence.oodfs_weighters() == [DWRWeighter, SRDOWeighter, DWRCommunity]
     assert oodfs.get_weighter("dwr") is DWRWeighter and oodfs.get_weighter("srdo") is SRDOWeighter
     assert oodfs.get_selector("dwr").weighter_class is DWRWeighter
     for cls in (DWRWeighter, SRDOWeighter):

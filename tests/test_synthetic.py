@@ -99,7 +99,7 @@ def test_metadata_and_registration():
     env = Synthetic()
     assert env.stable_set == (0, 1, 2, 3, 4)
     assert env.feature_names == ["S1", "S2", "S3", "S4", "S5", "V1", "V2", "V3", "V4", "V5"]
-    assert Synthetic.name == "synthetic" and set(Synthetic.settings) == {"mlp", "poly"}
+    assert Synthetic.name == "synthetic" and set(Synthetic.settings) == {"mlp", "poly", "svi"}
     assert isinstance(env, oodfs.Environment)
     assert oodfs.contract.api.describe(Synthetic)  # one-line description for `oodfs plugins`
     assert clone(Synthetic(setting="mlp", mlp_seed=3)).get_params()["mlp_seed"] == 3

@@ -357,7 +357,8 @@ class Weighter(_GridMixin, BaseEstimator):
         return f"weighter {cls.name or cls.__name__!r}"
 
     def fit_weights(self, X, groups=None) -> np.ndarray:
-        return self.fit(X, groups=groups).weights_
+        labels = {} if groups is None else {"groups": groups}  # a label-free fit may not take them
+        return self.fit(X, **labels).weights_
 
     @classmethod
     def fit_grid(cls, X, points: list[dict], random_state=None, *, groups=None) -> list[np.ndarray]:

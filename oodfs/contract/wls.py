@@ -37,7 +37,8 @@ class WLSSelector(Selector):
 
     def _fit_scores(self, X, y, sample_weight, groups=None):
         weighter = self._make_weighter()
-        w = np.ones(X.shape[0]) if weighter is None else weighter.fit(X, groups=groups).weights_
+        labels = {} if groups is None else {"groups": groups}  # a label-free weighter's fit takes none
+        w = np.ones(X.shape[0]) if weighter is None else weighter.fit(X, **labels).weights_
         self.weights_ = w
         self.weight_diagnostics_ = getattr(weighter, "diagnostics_", None)
         if sample_weight is not None:  # a caller's weights compose with the learned ones
