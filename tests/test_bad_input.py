@@ -454,3 +454,16 @@ def test_a_relative_table_path_is_relative_to_the_suite_file(tmp_path, monkeypat
     code, board, err = run(capsys, *BENCH, "--suite", str(folder / "mine.toml"), "--out", "out")
     assert code == 0, err
     assert "| ols" in board
+
+
+def test_complex_scores_or_weights_are_refused_not_truncated():
+    """float() would drop the imaginary part silently; a plugin returning complex numbers is told."""
+    import numpy as np
+
+    from oodfs import OodfsError
+    from oodfs.contract.api import check_scores, check_weights
+
+    with pytest.raises(OodfsError, match="returned complex scores"):
+        check_scores(np.array([1 + 1j, 2.0]), 2, "selector 'mine'")
+    with pytest.raises(OodfsError, match="returned complex weights"):
+        check_weights(np.array([1 + 0j, 2.0]), 2, "weighter 'mine'")

@@ -166,3 +166,14 @@ def test_options_select_conditions_and_methods():
 def test_bad_config(tmp_path, changes, match):
     with pytest.raises(OodfsError, match=match):
         T.run_theory(tiny_config(**changes), tmp_path, progress=False)
+
+
+@pytest.mark.parametrize("out", ["/dev/null", "a-file"])
+def test_an_out_that_is_not_a_folder_is_one_line(out, tmp_path, capsys, monkeypatch):
+    from oodfs.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a-file").write_text("")
+    assert main(["theory", "--quick", "--out", out, "--conditions", "exp2-r1.5", "--methods", "ols"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is not a folder" in err[0], err

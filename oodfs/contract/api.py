@@ -67,6 +67,8 @@ def support_mask(scores, ranking, k: int) -> np.ndarray:
 
 def check_scores(scores, n_features: int, who: str) -> np.ndarray:
     """One finite float score per feature, or an OodfsError naming ``who`` and the problem."""
+    if np.iscomplexobj(scores):  # float() would silently drop the imaginary part
+        raise OodfsError(f"{who} returned complex scores; scores must be real numbers")
     scores = np.asarray(scores, dtype=float).ravel()
     if scores.shape != (n_features,):
         raise OodfsError(f"{who} returned {scores.size} scores for {n_features} features")
@@ -297,6 +299,8 @@ def weight_diagnostics(X: np.ndarray, w: np.ndarray) -> dict:
 
 def check_weights(w, n_samples: int, who: str) -> np.ndarray:
     """Valid sample weights (finite, >= 0, not all zero) scaled to mean 1, or an OodfsError."""
+    if np.iscomplexobj(w):
+        raise OodfsError(f"{who} returned complex weights; weights must be real numbers")
     w = np.asarray(w, dtype=float).ravel()
     if w.shape != (n_samples,):
         raise OodfsError(f"{who} returned {w.size} weights for {n_samples} samples")

@@ -9,6 +9,7 @@ from pathlib import Path
 from oodfs.theory.analysis import slopes, summary_markdown
 from oodfs.theory.experiment import TheoryConfig, check_config, run_task, target_coefficients
 from oodfs.theory.figures import make_figures
+from oodfs.validation import OodfsError
 
 
 def run_theory(config: TheoryConfig, out_dir, jobs: int = 1, progress: bool = True) -> dict:
@@ -20,7 +21,12 @@ def run_theory(config: TheoryConfig, out_dir, jobs: int = 1, progress: bool = Tr
 
     check_config(config)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise OodfsError(f"--out {str(out)!r} is not a folder (it is a file or a device); choose a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a parent that is a file, no permission
+        raise OodfsError(f"cannot create --out {str(out)!r}: {exc.strerror or exc}") from None
     start = time.perf_counter()
     # results arrive in completion order: each carries its condition's name
     targets = {
