@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -283,14 +284,20 @@ def browser():
 def _open(driver, page: Path):
     driver.get(page.resolve().as_uri())
     driver.execute_script("window.scrollTo(0, document.body.scrollHeight)")  # lazy images load too
+    urls = []
+    deadline = time.monotonic() + 15
+    while True:  # lazy images load asynchronously after the scroll: collect requests until one came
+        requests = [json.loads(e["message"])["message"] for e in driver.get_log("performance")]
+        urls += [
+            m["params"]["request"]["url"]
+            for m in requests
+            if m["method"] == "Network.requestWillBeSent"
+            and m["params"].get("documentURL", "").startswith("file:")
+        ]
+        if any(u.endswith(".svg") for u in urls) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     driver.execute_script("window.scrollTo(0, 0)")
-    requests = [json.loads(e["message"])["message"] for e in driver.get_log("performance")]
-    urls = [
-        m["params"]["request"]["url"]
-        for m in requests
-        if m["method"] == "Network.requestWillBeSent"
-        and m["params"].get("documentURL", "").startswith("file:")
-    ]
     return urls, driver.get_log("browser")
 
 
