@@ -1032,7 +1032,7 @@ def _draw(env_obj, env, n, seed, what):
 def check_environment_metadata(p: _Plugin) -> None:
     """``name`` (one word), a docstring, constructor parameters that ``clone`` round-trips,
     ``settings`` a tuple of names, ``feature_names`` distinct strings, ``stable_set`` None or
-    distinct valid column indices."""
+    distinct valid column indices, ``true_coef`` None or one finite number per column."""
     from sklearn.base import clone
 
     _check_metadata(p, ())
@@ -1068,6 +1068,13 @@ def check_environment_metadata(p: _Plugin) -> None:
         _ensure(
             len(set(idx)) == len(idx) and all(0 <= j < len(names) for j in idx),
             f"stable_set {stable!r} must be distinct indices in 0..{len(names) - 1}",
+        )
+    coef = getattr(env, "true_coef", None)
+    if coef is not None:
+        coef = np.asarray(coef)
+        _ensure(
+            coef.shape == (len(names),) and np.issubdtype(coef.dtype, np.number) and np.isfinite(coef).all(),
+            f"true_coef must be {len(names)} finite numbers (one per column), got {coef!r}",
         )
 
 

@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 
 from oodfs import OodfsError
-from oodfs.contract.metrics import f1_at_k, feature_ranks, rank_average, rmse, rmse_summary
+from oodfs.contract.metrics import (
+    coefficient_error,
+    f1_at_k,
+    feature_ranks,
+    rank_average,
+    rmse,
+    rmse_summary,
+)
 
 S = [0, 1, 2, 3, 4]
 
@@ -51,6 +58,12 @@ def test_rmse_is_root_of_mse_and_summary_uses_population_sd():
     assert mean == 2.5 and sd == pytest.approx(np.sqrt(1.25))
 
 
+def test_coefficient_errors_are_the_l1_sum_and_the_euclidean_norm():
+    assert coefficient_error([1, 0, 0], [0, 2, 0], 1) == 3.0
+    assert coefficient_error([1, 0, 0], [0, 2, 0], 2) == pytest.approx(np.sqrt(5.0))
+    assert coefficient_error([0.5, -1], [0.5, -1], 2) == 0.0
+
+
 @pytest.mark.parametrize(
     "call, message",
     [
@@ -59,6 +72,8 @@ def test_rmse_is_root_of_mse_and_summary_uses_population_sd():
         (lambda: rank_average([1, 2], []), "empty"),
         (lambda: f1_at_k([1, 2], [0], 3), "k must be"),
         (lambda: rmse([1, 2], [1]), "different shapes"),
+        (lambda: coefficient_error([1, 2], [1, 2, 3], 1), "2 coefficients for 3"),
+        (lambda: coefficient_error([1, np.inf], [1, 2], 2), "finite"),
     ],
 )
 def test_bad_input_is_a_clear_error(call, message):

@@ -85,6 +85,28 @@ def test_numbers_are_real_and_in_range(tmp_path):
     assert inv["suite"]["name"] == "tiny" and inv["versions"]["oodfs"]
 
 
+def test_beta_errors_are_those_of_ols_on_the_top_k(tmp_path):
+    """β L1 / L2 errors: OLS with intercept on the task's top-k features against the
+    environment's true coefficients, one row per grid point at the task's k."""
+    from oodfs.run.dataset import make_dataset
+
+    suite = tiny(runs=1, methods=["correlation"], curve={})
+    run_suite(suite, tmp_path / "out", progress=False)
+    df = load_results(tmp_path / "out")
+    data = make_dataset(suite, DataKey(suite.settings[0].name, 2.5, 0))
+    row = df[df["metric"] == "beta_l1"]
+    assert len(row) == 1 and row["k"].iloc[0] == suite.k
+    scores = np.array(json.loads(row["scores"].iloc[0]))
+    top = np.argsort(-scores, kind="stable")[: suite.k]
+    A = np.column_stack([np.ones(len(data.y_train)), data.X_train[:, top]])
+    beta_hat = np.zeros(data.X_train.shape[1])
+    beta_hat[top] = np.linalg.lstsq(A, data.y_train, rcond=None)[0][1:]
+    error = beta_hat - data.true_coef
+    assert row["value"].iloc[0] == pytest.approx(np.abs(error).sum(), rel=1e-9)
+    l2 = df[df["metric"] == "beta_l2"]["value"].iloc[0]
+    assert l2 == pytest.approx(np.linalg.norm(error), rel=1e-9)
+
+
 def test_ols_known_scores_reproduced(tmp_path):
     """The stored scores are exactly |OLS coefficients| on the task's training data."""
     from oodfs.contract.registry import registry

@@ -302,6 +302,19 @@ def test_dimensions_and_cyclic_beta():
     assert np.all(c[15:] > 0.8) and np.all(np.abs(c[7:15]) < 0.06)
 
 
+def test_true_coef_follows_the_layout_and_is_what_least_squares_recovers():
+    env = Synthetic(setting="poly", layout_seed=7, spurious=())  # no selection: X independent of noise
+    beta = env.true_coef
+    names = env.feature_names
+    for j, name in enumerate(names):
+        expected = stable_beta(5)[int(name[1:]) - 1] if name.startswith("S") else 0.0
+        assert beta[j] == expected
+    X, y = env.sample(2.0, 20000, 1)
+    y_linear = y - env.f(X) + X @ beta  # the outcome without the misspecification term
+    coef, *_ = np.linalg.lstsq(np.column_stack([np.ones(len(y)), X]), y_linear, rcond=None)
+    np.testing.assert_allclose(coef[1:], beta, atol=0.02)
+
+
 def test_no_spurious_columns_means_no_selection():
     """An empty spurious set: every r gives the unselected distribution."""
     env = Synthetic(spurious=())

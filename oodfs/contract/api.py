@@ -408,7 +408,8 @@ class Environment(BaseEstimator):
     table). A finite source (a table) may return fewer rows than ``n``, in random order; the
     runner holds out the tail of the training draw as validation data. ``check_env(env)``
     rejects an invalid id up front. ``stable_set`` is the tuple of true stable feature indices, or None when
-    unknown;
+    unknown; ``true_coef`` the coefficient of each column in the outcome's linear part (0 for a
+    column it does not contain), or None when unknown (the β errors are then not computed);
     ``feature_names`` names the columns. Constructor parameters (e.g. ``setting``) are the
     environment's options; ``settings`` lists the named settings a suite can ask for.
     """
@@ -418,6 +419,10 @@ class Environment(BaseEstimator):
 
     @property
     def stable_set(self) -> tuple[int, ...] | None:
+        return None
+
+    @property
+    def true_coef(self) -> np.ndarray | None:
         return None
 
     @property

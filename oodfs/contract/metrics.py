@@ -68,6 +68,15 @@ def rmse(y_true, y_pred) -> float:
     return float(np.sqrt(np.mean(err**2)))
 
 
+def coefficient_error(coef, true_coef, norm: int) -> float:
+    """``norm`` 1: Σ|β̂ − β|; 2: the Euclidean norm ‖β̂ − β‖ (the SVI code's "L2 error" is its square)."""
+    coef = _finite_vector(coef, "coefficients")
+    true_coef = _finite_vector(true_coef, "true coefficients")
+    if coef.shape != true_coef.shape:
+        raise OodfsError(f"{coef.size} coefficients for {true_coef.size} true coefficients")
+    return float(np.linalg.norm(coef - true_coef, ord=norm))
+
+
 def rmse_summary(rmses) -> tuple[float, float]:
     """Mean and standard deviation (population, ddof = 0) of the RMSEs over test environments."""
     rmses = np.asarray(rmses, dtype=float)
@@ -86,7 +95,9 @@ class Evaluation:
     ``ranking`` is best first with ties already broken by the task's seed; ``val_rmse`` and
     ``test_rmse`` are the downstream regressor's RMSEs on the ``k`` top features (validation
     data of the training environment, NaN without it; one value per test environment);
-    ``diagnostics`` are what the method reported about its fit (e.g. a weighter's ESS).
+    ``diagnostics`` are what the method reported about its fit (e.g. a weighter's ESS);
+    ``coef`` the OLS coefficients on the ``k`` top features (0 for the others) and ``true_coef``
+    the environment's, where it declares them (docs/PROTOCOL.md, "Metrics").
     """
 
     scores: np.ndarray
@@ -99,6 +110,8 @@ class Evaluation:
     #: with several training environments: the environment-aware selection values of this point
     #: (``rmse_train_domain``, ``rmse_loeo``; docs/PROTOCOL.md, "Several training environments")
     environments: dict = field(default_factory=dict)
+    coef: np.ndarray | None = None
+    true_coef: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -199,6 +212,15 @@ def _rmse_env(e: Evaluation):
     return {env: float(v) for env, v in e.test_rmse.items()}
 
 
+def _beta_error(norm: int):
+    def compute(e: Evaluation):
+        if e.coef is None or e.true_coef is None:
+            return None
+        return coefficient_error(e.coef, e.true_coef, norm)
+
+    return compute
+
+
 def _diagnostic(key: str):
     def compute(e: Evaluation):
         value = e.diagnostics.get(key)
@@ -289,6 +311,23 @@ BUILTIN_METRICS = (
         role="detail",
         per_env=True,
         description="downstream RMSE in one test environment (column env)",
+    ),
+    Metric(
+        "beta_l1",
+        "β L1 error",
+        True,
+        _beta_error(1),
+        role="detail",
+        description="Σ|β̂ − β|: β̂ the OLS coefficients on the top-k features (0 elsewhere), β the "
+        "environment's linear coefficients",
+    ),
+    Metric(
+        "beta_l2",
+        "β L2 error",
+        True,
+        _beta_error(2),
+        role="detail",
+        description="‖β̂ − β‖ (Euclidean norm) for the same β̂ and β",
     ),
     # what the core computes for every weighter's weights (oodfs.contract.api.weight_diagnostics);
     # a method's own diagnostics are declared by its plugin

@@ -11,6 +11,7 @@ from oodfs.contract.registry import registry
 from oodfs.contract.task import DataKey
 from oodfs.run.suite import Suite, train_envs
 from oodfs.tabular import TableWarning
+from oodfs.validation import OodfsError
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
@@ -29,7 +30,8 @@ class DataSet:
     unknown, as for real data); ``feature_names`` names the columns of this data set.
     With several training environments (an r_train set) the training and validation rows are
     pooled and ``groups_train`` / ``groups_val`` give each row's environment (its position in
-    ``train_envs``); with one, both are None.
+    ``train_envs``); with one, both are None. ``true_coef``: the environment's coefficient of each
+    column in the outcome's linear part (None when it declares none).
     """
 
     X_train: np.ndarray
@@ -42,6 +44,7 @@ class DataSet:
     groups_train: np.ndarray | None = None
     groups_val: np.ndarray | None = None
     train_envs: tuple = ()
+    true_coef: np.ndarray | None = None
 
     def environment_rows(self, e: int):
         """(X, y) of every row (training and validation) of training environment ``e``."""
@@ -105,4 +108,18 @@ def _make_dataset(suite: Suite, key: DataKey) -> DataSet:
         g_train,
         g_val,
         envs if len(envs) > 1 else (),
+        _true_coef(env, X.shape[1]),
     )
+
+
+def _true_coef(env, d: int) -> np.ndarray | None:
+    coef = getattr(env, "true_coef", None)
+    if coef is None:
+        return None
+    coef = np.asarray(coef, dtype=float)
+    if coef.shape != (d,) or not np.all(np.isfinite(coef)):
+        raise OodfsError(
+            f"environment {type(env).__name__}: true_coef must be {d} finite numbers (one per column), "
+            f"got shape {coef.shape}"
+        )
+    return _read_only(coef)

@@ -20,6 +20,7 @@ from oodfs.contract.registry import registry
 from oodfs.contract.seeds import derive_seed
 from oodfs.contract.task import DataKey, env_key
 from oodfs.contract.wls import WLSSelector
+from oodfs.numeric import weighted_least_squares
 from oodfs.run.dataset import DataSet, _read_only
 from oodfs.run.suite import Suite
 from oodfs.tabular import _named, fitted_features
@@ -215,6 +216,16 @@ def leave_one_out_rmse(fits: dict, data: DataSet, k: int, seed: int, profile: st
     return out
 
 
+def ols_coefficients(X: np.ndarray, y: np.ndarray, columns) -> np.ndarray:
+    """The coefficients of OLS (with intercept) on ``columns`` of the training data, 0 for every
+    other column: the β̂ of the β errors (docs/PROTOCOL.md, "Metrics")."""
+    coef = np.zeros(X.shape[1])
+    columns = np.asarray(columns, dtype=int)
+    if columns.size:
+        coef[columns] = weighted_least_squares(X[:, columns], y, strict=False)
+    return coef
+
+
 def method_rows(
     fit: MethodFit,
     data: DataSet,
@@ -256,6 +267,9 @@ def method_rows(
                 environments["rmse_train_domain"] = float(np.mean(res["val_envs"]))
             if j == 0 and loeo is not None and loeo[i] is not None:
                 environments["rmse_loeo"] = loeo[i]
+            coef = None
+            if j == 0 and data.true_coef is not None:  # the β errors, at the task's k
+                coef = ols_coefficients(data.X_train, data.y_train, ranking[:k])
             ev = Evaluation(
                 gf.values,
                 ranking,
@@ -265,6 +279,8 @@ def method_rows(
                 dict(zip(envs, res["test"])),
                 gf.diagnostics,
                 environments,
+                coef,
+                data.true_coef,
             )
             for m in metrics:
                 if j > 0 and not m.curve:  # the extra k of a curve: only curve metrics

@@ -230,6 +230,16 @@ class Synthetic(oodfs.Environment):
         return tuple(int(j) for j in np.nonzero(self._order() < self.d_s)[0])
 
     @property
+    def true_coef(self) -> np.ndarray:
+        """beta of f's linear part in this layout's columns, 0 for the V (the misspecification
+        term is not part of it, as in the SVI code's beta errors)."""
+        order = self._order()
+        beta = np.zeros(order.size)
+        stable = order < self.d_s
+        beta[stable] = stable_beta(self.d_s)[order[stable]]
+        return beta
+
+    @property
     def feature_names(self) -> list[str]:
         canonical = self._canonical_names()
         return [canonical[i] for i in self._order()]
