@@ -136,6 +136,23 @@ def test_leaderboard_formats(bench_dir):
     assert cli("leaderboard", str(bench_dir), "--format", "yaml").returncode == 2
 
 
+def test_leaderboard_shows_the_metrics_asked_for_and_names_the_valid_ones(bench_dir):
+    csv = cli("leaderboard", str(bench_dir), "--format", "csv", "--metrics", "beta_l2,f1")
+    assert csv.returncode == 0, csv.stderr
+    table = pd.read_csv(pd.io.common.StringIO(csv.stdout))
+    assert list(dict.fromkeys(table["metric"])) == ["beta_l2", "f1"]
+    stored = pd.read_parquet(bench_dir / "results.parquet")
+    l2 = stored[(stored["metric"] == "beta_l2") & (stored["method"] == "ols")]["value"]
+    cells = table[(table["metric"] == "beta_l2") & (table["method"] == "ols")]["mean"]
+    # one run and one r_train: every cell is the stored value
+    assert len(l2) == 1 and len(cells) and cells.to_numpy() == pytest.approx(l2.iloc[0])
+    md = cli("leaderboard", str(bench_dir), "--metrics", "rmse_max")
+    assert "RMSE max" in md.stdout and "rank avg" not in md.stdout
+    assert_clean_error(cli("leaderboard", str(bench_dir), "--metrics", "f1,bogus"), "'bogus'", "beta_l1")
+    assert_clean_error(cli("leaderboard", str(bench_dir), "--metrics", "rmse"), "'rmse'")  # per environment
+    assert_clean_error(cli("leaderboard", str(bench_dir), "--metrics", "f1,f1"), "twice")
+
+
 def test_plot_command(bench_dir):
     proc = cli("plot", str(bench_dir), "--selection", "default")
     assert proc.returncode == 0, proc.stderr

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from oodfs.commands.options import add_selection, folder
+from oodfs.commands.options import add_metrics, add_selection, folder
 from oodfs.validation import OodfsError
 
 
@@ -27,6 +27,7 @@ def add_parser(sub) -> None:
         help="write DIR/compare.md and DIR/figures/ instead (the results folder may be read-only)",
     )
     add_selection(p)
+    add_metrics(p)
 
 
 def run(args) -> int:
@@ -34,7 +35,7 @@ def run(args) -> int:
     from oodfs.report.escape import inside, md_code, write_text
     from oodfs.report.report import Report
 
-    report = Report.from_path(args.path, args.selection)
+    report = Report.from_path(args.path, args.selection, columns=args.metrics)
     out_dir = Path(args.out if args.out is not None else args.path)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from oodfs.commands.options import add_selection
+from oodfs.commands.options import add_metrics, add_selection
 from oodfs.validation import OodfsError
 
 
@@ -20,6 +20,7 @@ def add_parser(sub) -> None:
     p.add_argument("path", help="results folder written by `oodfs bench`, or a results file")
     p.add_argument("--format", default="markdown", choices=FORMATS, help="output format (default markdown)")
     add_selection(p)
+    add_metrics(p)
     p.add_argument("--output", "-o", help="write to this file instead of standard output")
     p.add_argument(
         "--downstream",
@@ -32,7 +33,7 @@ def run(args) -> int:
     from oodfs.report.leaderboard import Leaderboard
     from oodfs.report.report import Report
 
-    report = Report.from_path(args.path, args.selection, args.downstream)
+    report = Report.from_path(args.path, args.selection, args.downstream, args.metrics)
     text = Leaderboard(report).render(args.format)
     if args.output:
         try:

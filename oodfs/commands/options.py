@@ -64,3 +64,14 @@ def add_selection(parser, default=None) -> None:
     parser.add_argument(
         "--selection", default=default, choices=list(RULES), help=f"model-selection rule ({rules})"
     )
+
+
+def add_metrics(parser) -> None:
+    parser.add_argument(
+        "--metrics",
+        type=csv_list,
+        metavar="NAMES",
+        help="comma-separated metrics to show and test, in this order (default: the headline metrics, "
+        "rank_avg, f1, rmse_mean, rmse_std); e.g. rmse_max,beta_l1,beta_l2 for details a run stores "
+        "(docs/PROTOCOL.md, section 3)",
+    )

@@ -74,6 +74,7 @@ class Report:
         metrics: list[dict] | None = None,
         method_order: list[str] | None = None,
         downstream: str | None = None,
+        columns: list[str] | None = None,
     ):
         if results.empty:
             raise OodfsError("the results table is empty: nothing to report")
@@ -103,11 +104,36 @@ class Report:
         self._ok = ok
         self.points = self._points(ok)
         self.chosen = self.rule.choose(self.points) if len(self.points) else self.points
+        self._columns = None if columns is None else self._checked_columns(list(columns))
+
+    def _checked_columns(self, columns: list[str]) -> list[str]:
+        """The metrics asked for as table columns, each a stored metric with a direction."""
+        if not columns:
+            raise OodfsError("--metrics is empty; name at least one metric")
+        usable = [
+            n
+            for n, m in self.metrics.items()
+            if not m.per_env
+            and m.lower_is_better is not None
+            and n in self.points
+            and self.points[n].notna().any()
+        ]
+        for name in columns:
+            if name not in usable:
+                raise OodfsError(
+                    f"metric {name!r} has no values to compare in these results; valid: {', '.join(usable)}"
+                )
+        if len(set(columns)) < len(columns):
+            raise OodfsError(f"--metrics names a metric twice: {', '.join(columns)}")
+        return columns
 
     @classmethod
-    def from_path(cls, path, rule: str | None = None, downstream: str | None = None) -> "Report":
+    def from_path(
+        cls, path, rule: str | None = None, downstream: str | None = None, columns: list[str] | None = None
+    ) -> "Report":
         """A report of a results folder (or a results .parquet/.csv file). ``rule``: the model-
-        selection rule; by default the one the folder was last run with, else ``val``."""
+        selection rule; by default the one the folder was last run with, else ``val``. ``columns``:
+        the metrics tables and tests show (default: the headline metrics)."""
         from oodfs.results.store import ResultStore, load_results
 
         store = ResultStore(path)
@@ -118,7 +144,7 @@ class Report:
             if runs:
                 order = list(runs[-1]["suite"]["methods"])
                 stored_rule = runs[-1]["suite"].get("selection")
-        return cls(load_results(path), rule or stored_rule or "val", stored, order, downstream)
+        return cls(load_results(path), rule or stored_rule or "val", stored, order, downstream, columns)
 
     # -- building ------------------------------------------------------------------------
     def _points(self, ok: pd.DataFrame) -> pd.DataFrame:
@@ -159,7 +185,10 @@ class Report:
     # -- what tables and tests read ------------------------------------------------------
     @property
     def headline(self) -> list[str]:
-        """Headline metrics present in these results, in declaration order."""
+        """The metrics tables and tests show: those asked for, else the headline metrics present
+        in these results, in declaration order."""
+        if self._columns is not None:
+            return self._columns
         return [
             n
             for n, m in self.metrics.items()
