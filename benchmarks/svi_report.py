@@ -12,7 +12,7 @@ weights add to the gates. Each claim is a paired comparison of the chosen grid p
 suite's model-selection rule) within a setting, over (r_train, run): paired Wilcoxon signed-rank
 tests, Holm-corrected over the claims of each (setting, metric), with the mean difference and its
 95 % t interval (oodfs.report.stats). One section per results folder; the hand-written verdicts
-follow in the report.
+at the end of an existing report (from "## Verdicts (written by hand") are kept.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import sys
 
 import numpy as np
 
+VERDICTS = "## Verdicts (written by hand"
 CLAIMS = [("svi", "dwr"), ("svi", "srdo"), ("svi", "svi_d"), ("svi_d", "dwr"), ("svi_d", "stg")]
 #: (metric, lower is better, what it is)
 METRICS = [
@@ -113,6 +114,12 @@ def main(argv=None) -> int:
         lines += section(path) + [""]
     text = "\n".join(lines)
     if args.out:
+        try:  # the hand-written verdicts at the end of an earlier report are kept
+            earlier = open(args.out).read()
+        except FileNotFoundError:
+            earlier = ""
+        if VERDICTS in earlier:
+            text += earlier[earlier.index(VERDICTS) :]
         with open(args.out, "w") as fh:
             fh.write(text)
     else:
