@@ -586,6 +586,37 @@ def test_reference_methods_whose_identity_differs_are_run(base, reference, tmp_p
     )
 
 
+def test_the_core_downstream_settings_are_part_of_a_folder_and_a_reference(
+    base, reference, tmp_path, monkeypatch
+):
+    """Tasks whose RMSEs come from other downstream settings (another engine, optimiser or stopping
+    rule in oodfs's core) are never mixed: a resume is refused naming them, a reference is not taken,
+    and a folder that does not record them (an older oodfs) resumes with a note."""
+    from oodfs.run import downstream
+
+    out = tmp_path / "out"
+    shutil.copytree(base / "out", out)
+    monkeypatch.setitem(downstream.PROFILES, "default", {**downstream.PROFILES["default"], "engine": "torch"})
+    with pytest.raises(OodfsError, match=r"different core \(its downstream regressor settings\)"):
+        run(tiny(methods=["ols"]), out, resume=True)
+    ref = load_reference("tiny", "default", reference)
+    notes = run(tiny(methods=["ols"]), tmp_path / "new", reference=ref, reference_methods=["correlation"])
+    assert notes == [
+        "correlation: not taken from the reference (the reference was made with a different core (its "
+        "downstream regressor settings)); running it"
+    ]
+    monkeypatch.undo()
+    older = tmp_path / "older"
+    shutil.copytree(base / "out", older)
+    store = ResultStore(older)
+    store.set_meta(
+        "suite_identity", {k: v for k, v in store.get_meta("suite_identity").items() if k != "core"}
+    )
+    notes = run(tiny(methods=["ols"]), older, resume=True)
+    assert any("does not record how its tasks' downstream models were trained" in n for n in notes)
+    assert "core" in ResultStore(older).get_meta("suite_identity")  # recorded from now on
+
+
 def test_reference_bad_input(reference, tmp_path, capsys):
     suite = _suite_file(tmp_path)
     out = tmp_path / "out"

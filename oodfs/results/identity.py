@@ -10,11 +10,18 @@ from __future__ import annotations
 PARTS = ("package", "version", "class", "code", "grid", "profile", "data", "suite")
 
 
+#: suite identity fields not compared as plain values: the settings (one by one) and the core's
+#: digest (only when both sides record it)
+UNCOMPARED = ("settings", "core")
+
+
 def identity_conflicts(old: dict, new: dict) -> list[str]:
     """What differs between two suite identities in a way that would mix results: any field but
     the settings, and a setting of one name defined differently. A setting only one of them has
     is no conflict (a run narrowed with --settings, a suite that gained a setting)."""
-    conflicts = sorted(k for k in set(old) | set(new) if k != "settings" and old.get(k) != new.get(k))
+    conflicts = sorted(k for k in set(old) | set(new) if k not in UNCOMPARED and old.get(k) != new.get(k))
+    if "core" in old and "core" in new and old["core"] != new["core"]:  # not recorded by an older oodfs
+        conflicts.append("core (its downstream regressor settings)")
     defined = {s["name"]: s for s in old.get("settings", [])}
     conflicts += [
         f"setting {s['name']!r}"

@@ -16,8 +16,10 @@ besides its coordinates:
   profile): what a resume must not change.
 
 The core (downstream regressor, metrics) is not part of a task's identity; its version is in
-every invocation's provenance. ``--resume`` reruns a task whose identity changed and says why
-(:func:`oodfs.results.identity.explain`); results of two identities are never kept side by side for one task.
+every invocation's provenance, and the downstream models' settings are part of the suite
+identity a folder and a reference record (:func:`core_identity`). ``--resume`` reruns a task
+whose identity changed and says why (:func:`oodfs.results.identity.explain`); results of two
+identities are never kept side by side for one task.
 """
 
 from __future__ import annotations
@@ -66,12 +68,32 @@ def file_digest(path: str | Path) -> str:
 
 
 def suite_identity(suite: Suite) -> dict:
-    """The suite fields a resume must not change, as stored (tuples become lists)."""
+    """The suite fields a resume must not change, as stored (tuples become lists), and ``core``:
+    a digest of how oodfs's core trains the downstream models (:func:`core_identity`)."""
     identity = {k: v for k, v in suite.to_dict().items() if k in SUITE_IDENTITY}
     # the MLP alone is the default: identities stored before the model was a choice still hold
     if list(identity.get("downstream", ())) == ["mlp"]:
         del identity["downstream"]
+    identity["core"] = core_identity(suite)
     return json.loads(json.dumps(identity, default=repr))
+
+
+def core_identity(suite: Suite) -> str:
+    """A digest of the downstream models' settings under the suite's profile (the MLP's engine,
+    optimiser and stopping rule; the scikit-learn models' parameters): core code that decides
+    every task's RMSEs without being part of any method, so that a resume or a reference made
+    with other settings is not mixed with this run's. Folders stored before oodfs recorded it
+    have none, and are not compared on it."""
+    from oodfs.run.downstream import PROFILES
+    from oodfs.run.downstream_models import make_model
+
+    models = {}
+    for name in suite.downstream:
+        if name == "mlp":
+            models[name] = PROFILES.get(suite.profile, PROFILES["default"])
+        else:
+            models[name] = make_model(name, 0).get_params(deep=True)
+    return digest(models)
 
 
 # -- code ---------------------------------------------------------------------------------
@@ -195,7 +217,8 @@ def task_identities(suite: Suite, methods=None) -> dict[tuple[str, str], TaskIde
     env_info = reg.info("environment", suite.environment)
     # the suite's shared fields; a setting's own parameters are in its data part, so a task's
     # identity does not change when a run narrows the suite to some of its settings
-    suite_part = digest({k: v for k, v in suite_identity(suite).items() if k != "settings"})
+    # (the core's part is compared per folder and per reference, not per task)
+    suite_part = digest({k: v for k, v in suite_identity(suite).items() if k not in ("settings", "core")})
     data = {s.name: data_identity(suite, s, env_info) for s in suite.settings}
     out = {}
     for method in suite.methods if methods is None else methods:

@@ -271,6 +271,11 @@ def _folder_identity(store: ResultStore, suite: Suite, options: RunOptions, out_
     conflicts = identity_conflicts(previous, identity)
     if conflicts:
         raise OodfsError(f"cannot resume {out_dir}: it was run with different {', '.join(conflicts)}")
+    if "core" not in previous:
+        options.notes(
+            f"{out_dir} does not record how its tasks' downstream models were trained (an older oodfs); "
+            "resuming assumes this version's settings"
+        )
     return combined_identity(previous, identity)  # settings added or left out are kept
 
 

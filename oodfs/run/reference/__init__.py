@@ -29,7 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from oodfs.contract.task import TASK_KEY
-from oodfs.results.identity import explain
+from oodfs.results.identity import explain, identity_conflicts
 from oodfs.results.store import RESULT_COLUMNS, TASK_COLUMNS, ResultStore
 from oodfs.run.identity import suite_identity
 from oodfs.validation import OodfsError
@@ -146,9 +146,7 @@ def take(
     other_settings = [
         s for s in current_suite.get("settings", []) if json.dumps(s, sort_keys=True) not in old_settings
     ]
-    diff = sorted(
-        k for k in set(old) | set(current_suite) if k != "settings" and old.get(k) != current_suite.get(k)
-    )
+    diff = [c for c in identity_conflicts(old, current_suite) if not c.startswith("setting ")]
     diff += ["settings"] if other_settings else []
     if diff:
         return (*empty, {m: f"the reference was made with a different {', '.join(diff)}" for m in methods})
