@@ -178,6 +178,10 @@ CASES = {
     ),
     "jobs zero": (lambda t: BENCH + ["--suite", suite_with(t), "--jobs", "0"], ["positive integer"]),
     "r-train not numbers": (lambda t: BENCH + ["--suite", suite_with(t), "--r-train", "a,b"], ["numbers"]),
+    "r-train set with an empty member": (
+        lambda t: BENCH + ["--suite", suite_with(t), "--r-train", "1.5++2.0"],
+        ["joined by '+'", "'1.5++2.0'"],
+    ),
     # suite files
     "suite unknown key": (
         lambda t: BENCH + ["--suite", suite_with(t, extra="n_trian = 5")],

@@ -115,6 +115,17 @@ def test_r_train_sets_are_parsed_normalised_and_checked(tmp_path):
             suite_from_dict("s", {**raw, "r_train": bad})
 
 
+def test_the_command_line_names_a_set_of_training_environments_with_plus():
+    from oodfs.commands.options import r_train_list
+    from oodfs.run.suite import customise
+
+    assert r_train_list("1.5+2.0+3,2.5") == [[1.5, 2.0, 3.0], 2.5]
+    suite = customise(load_suite("synthetic-multienv"), r_train=r_train_list("1.5+3.0,2.0+2.5"))
+    assert suite.r_train == ((1.5, 3.0), (2.0, 2.5))
+    with pytest.raises(oodfs.OodfsError, match="at least two distinct"):
+        customise(load_suite("synthetic-multienv"), r_train=r_train_list("2.0+2.0"))
+
+
 def test_a_set_pools_each_environment_as_drawn_alone_with_labels(tmp_path):
     suite = load_suite(write_suite(tmp_path))
     pooled = make_dataset(suite, DataKey("poly", (1.5, 3.0), 0))

@@ -13,10 +13,10 @@ from oodfs.commands.options import (
     add_selection,
     available_cpus,
     csv_list,
-    float_list,
     folder,
     positive_int,
     positive_seconds,
+    r_train_list,
 )
 from oodfs.validation import OodfsError, RunAborted
 
@@ -47,7 +47,12 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--methods", type=csv_list, help="comma-separated selector names (default: the suite's)")
     p.add_argument("--settings", type=csv_list, help="comma-separated settings, e.g. mlp,poly")
-    p.add_argument("--r-train", type=float_list, help="comma-separated training bias rates, e.g. 1.5,2.5")
+    p.add_argument(
+        "--r-train",
+        type=r_train_list,
+        help="comma-separated training bias rates, e.g. 1.5,2.5; join rates with '+' for one training set "
+        "of several labelled environments, e.g. 1.5+2.0+3.0,2.5",
+    )
     p.add_argument("--runs", type=positive_int, help="runs per (setting, r_train)")
     p.add_argument("--seed", type=int, help="base seed of the whole suite (default: the suite's, 0)")
     add_selection(p)

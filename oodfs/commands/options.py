@@ -22,6 +22,25 @@ def float_list(text: str) -> list[float]:
     return values
 
 
+def r_train_list(text: str) -> list:
+    """``"1.5,2.5"`` -> ``[1.5, 2.5]``; an entry ``"1.5+2.0+3.0"`` is a set of training environments
+    pooled with their labels (a suite file's ``[1.5, 2.0, 3.0]``)."""
+    entries = []
+    for entry in csv_list(text):
+        try:
+            members = [float(m) for m in entry.split("+")]
+        except ValueError:
+            members = []
+        if not members or not all(math.isfinite(m) for m in members):
+            raise argparse.ArgumentTypeError(
+                f"expected a finite number or numbers joined by '+', got {entry!r}"
+            )
+        entries.append(members[0] if len(members) == 1 else members)
+    if not entries:
+        raise argparse.ArgumentTypeError(f"expected comma-separated training bias rates, got {text!r}")
+    return entries
+
+
 def folder(text: str) -> str:
     """An output folder's name: not empty (an empty ``--out`` would silently mean the default)."""
     if not text.strip():
