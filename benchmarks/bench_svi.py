@@ -7,7 +7,8 @@ Timed side by side in one process, medians of ``--repeats`` runs:
 
 * each building block once: round-1 DWR (oodfs's, and the community DWR of the paper profile),
   a masked DWR of a later round, one gate fit (oodfs's STG, and the reference gates);
-* (a whole fit's cost per data set is stored by the suite: ``fit_seconds`` of a run of ``svi``);
+* whole fits of SVI and SVI^d per data set under both profiles, at the `svi` suite's n = 2000 and
+  the paper grid's n = 10 000 (paper-profile fits once: each takes minutes);
 * a 3-point grid over ``lam`` with ``fit_grid`` (shared round 1) against three separate fits,
   for both profiles' DWR (the paper profile's budget reduced by ``--paper-scale`` to stay short).
 
@@ -48,7 +49,7 @@ def main(argv=None) -> int:
     from oodfs_plugins.environments.synthetic import Synthetic
     from oodfs_plugins.independence.dwr import DWRWeighter
     from oodfs_plugins.independence.dwr_community import community_dwr_weights
-    from oodfs_plugins.independence.svi import SVI, MaskedDWR
+    from oodfs_plugins.independence.svi import SVI, SVID, MaskedDWR
 
     env = Synthetic(setting="svi", spurious=["V5"], exponent=5.0, noise_sd=0.3**0.5, clip=float("inf"))
     X, y = env.sample(2.5, 2000, 7)
@@ -68,6 +69,15 @@ def main(argv=None) -> int:
         ("gate fit, oodfs STG (5000 full-batch steps)", timed(lambda: SVI._ratios(X, y, w, s_def, 0), r)),
         ("gate fit, reference gates (3000 + 5000 steps)", timed(lambda: SVI._ratios(X, y, w, s_ref, 0), r)),
     ]
+    # whole fits per data set: the `svi` suite's size and the paper's grid's (n = 10 000)
+    X10, y10 = env.sample(2.5, 10000, 7)
+    paper = dict(dwr="community", dwr_steps=20000, gates="reference")
+    for n, (Xn, yn) in ((2000, (X, y)), (10000, (X10, y10))):
+        for label, cls in (("SVI", SVI), ("SVI^d", SVID)):
+            rows.append((f"{label} whole fit, default profile, n = {n}", timed(lambda: cls().fit(Xn, yn), r)))
+            rows.append(
+                (f"{label} whole fit, paper profile, n = {n}", timed(lambda: cls(**paper).fit(Xn, yn), 1))
+            )
     small = dict(rounds=2, stg_epochs=500)
     grid_rows = []
     for label, extra in (
@@ -78,8 +88,11 @@ def main(argv=None) -> int:
         shared = timed(lambda: SVI.fit_grid(X, y, points, random_state=0), r)
         separate = timed(lambda: [SVI(**p, random_state=0).fit(X, y) for p in points], r)
         grid_rows.append((label, shared, separate))
-    print("# SVI's cost per data set (n = 2000, d = 10)\n")
-    print(f"Medians of {r} runs (single runs for the two slowest rows), seconds, one process.\n")
+    print("# SVI's cost per data set (d = 10; n = 2000 unless named)\n")
+    print(
+        f"Medians of {r} runs (single runs for the community DWR and every paper-profile fit), "
+        "seconds, one process.\n"
+    )
     print("| what | seconds |\n| --- | --- |")
     for label, t in rows:
         print(f"| {label} | {t:.2f} |")
