@@ -3,6 +3,7 @@ input, hostile names, and (in headless Chromium) that it works from disk without
 
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -17,6 +18,7 @@ from oodfs.report.leaderboard import Leaderboard
 from oodfs.report.report import Report
 from oodfs.report.site import MARKER, build_site
 from oodfs.results.store import export
+from oodfs.validation import OodfsError
 
 HOSTILE_METHOD = "<script>document.title='pwned'</script>"
 HOSTILE_SETTING = "<img src=x onerror=alert(1)>/../x"
@@ -157,6 +159,16 @@ def test_several_folders_side_by_side(tmp_path):
     assert 'colspan="2">a/run</th>' in side and 'colspan="2">b/run</th>' in side
     assert "<td>ols</td>" in side and "<td>new</td>" in side  # every method of either folder
     assert not list((tmp_path / "site").rglob("*.png"))  # --formats svg keeps the SVGs only
+
+
+def test_the_page_shows_the_metrics_asked_for(tmp_path):
+    run = folder(tmp_path / "run", results({"dwr": noisy(0.3, 0.01, 0), "ols": noisy(0.5, 0.01, 1)}))
+    html = build_site([run], tmp_path / "site", formats=["svg"], columns=["rmse_val"]).read_text()
+    headers = re.findall(r"<th[^>]*>(.*?)</th>", html, flags=re.S)
+    assert any("validation RMSE" in h for h in headers)
+    assert not any("rank avg" in h or "RMSE mean" in h for h in headers)
+    with pytest.raises(OodfsError, match="'f1' has no values to compare"):
+        build_site([run], tmp_path / "site2", formats=["svg"], columns=["f1"])
 
 
 def test_a_folder_with_only_failures_gives_a_page_that_says_what_failed(tmp_path, capsys):

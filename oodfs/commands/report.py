@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from oodfs.commands.options import add_selection, csv_list
+from oodfs.commands.options import add_metrics, add_selection, csv_list
 from oodfs.validation import OodfsError
 
 
@@ -28,6 +28,7 @@ def add_parser(sub) -> None:
         help="folder to write (a new or empty one, or a site `oodfs report` wrote before, which is replaced)",
     )
     add_selection(p)
+    add_metrics(p)
     p.add_argument(
         "--formats",
         type=csv_list,
@@ -43,6 +44,8 @@ def run(args) -> int:
     bad = [f for f in args.formats if f not in FIGURE_FILES]
     if bad:
         raise OodfsError(f"unknown figure format {bad[0]!r} in --formats; valid: {', '.join(FIGURE_FILES)}")
-    index = build_site(args.paths, args.out, selection=args.selection, formats=args.formats)
+    index = build_site(
+        args.paths, args.out, selection=args.selection, formats=args.formats, columns=args.metrics
+    )
     print(f"wrote {index} (open it in a browser)", file=sys.stderr)
     return 0

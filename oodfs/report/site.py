@@ -410,9 +410,9 @@ def _machine(prov: dict) -> str:
 # -- the site --------------------------------------------------------------------------------
 
 
-def _rule_view(run: RunInfo, rule: str, where: _Where) -> dict:
+def _rule_view(run: RunInfo, rule: str, where: _Where, columns=None) -> dict:
     try:
-        report = Report(run.results, rule, run.metrics, run.order)
+        report = Report(run.results, rule, run.metrics, run.order, columns=columns)
     except OodfsError as exc:
         return dict(rule=RULES[rule], error=str(exc))
     if report.points.empty:
@@ -507,11 +507,12 @@ def _side_by_side(runs: list[dict], rule: str) -> list[dict]:
     return out
 
 
-def build_site(paths, out, selection: str | None = None, formats=FIGURE_FILES) -> Path:
+def build_site(paths, out, selection: str | None = None, formats=FIGURE_FILES, columns=None) -> Path:
     """Write the site of the results folders ``paths`` (one suite) to ``out``; return index.html.
 
     ``selection``: the rule the page shows first (default: the rule the first folder was run with).
     ``formats``: the figure files kept beside the page (SVG always: the page shows it).
+    ``columns``: the metrics tables, figures and tests show (default: the headline metrics).
     """
     if not paths:
         raise OodfsError("give at least one results folder")
@@ -538,7 +539,7 @@ def build_site(paths, out, selection: str | None = None, formats=FIGURE_FILES) -
             fig_dir = tmp / "figures" / f"{i + 1}-{_slug(info.label)}"
             fig_dir.mkdir(parents=True)
             with figure_formats(set(formats) | {"svg"}):
-                views = {rule: _rule_view(info, rule, _Where(tmp, fig_dir)) for rule in RULES}
+                views = {rule: _rule_view(info, rule, _Where(tmp, fig_dir), columns) for rule in RULES}
             any_report = next((v["report"] for v in views.values() if v.get("report") is not None), None)
             if any_report is None:  # no rule applies at all: say why, once
                 raise OodfsError(f"{info.path}: {views[first]['error']}")
