@@ -240,6 +240,25 @@ def test_bad_real_suites_are_one_line_and_exit_2(edit, needles, tmp_path, capsys
     )
 
 
+def test_a_suite_metric_real_data_cannot_give_is_named_and_the_headline_shown(tmp_path, capsys):
+    """The β errors need true coefficients, which a table does not have: the run finishes, says
+    so in one line and shows the headline metrics."""
+    pytest.importorskip("ISLP")
+    from importlib import resources
+
+    text = resources.files("oodfs.suites").joinpath("auto.toml").read_text()
+    path = tmp_path / "beta.toml"
+    path.write_text('metrics = ["rmse_mean", "beta_l1"]\n' + text)
+    out = tmp_path / "o"
+    code = main(
+        ["bench", "--suite", str(path), "--quick", "--methods", "ols", "--jobs", "1", "--out", str(out)]
+    )
+    captured = capsys.readouterr()
+    assert code == 0
+    assert "the suite's metrics cannot be shown (metric 'beta_l1' has no values" in captured.err
+    assert "RMSE mean" in captured.out and "β L1" not in captured.out
+
+
 def test_downstream_on_the_command_line_is_checked(capsys, tmp_path):
     one_line_error(
         run(capsys, "bench", "--suite", "auto", "--downstream", "svm", "--out", str(tmp_path / "o")),

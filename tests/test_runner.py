@@ -17,6 +17,7 @@ from oodfs.contract.task import DataKey
 from oodfs.report.leaderboard import Leaderboard
 from oodfs.results.store import ResultStore, load_results
 from oodfs.run.runner import run_suite
+from oodfs.validation import OodfsError
 
 from .conftest import tiny as tiny_suite
 
@@ -105,6 +106,18 @@ def test_beta_errors_are_those_of_ols_on_the_top_k(tmp_path):
     assert row["value"].iloc[0] == pytest.approx(np.abs(error).sum(), rel=1e-9)
     l2 = df[df["metric"] == "beta_l2"]["value"].iloc[0]
     assert l2 == pytest.approx(np.linalg.norm(error), rel=1e-9)
+
+
+def test_a_suite_names_the_metrics_its_tables_show(tmp_path):
+    from oodfs.report.report import Report
+
+    suite = tiny(runs=1, methods=["correlation"], curve={}, metrics=["beta_l2", "f1"])
+    run_suite(suite, tmp_path / "out", progress=False)
+    assert Report.from_path(tmp_path / "out").headline == ["beta_l2", "f1"]
+    assert Report.from_path(tmp_path / "out", columns=["rmse_mean"]).headline == ["rmse_mean"]
+    for bad, needle in ((["rmse"], "no metric a table can show"), (["f1", "f1"], "twice"), ("f1", "list")):
+        with pytest.raises(OodfsError, match=needle):
+            tiny(metrics=bad)
 
 
 def test_ols_known_scores_reproduced(tmp_path):

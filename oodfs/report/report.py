@@ -104,7 +104,8 @@ class Report:
         self._ok = ok
         self.points = self._points(ok)
         self.chosen = self.rule.choose(self.points) if len(self.points) else self.points
-        self._columns = None if columns is None else self._checked_columns(list(columns))
+        # (a run where every task failed has no values to check them against, and no columns)
+        self._columns = None if columns is None or self.points.empty else self._checked_columns(list(columns))
 
     def _checked_columns(self, columns: list[str]) -> list[str]:
         """The metrics asked for as table columns, each a stored metric with a direction."""
@@ -137,14 +138,22 @@ class Report:
         from oodfs.results.store import ResultStore, load_results
 
         store = ResultStore(path)
-        stored = order = stored_rule = None
+        stored = order = stored_rule = stored_columns = None
         if Path(path).is_dir() and store.exists():
             stored = store.get_meta("metrics")
             runs = store.invocations()
             if runs:
                 order = list(runs[-1]["suite"]["methods"])
                 stored_rule = runs[-1]["suite"].get("selection")
-        return cls(load_results(path), rule or stored_rule or "val", stored, order, downstream, columns)
+                stored_columns = list(runs[-1]["suite"].get("metrics") or []) or None
+        return cls(
+            load_results(path),
+            rule or stored_rule or "val",
+            stored,
+            order,
+            downstream,
+            columns or stored_columns,
+        )
 
     # -- building ------------------------------------------------------------------------
     def _points(self, ok: pd.DataFrame) -> pd.DataFrame:

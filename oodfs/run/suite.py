@@ -39,6 +39,7 @@ SUITE_KEYS = (
     "downstream",
     "yardsticks",
     "card",
+    "metrics",
 )
 #: the keys of a suite's data card (``[card]``), listed by ``oodfs suites``
 CARD_KEYS = ("source", "licence", "rows", "environments", "target", "shift")
@@ -153,6 +154,9 @@ class Suite:
     yardsticks: tuple[str, ...] = ()
     #: the data card (CARD_KEYS), shown by ``oodfs suites``
     card: dict = field(default_factory=dict, compare=False, repr=False)
+    #: the metrics its tables and tests show (empty: the headline metrics); not part of its
+    #: identity: every metric is stored whatever the suite shows
+    metrics: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -308,6 +312,7 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             downstream=_models(raw.get("downstream", "mlp")),
             yardsticks=tuple(_check_list(raw.get("yardsticks", ()), "yardsticks")),
             card=_card(name, raw.get("card", {})),
+            metrics=tuple(_check_list(raw.get("metrics", ()), "metrics")),
         )
         suite = replace(suite, methods=with_yardsticks(suite.methods, suite.yardsticks))
     except KeyError as exc:
@@ -431,6 +436,7 @@ def validate_suite(suite: Suite) -> None:
         check_model(model)
     for m in suite.yardsticks:
         _check_text(m, "a yardstick name")
+    _check_metrics(suite.metrics)
     if suite.runs > MAX_RUNS:
         raise OodfsError(f"runs = {suite.runs} is more than {MAX_RUNS} runs; is it a typo?")
     tasks = len(suite.settings) * len(suite.r_train) * suite.runs * max(len(suite.methods), 1)
@@ -445,6 +451,22 @@ def validate_suite(suite: Suite) -> None:
         if twice is not None:
             raise OodfsError(f"{what} names {twice!r} twice")
     # environment ids (e.g. |r| > 1 for bias rates) are checked by the environment plugin
+
+
+def _check_metrics(names) -> None:
+    """A suite's table metrics: declared, one value per task (not per environment), with a direction."""
+    from oodfs.contract.registry import registry
+
+    declared = {name: info.cls for name, info in registry().entries("metric").items()}
+    usable = [n for n, m in declared.items() if not m.per_env and m.lower_is_better is not None]
+    for name in names:
+        _check_text(name, "a metric name")
+        if name not in usable:
+            raise OodfsError(
+                f"metrics names {name!r}, which is no metric a table can show; valid: {', '.join(usable)}"
+            )
+    if len(set(names)) < len(names):
+        raise OodfsError(f"metrics names a metric twice: {', '.join(names)}")
 
 
 def check_training_rows(suite: Suite, setting: Setting, env) -> None:
