@@ -151,6 +151,7 @@ def test_leaderboard_shows_the_metrics_asked_for_and_names_the_valid_ones(bench_
     assert_clean_error(cli("leaderboard", str(bench_dir), "--metrics", "f1,bogus"), "'bogus'", "beta_l1")
     assert_clean_error(cli("leaderboard", str(bench_dir), "--metrics", "rmse"), "'rmse'")  # per environment
     assert_clean_error(cli("leaderboard", str(bench_dir), "--metrics", "f1,f1"), "twice")
+    assert_clean_error(cli("leaderboard", str(bench_dir), "--metrics", ""), "empty")
 
 
 def test_plot_command(bench_dir):

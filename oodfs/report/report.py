@@ -110,7 +110,7 @@ class Report:
     def _checked_columns(self, columns: list[str]) -> list[str]:
         """The metrics asked for as table columns, each a stored metric with a direction."""
         if not columns:
-            raise OodfsError("--metrics is empty; name at least one metric")
+            raise OodfsError("the list of metrics to show is empty; name at least one")
         usable = [
             n
             for n, m in self.metrics.items()
@@ -125,7 +125,7 @@ class Report:
                     f"metric {name!r} has no values to compare in these results; valid: {', '.join(usable)}"
                 )
         if len(set(columns)) < len(columns):
-            raise OodfsError(f"--metrics names a metric twice: {', '.join(columns)}")
+            raise OodfsError(f"the metrics to show name one twice: {', '.join(columns)}")
         return columns
 
     @classmethod
@@ -152,7 +152,7 @@ class Report:
             stored,
             order,
             downstream,
-            columns or stored_columns,
+            columns if columns is not None else stored_columns,
         )
 
     # -- building ------------------------------------------------------------------------
