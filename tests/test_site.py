@@ -161,6 +161,14 @@ def test_several_folders_side_by_side(tmp_path):
     assert not list((tmp_path / "site").rglob("*.png"))  # --formats svg keeps the SVGs only
 
 
+def test_rules_that_need_several_environments_are_left_off_a_one_environment_page(site):
+    html = site.read_text()
+    switch = html[html.index('<form class="rules"') : html.index("</form>")]
+    assert 'value="val"' in switch and 'value="oracle"' in switch
+    assert 'value="train-domain"' not in switch and 'value="loeo"' not in switch
+    assert "Not on the switch: <b>train-domain</b> (the `train-domain` rule needs" in html
+
+
 def test_the_page_shows_the_metrics_asked_for(tmp_path):
     run = folder(tmp_path / "run", results({"dwr": noisy(0.3, 0.01, 0), "ols": noisy(0.5, 0.01, 1)}))
     html = build_site([run], tmp_path / "site", formats=["svg"], columns=["rmse_val"]).read_text()

@@ -554,12 +554,19 @@ def build_site(paths, out, selection: str | None = None, formats=FIGURE_FILES, c
                     invocations=info.invocations,
                 )
             )
+        # a rule no folder can use (the environment-aware ones on one training environment) is left
+        # off the switch, and the page says why
+        usable = [r for r in RULES if any(_applies(run["views"][r]) for run in runs)]
+        left_out = [(RULES[r], runs[0]["views"][r]["error"]) for r in RULES if r not in usable]
+        if first not in usable:
+            raise OodfsError(f"selection {first!r} applies to none of these folders: {left_out[0][1]}")
         env = environment()
         html = env.get_template("site.html.j2").render(
             suite=next(iter(suites)),
             runs=runs,
             overview_labels=list(dict.fromkeys(label for run in runs for label in run["overview"])),
-            rules=list(RULES.values()),
+            rules=[RULES[r] for r in usable],
+            left_out=left_out,
             first=first,
             side_by_side={rule: _side_by_side(runs, rule) for rule in RULES} if len(runs) > 1 else {},
             version=_version(),
@@ -577,6 +584,11 @@ def build_site(paths, out, selection: str | None = None, formats=FIGURE_FILES, c
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out / "index.html"
+
+
+def _applies(view: dict) -> bool:
+    """A rule applies to a folder when it chose points there, or only failed tasks kept it from it."""
+    return "error" not in view or view.get("report") is not None
 
 
 def _version() -> str:
