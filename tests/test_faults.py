@@ -59,7 +59,9 @@ def kill_worker_once(X, y):  # as the out-of-memory killer would: the worker, no
     marker = Path(os.environ["OODFS_TEST_MARKER"])
     if not marker.exists():
         marker.write_text("killed")
-        os.kill(os.getppid(), signal.SIGKILL)
+        # the fit's parent is its supervisor, whose parent is the worker
+        supervisor = Path(f"/proc/{os.getppid()}/stat").read_text()
+        os.kill(int(supervisor.rpartition(")")[2].split()[1]), signal.SIGKILL)
         time.sleep(30)
     return corr(X, y)
 
@@ -777,24 +779,36 @@ def note(*pids):
     with open(os.environ["OODFS_TEST_MARKER"] + ".pids", "a") as out:
         out.write("".join(f"{pid}\\n" for pid in pids))
 
-def popen(X, y):  # children that would sleep for five minutes
-    note(*(subprocess.Popen(["sleep", "300"]).pid for _ in range(3)))
-    return corr(X, y)
+def hold():  # OODFS_TEST_HOLD: the fit stays running with what it started, for a kill test
+    if os.environ.get("OODFS_TEST_HOLD"):
+        with open(os.environ["OODFS_TEST_MARKER"] + ".holding", "a") as out:
+            out.write(f"{os.getpid()}\\n")
+        time.sleep(300)
 
-def pool(X, y):  # joblib's worker processes, left running by the pool for reuse
+def popen():  # children that would sleep for five minutes
+    note(*(subprocess.Popen(["sleep", "300"]).pid for _ in range(3)))
+
+def pool():  # joblib's worker processes, left running by the pool for reuse
     from joblib import Parallel, delayed
     note(*set(Parallel(n_jobs=2)(delayed(os.getpid)() for _ in range(4))))
-    return corr(X, y)
 
-def forker(X, y):  # a forked child that holds the result pipe and the output for a minute
+def forker():  # a forked child that holds the result pipe and the output for a minute
     pid = os.fork()
     if pid == 0:
         time.sleep(60)
         os._exit(0)
     note(pid)
-    return corr(X, y)
 
-SELECTORS = [selector(n, f) for n, f in {"popen": popen, "pool": pool, "forker": forker}.items()]
+def starts(*starters):
+    def fit(X, y):
+        for start in starters:
+            start()
+        hold()
+        return corr(X, y)
+    return fit
+
+STARTS = {"popen": [popen], "pool": [pool], "forker": [forker], "starter": [popen, pool, forker]}
+SELECTORS = [selector(name, starts(*starters)) for name, starters in STARTS.items()]
 
 @oodfs.hookimpl
 def oodfs_selectors():
@@ -841,6 +855,50 @@ def test_a_fit_ends_with_everything_it_started_and_the_run_waits_for_none(tmp_pa
     while time.time() < deadline and _alive(started):
         time.sleep(0.2)
     assert _alive(started) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend, jobs", [("local", 1), ("local", 2), ("dask", 2)])
+def test_a_run_killed_mid_fit_leaves_nothing_the_fits_started(tmp_path, monkeypatch, backend, jobs):
+    """SIGKILL of the run while its fits run, each having started processes (Popen, a joblib
+    pool, a fork): a few seconds later none of those processes, and no process of the run, is
+    alive."""
+    pytest.importorskip("psutil")
+    if backend == "dask":
+        pytest.importorskip("distributed")
+    plugin = tmp_path / "helpers.py"
+    plugin.write_text(HELPERS)
+    monkeypatch.setenv("OODFS_TEST_MARKER", str(tmp_path / "marker"))
+    monkeypatch.setenv("OODFS_TEST_HOLD", "1")
+    args = ["--suite", tiny_file(tmp_path, runs=jobs), "--plugin", str(plugin), "--jobs", str(jobs)]
+    args += ["--out", str(tmp_path / "out"), "--backend", backend, "--methods", "starter", "--quiet"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "oodfs.cli", "bench", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        holding = tmp_path / "marker.holding"
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None:
+            if holding.exists() and len(holding.read_text().split()) == jobs:  # each fit started all three
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None and len(holding.read_text().split()) == jobs, "the fits never started"
+        started = [int(p) for p in (tmp_path / "marker.pids").read_text().split()]
+        assert len(started) >= 5 * jobs and _alive(started) == started
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        deadline = time.time() + 5
+        while time.time() < deadline and (_alive(started) or _session(proc.pid)):
+            time.sleep(0.2)
+        assert _alive(started) == [], "processes a fit started outlived the killed run"
+        assert _session(proc.pid) == [], "processes of the killed run are still running"
+    finally:  # a failure leaves nothing running either
+        for pid in [proc.pid, *_session(proc.pid)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_a_run_where_every_task_fails_has_a_leaderboard_and_figures(tmp_path, faults):
