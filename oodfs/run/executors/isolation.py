@@ -5,8 +5,8 @@ processes such as dask's. The child shares the parent's data copy-on-write and s
 result pickled through a pipe; a child that dies (a segfault, ``os._exit``, ``sys.exit``, a
 kill) or exceeds the limit is reported as an OodfsError, and the parent goes on. Whatever the
 child does to its memory (a plugin that edits its input arrays) never reaches the parent.
-Between the two sits a supervisor process that only waits, so that the processes a fit starts
-end with it, and with the run however the run ends (:func:`call_isolated`).
+Each fit leads a process group, and a reaper process per worker kills the groups of the fits
+still running when the worker ends, however it ends (:class:`_Reaper`).
 
 A forked child must not inherit a busy OpenMP thread pool (GNU libgomp cannot continue one
 after ``fork``): the processes that fork here run their own numerical work single-threaded
@@ -23,6 +23,7 @@ import pickle
 import select
 import signal
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -64,22 +65,90 @@ def die_with_parent(parent: int | None = None) -> None:
 
 
 _HEADER = struct.Struct("<Q")  # the result's length: a complete result needs no end of the pipe
-_STATUS = struct.Struct("<i")  # the fit's wait status, sent by its supervisor
-#: what the supervisor waits for: its fit's end, or its parent's (the parent-death signal) or a request
-_ENDS = (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
+#: the reaper's program (standard library only: it starts in a few ms and holds none of the worker's
+#: memory or files). It reads process groups from stdin, positive when a fit starts and negative
+#: when it has ended, and at the end of stdin (every writer, the worker, is gone) kills the groups
+#: left. It ignores the signals a run's process group may get (Ctrl-C): it ends after the worker.
+_REAPER = """
+import os, signal, struct
+os.setpgid(0, 0)
+for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(number, signal.SIG_IGN)
+groups, buf = set(), b""
+while chunk := os.read(0, 4096):
+    buf += chunk
+    while len(buf) >= 8:
+        (group,), buf = struct.unpack_from("<q", buf), buf[8:]
+        groups.add(group) if group > 0 else groups.discard(-group)
+for group in groups:
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+
+class _Reaper:
+    """A process per worker that kills the process groups of its running fits when the worker
+    ends, however it ends (a run killed with SIGKILL): what a fit started (a plugin's ``Popen``,
+    its joblib pool, a fork) would otherwise outlive the run. Each fit writes its group to the
+    reaper's pipe before it runs anything, so the reaper learns it even when the worker is gone
+    by then; the worker takes it back once the fit has ended and its group is killed. The reaper
+    acts on the end of the pipe: nothing in the fit has to react, however busy it is in compiled
+    code, and nothing depends on which thread of the worker started it. One small process per
+    worker, not one per fit (a supervisor forked per fit cost 15-30 ms a fit:
+    benchmarks/FIT_CLEANUP.md)."""
+
+    _MESSAGE = struct.Struct("<q")
+    _lock = threading.Lock()
+    _owner: int | None = None  # the process that started the reaper (a forked fit has none)
+    _process: subprocess.Popen | None = None
+    _fd: int | None = None  # the pipe's write end
+
+    @classmethod
+    def fd(cls) -> int:
+        """The pipe to this process's reaper, started at the first fit (again if it has died)."""
+        with cls._lock:
+            if cls._owner != os.getpid() or cls._process.poll() is not None:
+                if cls._owner == os.getpid():
+                    os.close(cls._fd)
+                read_fd, write_fd = os.pipe()  # not inherited by a program a fit executes
+                group = {"process_group": 0} if sys.version_info >= (3, 11) else {}
+                cls._process = subprocess.Popen(
+                    [sys.executable, "-I", "-S", "-c", _REAPER],
+                    stdin=read_fd,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    **group,
+                )
+                os.close(read_fd)
+                cls._owner, cls._fd = os.getpid(), write_fd
+            return cls._fd
+
+    @classmethod
+    def forget(cls) -> None:
+        """In a fit: close the pipe, so that only the worker holds it open."""
+        if cls._owner is not None:
+            os.close(cls._fd)
+        cls._owner = cls._process = cls._fd = None
+
+    @classmethod
+    def tell(cls, fd: int, group: int) -> None:
+        os.write(fd, cls._MESSAGE.pack(group))  # one write below PIPE_BUF: never interleaved
 
 
 def call_isolated(fn, timeout: float | None = None):
     """``fn()`` in a forked child; its return value, or OodfsError on error, crash or timeout.
 
-    The fit runs under a supervisor, a second forked process that leads a process group of its
-    own and waits: whatever the fit starts (a plugin's ``Popen``, its joblib workers, a forked
-    helper) is in that group, and the supervisor kills the group when the fit ends or when its
-    own parent dies (a run killed with SIGKILL), however the fit is busy at that moment. The
-    result is read by its length, not to the end of the pipe, so a process left holding the pipe
-    never keeps the run waiting, and a fit whose result arrived is never recorded as timed out."""
+    The child leads a process group of its own: whatever it starts (a plugin's ``Popen``, its
+    joblib workers, a forked helper) is in that group and is killed with it when the fit ends,
+    however it ends, and by the worker's reaper when the worker ends first. The result is read
+    by its length, not to the end of the pipe, so a process left holding the pipe never keeps
+    the run waiting, and a fit whose result arrived is never recorded as timed out."""
+    reaper = _Reaper.fd()
     read_fd, write_fd = os.pipe()
-    status_read, status_write = os.pipe()
     for stream in (sys.stdout, sys.stderr):  # else the child would print the parent's buffer again
         try:
             stream.flush()
@@ -87,25 +156,42 @@ def call_isolated(fn, timeout: float | None = None):
             pass
     parent = os.getpid()
     pid = os.fork()
-    if pid == 0:  # the supervisor: never returns
-        os.close(read_fd)
-        os.close(status_read)
-        _supervise(parent, fn, write_fd, status_write)
+    if pid == 0:  # the child: never returns
+        code = 0
+        try:
+            os.close(read_fd)
+            os.setpgid(0, 0)
+            # before anything else runs here: the reaper reads this even if the worker is gone already
+            _Reaper.tell(reaper, os.getpid())
+            _Reaper.forget()
+            die_with_parent(parent)
+            faulthandler.disable()  # a crash is reported by its signal, not a dump of the worker's modules
+            try:
+                payload = pickle.dumps(("ok", fn()))
+            except BaseException as exc:  # noqa: BLE001 -- everything goes back to the parent
+                payload = pickle.dumps(("error", error_message(exc)))
+            for stream in (sys.stdout, sys.stderr):  # the method's own output, before the parent stops us
+                stream.flush()
+            with os.fdopen(write_fd, "wb") as out:
+                out.write(_HEADER.pack(len(payload)) + payload)
+        except BaseException:  # noqa: BLE001
+            code = 1
+        os._exit(code)
     os.close(write_fd)
-    os.close(status_write)
     try:
         os.setpgid(pid, pid)  # here too: the group exists before either process goes on
     except OSError:  # the child has set it already, or has ended
         pass
     data, status = None, None
     try:
-        data, status = _receive(read_fd, status_read, timeout)
+        data, status = _receive(read_fd, pid, timeout)
     finally:
         os.close(read_fd)
-        os.close(status_read)
         _end_group(pid)
-        _, supervisor = os.waitpid(pid, 0)
-        status = supervisor if status is None else status  # the supervisor died without telling
+        if not isinstance(status, int):
+            _, waited = os.waitpid(pid, 0)
+            status = waited if status is None else status
+        _Reaper.tell(reaper, -pid)  # its group is gone (killed, and the fit waited for)
     if data is None:
         if status == "timeout":
             raise OodfsError(f"timed out after {timeout:g} s (--task-timeout)")
@@ -121,108 +207,38 @@ def call_isolated(fn, timeout: float | None = None):
     return result
 
 
-def _supervise(parent: int, fn, write_fd: int, status_fd: int):
-    """The supervisor (the forked child of :func:`call_isolated`): lead a process group, fork the
-    fit into it, wait, send the fit's wait status, and kill the group. It only waits, so it acts
-    at once, even while the fit is busy in compiled code that would delay a signal handler."""
-    me = os.getpid()
-    try:
-        os.setpgid(0, 0)
-        # blocked, and taken by sigtimedwait below; the fit unblocks them
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDS)
-        armed = _prctl is not None and _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) == 0
-        if os.getppid() == parent:  # else the parent died before the signal was armed
-            fit = os.fork()
-            if fit == 0:
-                _fit(fn, write_fd, mask, me)
-            os.close(write_fd)
-            status = _wait_for(fit, parent, armed)
-            if status is not None:
-                os.write(status_fd, _STATUS.pack(status))
-    finally:  # the fit and everything it started that stayed in the group (this process too)
-        try:
-            os.killpg(me, signal.SIGKILL)
-        finally:
-            os._exit(1)
-
-
-def _wait_for(fit: int, parent: int, armed: bool) -> int | None:
-    """The fit's wait status once it ends; None as soon as the parent dies (the parent-death
-    signal; without one, the parent's id is looked at twice a second) or asks the group to end."""
-    while True:
-        if armed and hasattr(signal, "sigtimedwait"):
-            info = signal.sigtimedwait(_ENDS, 0.5)
-        else:
-            info = None
-            time.sleep(0.05)
-        if info is not None and info.si_signo != signal.SIGCHLD:
-            return None
-        done, status = os.waitpid(fit, os.WNOHANG)
-        if done:
-            return status
-        if os.getppid() != parent:
-            return None
-
-
-def _fit(fn, write_fd: int, mask, supervisor: int) -> None:
-    """The fit (the supervisor's forked child): ``fn()``, its result pickled into ``write_fd``."""
-    code = 0
-    try:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        die_with_parent(supervisor)
-        faulthandler.disable()  # a crash is reported by its signal, not a dump of the worker's modules
-        try:
-            payload = pickle.dumps(("ok", fn()))
-        except BaseException as exc:  # noqa: BLE001 -- everything goes back to the parent
-            payload = pickle.dumps(("error", error_message(exc)))
-        for stream in (sys.stdout, sys.stderr):  # the method's own output, before the parent stops us
-            stream.flush()
-        with os.fdopen(write_fd, "wb") as out:
-            out.write(_HEADER.pack(len(payload)) + payload)
-    except BaseException:  # noqa: BLE001
-        code = 1
-    os._exit(code)
-
-
-def _receive(fd: int, status_fd: int, timeout: float | None) -> tuple[bytes | None, int | str | None]:
-    """The fit's complete message (or None) and its wait status: None while it still runs (or
-    when its supervisor died without sending it), "timeout" when the limit passed before a
-    complete message."""
+def _receive(fd: int, pid: int, timeout: float | None) -> tuple[bytes | None, int | str | None]:
+    """The child's complete message (or None) and its wait status: None while it still runs,
+    "timeout" when the limit passed before a complete message."""
     buf, status = bytearray(), None
-    watched = [fd, status_fd]
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         if len(buf) >= _HEADER.size:
             end = _HEADER.size + _HEADER.unpack_from(buf)[0]
             if len(buf) >= end:
                 return bytes(buf[_HEADER.size : end]), status
-        if status_fd not in watched:  # the fit has ended and all it sent is read: incomplete
-            return None, status
         left = None if deadline is None else deadline - time.monotonic()
-        wait = None if left is None else max(0.0, left)
-        ready = select.select(watched, [], [], wait)[0]
-        if fd in ready:
+        wait = 0.2 if left is None else max(0.0, min(left, 0.2))
+        if select.select([fd], [], [], wait)[0]:
             chunk = os.read(fd, 1 << 20)
             if chunk:
                 buf += chunk
                 continue
-            watched.remove(fd)  # every writer closed it: the fit's end is near
-        elif status_fd in ready:  # the fit has ended: what it wrote is in the pipe already
-            sent = os.read(status_fd, _STATUS.size)
-            status = _STATUS.unpack(sent)[0] if len(sent) == _STATUS.size else None
-            watched.remove(status_fd)
-            if fd in watched:
-                watched = [fd]
-                while select.select(watched, [], [], 0)[0] and (chunk := os.read(fd, 1 << 20)):
-                    buf += chunk
-                watched = []
-        elif left is not None and left <= 0:
+            if status is None:  # the end of the pipe: the child has ended
+                status = os.waitpid(pid, 0)[1]
+            return None, status
+        if status is not None:  # the child ended, and nothing more came
+            return None, status
+        done, waited = os.waitpid(pid, os.WNOHANG)
+        if done:  # ended: one more look for what it sent (a process it left may hold the pipe open)
+            status = waited
+            continue
+        if left is not None and left <= 0:
             return None, "timeout"
 
 
 def _end_group(pid: int) -> None:
-    """Kill the fit's process group (its supervisor, the fit, and everything it started that
-    stayed in the group); called before the supervisor is waited for, so its id is not reused."""
+    """Kill the fit's process group: the fit and everything it started that stayed in the group."""
     for kill in (os.killpg, os.kill):
         try:
             kill(pid, signal.SIGKILL)
