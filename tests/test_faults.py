@@ -6,6 +6,7 @@ never loses, duplicates or changes another task's numbers."""
 import contextlib
 import io
 import os
+import shlex
 import shutil
 import signal
 import sqlite3
@@ -748,14 +749,36 @@ def test_a_run_killed_while_its_workers_start_leaves_none_and_commits_nothing_af
     assert proc.returncode == -signal.SIGKILL, "the run ended before it was killed"
     time.sleep(0.3)
     at_kill = _stored(out)
-    # a dask worker still importing when the run died ends when it finds no scheduler (about 15 s); it
-    # commits nothing: dask workers return their rows to the run
-    deadline = time.time() + (40 if backend == "dask" else 10)
+    # a worker ends with the run from its first import of oodfs on (dask workers commit nothing: they
+    # return their rows to the run)
+    deadline = time.time() + 10
     while time.time() < deadline and _session(proc.pid):
         time.sleep(0.2)
     assert _session(proc.pid) == [], "processes of the killed run are still running"
     time.sleep(2)
     assert _stored(out) == at_kill, "tasks were stored after the run was killed"
+
+
+@pytest.mark.slow
+def test_a_dask_run_outlives_the_shell_that_started_it(tmp_path, faults):
+    """`oodfs bench --backend dask ... &` from a shell that then exits (nohup, a script) runs to
+    its end: the run is not tied to its own parent, only its workers are tied to it."""
+    pytest.importorskip("psutil")
+    pytest.importorskip("distributed")
+    out = tmp_path / "out"
+    bench = [sys.executable, "-m", "oodfs.cli", "bench", "--suite", tiny_file(tmp_path), "--plugin", faults]
+    bench += ["--out", str(out), "--jobs", "2", "--backend", "dask", "--methods", "fail_once,ols", "--quiet"]
+    # the shell ends once a worker has fitted (the cluster is up), long before the run ends
+    wait = 'while [ ! -e "$OODFS_TEST_MARKER" ]; do sleep 0.1; done'
+    script = f"{shlex.join(bench)} >/dev/null 2>&1 & echo $!; {wait}"
+    shell = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=120)
+    run = int(shell.stdout.split()[0])
+    deadline = time.time() + 120
+    while time.time() < deadline and _alive([run]):
+        time.sleep(0.5)
+    assert _alive([run]) == []
+    assert (out / "leaderboard.md").is_file(), "the run ended with its shell"
+    assert len(tasks(out)) == 4
 
 
 HELPERS = """

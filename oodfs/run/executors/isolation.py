@@ -16,7 +16,6 @@ the children.
 
 from __future__ import annotations
 
-import ctypes
 import faulthandler
 import os
 import pickle
@@ -29,6 +28,7 @@ import threading
 import time
 import warnings
 
+from oodfs.run.executors.lifeline import die_with_parent
 from oodfs.validation import OodfsError, error_message
 
 # Python 3.12+ warns on every fork of a process that has threads (a dask worker, torch's pool).
@@ -37,32 +37,6 @@ from oodfs.validation import OodfsError, error_message
 warnings.filterwarnings(
     "ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning
 )
-
-_PR_SET_PDEATHSIG = 1  # linux/prctl.h
-try:  # looked up once here: a forked child of a threaded process should not load libraries
-    _prctl = ctypes.CDLL(None, use_errno=True).prctl
-except (OSError, AttributeError):  # not Linux
-    _prctl = None
-
-
-def die_with_parent(parent: int | None = None) -> None:
-    """End this process when its parent process ends (a killed ``oodfs bench`` leaves no
-    worker computing on). Linux: the kernel's parent-death signal; elsewhere a thread that
-    watches the parent's id. ``parent``: the parent's id as the parent recorded it before
-    starting this process; if the parent is gone already (killed while this process was still
-    starting), this process ends at once."""
-    parent = os.getppid() if parent is None else parent
-    if _prctl is None or _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-
-        def watch():
-            while os.getppid() == parent:
-                time.sleep(0.5)
-            os.kill(os.getpid(), signal.SIGKILL)
-
-        threading.Thread(target=watch, name="oodfs-die-with-parent", daemon=True).start()
-    if os.getppid() != parent:  # the parent died before the signal was armed
-        os.kill(os.getpid(), signal.SIGKILL)
-
 
 _HEADER = struct.Struct("<Q")  # the result's length: a complete result needs no end of the pipe
 
