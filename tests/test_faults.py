@@ -82,7 +82,7 @@ FITS = {
     "segfault": lambda X, y: ctypes.string_at(0), "suicide": lambda X, y: os.kill(os.getpid(),
     signal.SIGKILL),
     "raises": lambda X, y: 1 / 0, "kill_worker_once": kill_worker_once, "fail_once": fail_once,
-    "sleep_long": sleep_long,
+    "sleep_long": sleep_long, "hog": lambda X, y: np.ones((1 << 31) // 8) + corr(X, y).sum(),
 }
 SELECTORS = [selector(name, fit) for name, fit in FITS.items()]
 
@@ -265,6 +265,34 @@ def test_a_worker_killed_from_outside_stops_the_run_in_one_line_and_resume_finis
     assert resumed.returncode == 0, resumed.stderr
     assert len(tasks(out)) == 6 and all(s == "ok" for s, _ in tasks(out).values())
     pd.testing.assert_series_equal(values(out), clean, check_exact=True)
+
+
+def test_a_fit_over_task_memory_fails_alone_naming_the_limit(tmp_path, faults, clean):
+    """--task-memory 200M: a fit that allocates 2 GB is a failed task whose message names the
+    limit; the other methods' numbers are those of a run without it."""
+    out = tmp_path / "out"
+    args = ["bench", "--suite", tiny_file(tmp_path), "--plugin", faults, "--out", str(out), "--quiet"]
+    proc = run_main(*args, "--methods", "hog,ols,correlation", "--task-memory", "200M")
+    assert proc.returncode == 0, proc.stderr
+    status = {m: s for (_, m), s in tasks(out).items()}
+    assert {m: s for m, (s, _) in status.items()} == {"hog": "failed", "ols": "ok", "correlation": "ok"}
+    assert "--task-memory 200M" in status["hog"][1] and "2.00 GiB" in status["hog"][1]
+    pd.testing.assert_series_equal(values(out), clean, check_exact=True)
+
+
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        (["--task-memory", "1G", "--no-isolation"], "drop --no-isolation"),
+        (["--task-memory", "100"], "got '100'"),
+        (["--task-memory", "2GB"], "got '2GB'"),
+        (["--task-memory", "lots"], "got 'lots'"),
+    ],
+)
+def test_bad_task_memory_is_one_line(tmp_path, extra, needle):
+    out = tmp_path / "out"
+    assert_one_line(run_main("bench", "--suite", tiny_file(tmp_path), "--out", str(out), *extra), 2, needle)
+    assert not out.exists()
 
 
 # -- 3. dask with --task-timeout ---------------------------------------------------------------------

@@ -19,6 +19,8 @@ from __future__ import annotations
 import faulthandler
 import os
 import pickle
+import re
+import resource
 import select
 import signal
 import struct
@@ -113,8 +115,64 @@ class _Reaper:
         os.write(fd, cls._MESSAGE.pack(group))  # one write below PIPE_BUF: never interleaved
 
 
-def call_isolated(fn, timeout: float | None = None):
+_SIZE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([KMGT]?)", re.IGNORECASE)
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """``--task-memory``'s SIZE in bytes: a number with K, M, G or T (powers of 1024), e.g. ``2G``,
+    ``500M``, ``1.5G``; an OodfsError naming the option otherwise."""
+    match = _SIZE.fullmatch(text.strip())
+    value = float(match[1]) * _UNITS[match[2].upper()] if match else 0
+    if not 1 << 20 <= value <= 1000 << 40:
+        raise OodfsError(
+            f"--task-memory: expected a size from 1M to 1000T such as 500M or 2G (K, M, G, T: powers "
+            f"of 1024), got {text!r}"
+        )
+    return int(value)
+
+
+def memory_limit_supported() -> bool:
+    """Linux counts every private writable mapping against RLIMIT_DATA since 4.7; elsewhere (or
+    before) the limit would miss allocations made with mmap, as numpy's and torch's large ones are."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        major, minor = (int(x) for x in os.uname().release.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= (4, 7) and _data_size() is not None
+
+
+def _data_size() -> int | None:
+    """This process's private writable memory, mapped or not (VmData: what RLIMIT_DATA counts)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _limit_memory(size: int) -> None:
+    """Let this process allocate ``size`` bytes more than it holds now (RLIMIT_DATA: private
+    writable memory, which is what malloc, numpy, torch, xgboost and numba's compiled code
+    allocate; not RLIMIT_AS, which counts the address space libraries reserve without using it)."""
+    limit = _data_size() + size
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, MemoryError) or "alloc" in text or "out of memory" in text
+
+
+def call_isolated(fn, timeout: float | None = None, memory: str | None = None):
     """``fn()`` in a forked child; its return value, or OodfsError on error, crash or timeout.
+    ``memory`` (``--task-memory``'s SIZE, e.g. ``2G``): what the child may allocate beyond what it
+    holds when it starts; a fit over it fails with a message naming the limit.
 
     The child leads a process group of its own: whatever it starts (a plugin's ``Popen``, its
     joblib workers, a forked helper) is in that group and is killed with it when the fit ends,
@@ -140,10 +198,15 @@ def call_isolated(fn, timeout: float | None = None):
             _Reaper.forget()
             die_with_parent(parent)
             faulthandler.disable()  # a crash is reported by its signal, not a dump of the worker's modules
+            if memory is not None:
+                _limit_memory(parse_size(memory))
             try:
                 payload = pickle.dumps(("ok", fn()))
             except BaseException as exc:  # noqa: BLE001 -- everything goes back to the parent
-                payload = pickle.dumps(("error", error_message(exc)))
+                message = error_message(exc)
+                if memory is not None and _out_of_memory(exc):
+                    message = f"out of memory: the fit needs more than --task-memory {memory} ({message})"
+                payload = pickle.dumps(("error", message))
             for stream in (sys.stdout, sys.stderr):  # the method's own output, before the parent stops us
                 stream.flush()
             with os.fdopen(write_fd, "wb") as out:
@@ -169,7 +232,8 @@ def call_isolated(fn, timeout: float | None = None):
     if data is None:
         if status == "timeout":
             raise OodfsError(f"timed out after {timeout:g} s (--task-timeout)")
-        raise OodfsError(f"the method's process died ({_describe(status)})")
+        under = f"; it may have run out of --task-memory {memory}" if memory is not None else ""
+        raise OodfsError(f"the method's process died ({_describe(status)}{under})")
     try:
         kind, result = pickle.loads(data)
     except Exception:  # noqa: BLE001 -- a child killed while sending
