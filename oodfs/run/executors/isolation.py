@@ -74,7 +74,7 @@ class _Reaper:
     by then; the worker takes it back once the fit has ended and its group is killed. The reaper
     acts on the end of the pipe: nothing in the fit has to react, however busy it is in compiled
     code, and nothing depends on which thread of the worker started it. One small process per
-    worker, not one per fit (a supervisor forked per fit cost 15-30 ms a fit:
+    worker, not one per fit (a supervisor forked per fit cost 10-15 ms a fit, twice the fork:
     benchmarks/FIT_CLEANUP.md)."""
 
     _MESSAGE = struct.Struct("<q")
@@ -84,22 +84,29 @@ class _Reaper:
     _fd: int | None = None  # the pipe's write end
 
     @classmethod
-    def fd(cls) -> int:
-        """The pipe to this process's reaper, started at the first fit (again if it has died)."""
+    def fd(cls) -> int | None:
+        """The pipe to this process's reaper, started at the first fit (again if it has died);
+        None if it cannot be started (the fits run, without it)."""
         with cls._lock:
             if cls._owner != os.getpid() or cls._process.poll() is not None:
                 if cls._owner == os.getpid():
                     os.close(cls._fd)
+                cls._owner = cls._process = cls._fd = None
                 read_fd, write_fd = os.pipe()  # not inherited by a program a fit executes
                 group = {"process_group": 0} if sys.version_info >= (3, 11) else {}
-                cls._process = subprocess.Popen(
-                    [sys.executable, "-I", "-S", "-c", _REAPER],
-                    stdin=read_fd,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    **group,
-                )
-                os.close(read_fd)
+                try:
+                    cls._process = subprocess.Popen(
+                        [sys.executable, "-I", "-S", "-c", _REAPER],
+                        stdin=read_fd,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                        **group,
+                    )
+                except OSError:
+                    os.close(write_fd)
+                    return None
+                finally:
+                    os.close(read_fd)
                 cls._owner, cls._fd = os.getpid(), write_fd
             return cls._fd
 
@@ -111,8 +118,12 @@ class _Reaper:
         cls._owner = cls._process = cls._fd = None
 
     @classmethod
-    def tell(cls, fd: int, group: int) -> None:
-        os.write(fd, cls._MESSAGE.pack(group))  # one write below PIPE_BUF: never interleaved
+    def tell(cls, fd: int | None, group: int) -> None:
+        if fd is not None:
+            try:
+                os.write(fd, cls._MESSAGE.pack(group))  # one write below PIPE_BUF: never interleaved
+            except OSError:  # the reaper was killed: the next fit starts another
+                pass
 
 
 _SIZE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([KMGT]?)", re.IGNORECASE)
