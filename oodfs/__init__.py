@@ -2,6 +2,8 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
+# first of all: a worker process of a run ends with the run from here on, not after its other imports
+import oodfs.run.executors.lifeline  # noqa: F401 -- arms at import
 from oodfs.contract.api import (
     Environment,
     GridFit,

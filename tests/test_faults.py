@@ -6,6 +6,7 @@ never loses, duplicates or changes another task's numbers."""
 import contextlib
 import io
 import os
+import shlex
 import shutil
 import signal
 import sqlite3
@@ -81,7 +82,7 @@ FITS = {
     "segfault": lambda X, y: ctypes.string_at(0), "suicide": lambda X, y: os.kill(os.getpid(),
     signal.SIGKILL),
     "raises": lambda X, y: 1 / 0, "kill_worker_once": kill_worker_once, "fail_once": fail_once,
-    "sleep_long": sleep_long,
+    "sleep_long": sleep_long, "hog": lambda X, y: np.ones((1 << 31) // 8) + corr(X, y).sum(),
 }
 SELECTORS = [selector(name, fit) for name, fit in FITS.items()]
 
@@ -264,6 +265,34 @@ def test_a_worker_killed_from_outside_stops_the_run_in_one_line_and_resume_finis
     assert resumed.returncode == 0, resumed.stderr
     assert len(tasks(out)) == 6 and all(s == "ok" for s, _ in tasks(out).values())
     pd.testing.assert_series_equal(values(out), clean, check_exact=True)
+
+
+def test_a_fit_over_task_memory_fails_alone_naming_the_limit(tmp_path, faults, clean):
+    """--task-memory 200M: a fit that allocates 2 GB is a failed task whose message names the
+    limit; the other methods' numbers are those of a run without it."""
+    out = tmp_path / "out"
+    args = ["bench", "--suite", tiny_file(tmp_path), "--plugin", faults, "--out", str(out), "--quiet"]
+    proc = run_main(*args, "--methods", "hog,ols,correlation", "--task-memory", "200M")
+    assert proc.returncode == 0, proc.stderr
+    status = {m: s for (_, m), s in tasks(out).items()}
+    assert {m: s for m, (s, _) in status.items()} == {"hog": "failed", "ols": "ok", "correlation": "ok"}
+    assert "--task-memory 200M" in status["hog"][1] and "2.00 GiB" in status["hog"][1]
+    pd.testing.assert_series_equal(values(out), clean, check_exact=True)
+
+
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        (["--task-memory", "1G", "--no-isolation"], "drop --no-isolation"),
+        (["--task-memory", "100"], "got '100'"),
+        (["--task-memory", "2GB"], "got '2GB'"),
+        (["--task-memory", "lots"], "got 'lots'"),
+    ],
+)
+def test_bad_task_memory_is_one_line(tmp_path, extra, needle):
+    out = tmp_path / "out"
+    assert_one_line(run_main("bench", "--suite", tiny_file(tmp_path), "--out", str(out), *extra), 2, needle)
+    assert not out.exists()
 
 
 # -- 3. dask with --task-timeout ---------------------------------------------------------------------
@@ -748,14 +777,36 @@ def test_a_run_killed_while_its_workers_start_leaves_none_and_commits_nothing_af
     assert proc.returncode == -signal.SIGKILL, "the run ended before it was killed"
     time.sleep(0.3)
     at_kill = _stored(out)
-    # a dask worker still importing when the run died ends when it finds no scheduler (about 15 s); it
-    # commits nothing: dask workers return their rows to the run
-    deadline = time.time() + (40 if backend == "dask" else 10)
+    # a worker ends with the run from its first import of oodfs on (dask workers commit nothing: they
+    # return their rows to the run)
+    deadline = time.time() + 10
     while time.time() < deadline and _session(proc.pid):
         time.sleep(0.2)
     assert _session(proc.pid) == [], "processes of the killed run are still running"
     time.sleep(2)
     assert _stored(out) == at_kill, "tasks were stored after the run was killed"
+
+
+@pytest.mark.slow
+def test_a_dask_run_outlives_the_shell_that_started_it(tmp_path, faults):
+    """`oodfs bench --backend dask ... &` from a shell that then exits (nohup, a script) runs to
+    its end: the run is not tied to its own parent, only its workers are tied to it."""
+    pytest.importorskip("psutil")
+    pytest.importorskip("distributed")
+    out = tmp_path / "out"
+    bench = [sys.executable, "-m", "oodfs.cli", "bench", "--suite", tiny_file(tmp_path), "--plugin", faults]
+    bench += ["--out", str(out), "--jobs", "2", "--backend", "dask", "--methods", "fail_once,ols", "--quiet"]
+    # the shell ends once a worker has fitted (the cluster is up), long before the run ends
+    wait = 'while [ ! -e "$OODFS_TEST_MARKER" ]; do sleep 0.1; done'
+    script = f"{shlex.join(bench)} >/dev/null 2>&1 & echo $!; {wait}"
+    shell = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=120)
+    run = int(shell.stdout.split()[0])
+    deadline = time.time() + 120
+    while time.time() < deadline and _alive([run]):
+        time.sleep(0.5)
+    assert _alive([run]) == []
+    assert (out / "leaderboard.md").is_file(), "the run ended with its shell"
+    assert len(tasks(out)) == 4
 
 
 HELPERS = """
@@ -777,24 +828,36 @@ def note(*pids):
     with open(os.environ["OODFS_TEST_MARKER"] + ".pids", "a") as out:
         out.write("".join(f"{pid}\\n" for pid in pids))
 
-def popen(X, y):  # children that would sleep for five minutes
-    note(*(subprocess.Popen(["sleep", "300"]).pid for _ in range(3)))
-    return corr(X, y)
+def hold():  # OODFS_TEST_HOLD: the fit stays running with what it started, for a kill test
+    if os.environ.get("OODFS_TEST_HOLD"):
+        with open(os.environ["OODFS_TEST_MARKER"] + ".holding", "a") as out:
+            out.write(f"{os.getpid()}\\n")
+        time.sleep(300)
 
-def pool(X, y):  # joblib's worker processes, left running by the pool for reuse
+def popen():  # children that would sleep for five minutes
+    note(*(subprocess.Popen(["sleep", "300"]).pid for _ in range(3)))
+
+def pool():  # joblib's worker processes, left running by the pool for reuse
     from joblib import Parallel, delayed
     note(*set(Parallel(n_jobs=2)(delayed(os.getpid)() for _ in range(4))))
-    return corr(X, y)
 
-def forker(X, y):  # a forked child that holds the result pipe and the output for a minute
+def forker():  # a forked child that holds the result pipe and the output for a minute
     pid = os.fork()
     if pid == 0:
         time.sleep(60)
         os._exit(0)
     note(pid)
-    return corr(X, y)
 
-SELECTORS = [selector(n, f) for n, f in {"popen": popen, "pool": pool, "forker": forker}.items()]
+def starts(*starters):
+    def fit(X, y):
+        for start in starters:
+            start()
+        hold()
+        return corr(X, y)
+    return fit
+
+STARTS = {"popen": [popen], "pool": [pool], "forker": [forker], "starter": [popen, pool, forker]}
+SELECTORS = [selector(name, starts(*starters)) for name, starters in STARTS.items()]
 
 @oodfs.hookimpl
 def oodfs_selectors():
@@ -841,6 +904,50 @@ def test_a_fit_ends_with_everything_it_started_and_the_run_waits_for_none(tmp_pa
     while time.time() < deadline and _alive(started):
         time.sleep(0.2)
     assert _alive(started) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend, jobs", [("local", 1), ("local", 2), ("dask", 2)])
+def test_a_run_killed_mid_fit_leaves_nothing_the_fits_started(tmp_path, monkeypatch, backend, jobs):
+    """SIGKILL of the run while its fits run, each having started processes (Popen, a joblib
+    pool, a fork): a few seconds later none of those processes, and no process of the run, is
+    alive."""
+    pytest.importorskip("psutil")
+    if backend == "dask":
+        pytest.importorskip("distributed")
+    plugin = tmp_path / "helpers.py"
+    plugin.write_text(HELPERS)
+    monkeypatch.setenv("OODFS_TEST_MARKER", str(tmp_path / "marker"))
+    monkeypatch.setenv("OODFS_TEST_HOLD", "1")
+    args = ["--suite", tiny_file(tmp_path, runs=jobs), "--plugin", str(plugin), "--jobs", str(jobs)]
+    args += ["--out", str(tmp_path / "out"), "--backend", backend, "--methods", "starter", "--quiet"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "oodfs.cli", "bench", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        holding = tmp_path / "marker.holding"
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None:
+            if holding.exists() and len(holding.read_text().split()) == jobs:  # each fit started all three
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None and len(holding.read_text().split()) == jobs, "the fits never started"
+        started = [int(p) for p in (tmp_path / "marker.pids").read_text().split()]
+        assert len(started) >= 5 * jobs and _alive(started) == started
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        deadline = time.time() + 5
+        while time.time() < deadline and (_alive(started) or _session(proc.pid)):
+            time.sleep(0.2)
+        assert _alive(started) == [], "processes a fit started outlived the killed run"
+        assert _session(proc.pid) == [], "processes of the killed run are still running"
+    finally:  # a failure leaves nothing running either
+        for pid in [proc.pid, *_session(proc.pid)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_a_run_where_every_task_fails_has_a_leaderboard_and_figures(tmp_path, faults):

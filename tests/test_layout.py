@@ -69,3 +69,41 @@ def test_no_sql_outside_the_results_package():
         if "sqlite3" in imported_modules(path) and path.parent.name != "results"
     ]
     assert not wrong
+
+
+ENDS_BLOCK = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def unreachable(source: str, filename: str = "<string>") -> list[str]:
+    """Statements after a ``return``, ``raise``, ``continue`` or ``break`` in the same block (code
+    that never runs; a merge once left some after a ``return``, and the linter does not flag it)."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename=filename)):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            for stmt, after in zip(block, block[1:]):
+                if isinstance(stmt, ENDS_BLOCK):
+                    found.append(f"{filename}:{after.lineno} follows a {type(stmt).__name__.lower()}")
+    return found
+
+
+def test_the_dead_code_check_finds_dead_code():
+    source = (
+        "def f(x):\n    for y in x:\n        continue\n        print(y)\n"
+        "    try:\n        return 1\n        x = 2\n    except E:\n        raise\n        pass\n"
+        "    finally:\n        pass\n    return 3\n    f(x)\n"
+    )
+    assert sorted(int(hit.split(":")[1].split()[0]) for hit in unreachable(source)) == [4, 7, 10, 14]
+
+
+def test_no_statement_follows_a_return_raise_continue_or_break():
+    roots = (PACKAGE, PACKAGE.parent / "plugins")
+    found = [
+        hit
+        for root in roots
+        for path in sorted(root.rglob("*.py"))
+        for hit in unreachable(path.read_text(), str(path.relative_to(PACKAGE.parent)))
+    ]
+    assert not found, found

@@ -129,14 +129,35 @@ def add_parser(sub) -> None:
         help="record a method whose fit runs longer than this on one data set as failed and go on",
     )
     p.add_argument(
+        "--task-memory",
+        type=memory_size,
+        metavar="SIZE",
+        help="memory each fit may allocate (e.g. 500M, 2G; K, M, G, T are powers of 1024); a fit that "
+        "needs more is recorded as failed, naming the limit, and the run goes on (Linux 4.7 or later)",
+    )
+    p.add_argument(
         "--no-isolation",
         action="store_true",
         help="fit each method in its worker process instead of a forked child of it (a little faster; "
-        "a plugin that crashes or exits then ends the run; no --task-timeout)",
+        "a plugin that crashes or exits then ends the run; no --task-timeout or --task-memory)",
     )
     p.add_argument(
         "--quiet", action="store_true", help="print only the leaderboard (no progress, no file list)"
     )
+
+
+def memory_size(text: str) -> str:
+    """--task-memory's SIZE, checked here (a usage error) and kept as written (it names the limit in
+    a failed task's message)."""
+    import argparse
+
+    from oodfs.run.executors.isolation import parse_size
+
+    try:
+        parse_size(text)
+    except OodfsError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--task-memory: ")) from None
+    return text.strip()
 
 
 def run(args) -> int:
@@ -198,6 +219,7 @@ def run(args) -> int:
             backend_name=args.backend,
             scheduler=args.scheduler,
             task_timeout=args.task_timeout,
+            task_memory=args.task_memory,
             force=tuple(args.force),
             reference=reference,
             reference_methods=reference_methods,

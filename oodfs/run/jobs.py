@@ -69,7 +69,8 @@ class WorkerContext:
     """What every job of a run shares. ``out_dir``: the store a worker commits to (None: a remote
     worker returns its rows); ``identities``: ``{(setting, method): TaskIdentity}``, stored with
     each task (computed once by the runner, where the resume decision is made); ``isolate``: fit
-    each method in a forked child process (needed for ``task_timeout``)."""
+    each method in a forked child process (needed for ``task_timeout`` and ``task_memory``, the
+    memory a fit may allocate, e.g. ``"2G"``)."""
 
     suite: Suite
     out_dir: str | None
@@ -77,6 +78,7 @@ class WorkerContext:
     task_timeout: float | None = None
     identities: dict | None = None
     isolate: bool = True
+    task_memory: str | None = None
 
 
 def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
@@ -138,9 +140,8 @@ def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
             def fit(method=method):
                 return fit_method(suite, key, method, data)
 
-            fits[method] = (
-                call_isolated(fit, context.task_timeout) if context.isolate or context.task_timeout else fit()
-            )
+            isolate = context.isolate or context.task_timeout or context.task_memory
+            fits[method] = call_isolated(fit, context.task_timeout, context.task_memory) if isolate else fit()
         except (Exception, SystemExit) as exc:  # a failing plugin is recorded; the benchmark goes on
             finish(method, "failed", named(error_message(exc), data.feature_names), [{}])
 

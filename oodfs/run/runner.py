@@ -26,6 +26,7 @@ from oodfs.results.identity import combined_identity, explain, identity_conflict
 from oodfs.results.provenance import environment, package_versions
 from oodfs.results.store import ResultStore
 from oodfs.run.executors import backend, run_calls
+from oodfs.run.executors.isolation import memory_limit_supported, parse_size
 from oodfs.run.identity import method_code_hashes, suite_identity, task_identities
 from oodfs.run.jobs import WorkerContext, plan, run_job
 from oodfs.run.progress import Progress
@@ -159,7 +160,8 @@ class RunOptions:
     reference lacks, or holds under another identity, is run. ``notes``: called with each one-line
     note (what is rerun and why, what came from the reference). ``isolate``: fit each method in a
     forked child process, so that a plugin that crashes or exits is a failed task
-    (``task_timeout`` needs it).
+    (``task_timeout`` and ``task_memory`` need it). ``task_memory``: ``--task-memory``'s SIZE
+    (e.g. ``"2G"``), what each fit may allocate.
     """
 
     jobs: int = 1
@@ -176,6 +178,7 @@ class RunOptions:
     reference_methods: tuple[str, ...] | None = None
     notes: Callable[[str], None] = _print_note
     isolate: bool = True
+    task_memory: str | None = None
 
     def checked(self, suite: Suite) -> RunOptions:
         """These options with duplicates removed and implied settings made explicit, or an
@@ -184,6 +187,14 @@ class RunOptions:
             raise OodfsError(
                 "--task-timeout needs each method fitted in its own process; drop --no-isolation"
             )
+        if self.task_memory is not None:
+            if not self.isolate:
+                raise OodfsError(
+                    "--task-memory needs each method fitted in its own process; drop --no-isolation"
+                )
+            parse_size(self.task_memory)
+            if not memory_limit_supported():
+                raise OodfsError("--task-memory needs Linux 4.7 or later (its data-size limit)")
         force = tuple(dict.fromkeys(self.force))
         unknown = [m for m in force if m not in suite.methods]
         if unknown:
@@ -338,6 +349,7 @@ def _invocation(suite: Suite, options: RunOptions, identities: dict, decided: Re
         "backend": options.backend_name,
         "jobs": options.jobs,
         "task_timeout": options.task_timeout,
+        "task_memory": options.task_memory,
         "force": list(options.force),
         "versions": package_versions(),
         "environment": environment(method_code_hashes(dict.fromkeys(m for _, m in identities))),
@@ -360,6 +372,7 @@ def _dispatch(suite, store, out_dir, executor, options: RunOptions, identities: 
         options.task_timeout,
         {k: v for k, v in identities.items() if k[1] in suite.methods},
         options.isolate,
+        options.task_memory,
     )
     calls = [(context, job) for job in todo]
     for finished in run_calls(

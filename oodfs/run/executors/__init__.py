@@ -12,8 +12,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterator, Sequence
 
-from oodfs.validation import OodfsError
-
 BACKENDS = {
     "local": "joblib worker processes on this machine (one process per job; in this process with --jobs 1)",
     "dask": "a dask.distributed cluster: a LocalCluster of --jobs workers, or --scheduler ADDRESS "
@@ -22,6 +20,8 @@ BACKENDS = {
 
 
 def backend(name: str):
+    from oodfs.validation import OodfsError  # not at import: lifeline, imported first by oodfs, is here
+
     if name not in BACKENDS:
         raise OodfsError(f"unknown backend {name!r}; valid: {', '.join(BACKENDS)}")
     return importlib.import_module(f"{__name__}.{name}")

@@ -19,7 +19,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 
-from oodfs.run.executors.isolation import die_with_parent
+from oodfs.run.executors.lifeline import die_with_parent, mark_run, unmark_run
 from oodfs.validation import OodfsError, RunAborted, format_warning
 
 COMMITS_IN_WORKER = False  # a remote worker returns its rows; this process commits them
@@ -33,7 +33,7 @@ _QUIET_CLUSTER = {
 
 
 def _in_local_worker(fn: Callable, *args):
-    die_with_parent()  # a LocalCluster's worker ends with its nanny, which ends with this run
+    die_with_parent()  # a LocalCluster's worker ends with this run (its nanny runs in the run's process)
     warnings.formatwarning = format_warning  # one line, as the command line prints them
     return fn(*args)
 
@@ -56,8 +56,11 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
         raise OodfsError("the dask backend needs dask.distributed: pip install 'oodfs[dask]'") from None
-    cluster = None
+    cluster, marked = None, None
     if scheduler is None:
+        # a worker ends with this run from its first import of oodfs on, before its other imports
+        # (the nannies, which start the workers, run in this process)
+        marked = mark_run()
         with dask.config.set(_QUIET_CLUSTER):
             cluster = LocalCluster(
                 n_workers=jobs,
@@ -76,10 +79,9 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
     except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address at all
         if cluster is not None:
             cluster.close()
+            unmark_run(marked)
         raise OodfsError(f"cannot reach the dask scheduler {scheduler!r}: {exc}") from None
     try:
-        if cluster is not None:  # the nannies end with this run, and their workers with them
-            client.run(die_with_parent, nanny=True)
         task = fn if cluster is None else _in_local_worker
         first = () if cluster is None else (fn,)
         futures = [client.submit(task, *first, *args, pure=False) for args in calls]
@@ -98,3 +100,4 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
         client.close()
         if cluster is not None:
             cluster.close()
+            unmark_run(marked)

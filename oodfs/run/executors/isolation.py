@@ -5,6 +5,8 @@ processes such as dask's. The child shares the parent's data copy-on-write and s
 result pickled through a pipe; a child that dies (a segfault, ``os._exit``, ``sys.exit``, a
 kill) or exceeds the limit is reported as an OodfsError, and the parent goes on. Whatever the
 child does to its memory (a plugin that edits its input arrays) never reaches the parent.
+Each fit leads a process group, and a reaper process per worker kills the groups of the fits
+still running when the worker ends, however it ends (:class:`_Reaper`).
 
 A forked child must not inherit a busy OpenMP thread pool (GNU libgomp cannot continue one
 after ``fork``): the processes that fork here run their own numerical work single-threaded
@@ -14,18 +16,21 @@ the children.
 
 from __future__ import annotations
 
-import ctypes
 import faulthandler
 import os
 import pickle
+import re
+import resource
 import select
 import signal
 import struct
+import subprocess
 import sys
 import threading
 import time
 import warnings
 
+from oodfs.run.executors.lifeline import die_with_parent
 from oodfs.validation import OodfsError, error_message
 
 # Python 3.12+ warns on every fork of a process that has threads (a dask worker, torch's pool).
@@ -35,43 +40,157 @@ warnings.filterwarnings(
     "ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning
 )
 
-_PR_SET_PDEATHSIG = 1  # linux/prctl.h
-try:  # looked up once here: a forked child of a threaded process should not load libraries
-    _prctl = ctypes.CDLL(None, use_errno=True).prctl
-except (OSError, AttributeError):  # not Linux
-    _prctl = None
-
-
-def die_with_parent(parent: int | None = None) -> None:
-    """End this process when its parent process ends (a killed ``oodfs bench`` leaves no
-    worker computing on). Linux: the kernel's parent-death signal; elsewhere a thread that
-    watches the parent's id. ``parent``: the parent's id as the parent recorded it before
-    starting this process; if the parent is gone already (killed while this process was still
-    starting), this process ends at once."""
-    parent = os.getppid() if parent is None else parent
-    if _prctl is None or _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-
-        def watch():
-            while os.getppid() == parent:
-                time.sleep(0.5)
-            os.kill(os.getpid(), signal.SIGKILL)
-
-        threading.Thread(target=watch, name="oodfs-die-with-parent", daemon=True).start()
-    if os.getppid() != parent:  # the parent died before the signal was armed
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
 _HEADER = struct.Struct("<Q")  # the result's length: a complete result needs no end of the pipe
 
 
-def call_isolated(fn, timeout: float | None = None):
+#: the reaper's program (standard library only: it starts in a few ms and holds none of the worker's
+#: memory or files). It reads process groups from stdin, positive when a fit starts and negative
+#: when it has ended, and at the end of stdin (every writer, the worker, is gone) kills the groups
+#: left. It ignores the signals a run's process group may get (Ctrl-C): it ends after the worker.
+_REAPER = """
+import os, signal, struct
+os.setpgid(0, 0)
+for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(number, signal.SIG_IGN)
+groups, buf = set(), b""
+while chunk := os.read(0, 4096):
+    buf += chunk
+    while len(buf) >= 8:
+        (group,), buf = struct.unpack_from("<q", buf), buf[8:]
+        groups.add(group) if group > 0 else groups.discard(-group)
+for group in groups:
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+
+class _Reaper:
+    """A process per worker that kills the process groups of its running fits when the worker
+    ends, however it ends (a run killed with SIGKILL): what a fit started (a plugin's ``Popen``,
+    its joblib pool, a fork) would otherwise outlive the run. Each fit writes its group to the
+    reaper's pipe before it runs anything, so the reaper learns it even when the worker is gone
+    by then; the worker takes it back once the fit has ended and its group is killed. The reaper
+    acts on the end of the pipe: nothing in the fit has to react, however busy it is in compiled
+    code, and nothing depends on which thread of the worker started it. One small process per
+    worker, not one per fit (a supervisor forked per fit cost 10-15 ms a fit, twice the fork:
+    benchmarks/FIT_CLEANUP.md)."""
+
+    _MESSAGE = struct.Struct("<q")
+    _lock = threading.Lock()
+    _owner: int | None = None  # the process that started the reaper (a forked fit has none)
+    _process: subprocess.Popen | None = None
+    _fd: int | None = None  # the pipe's write end
+
+    @classmethod
+    def fd(cls) -> int | None:
+        """The pipe to this process's reaper, started at the first fit (again if it has died);
+        None if it cannot be started (the fits run, without it)."""
+        with cls._lock:
+            if cls._owner != os.getpid() or cls._process.poll() is not None:
+                if cls._owner == os.getpid():
+                    os.close(cls._fd)
+                cls._owner = cls._process = cls._fd = None
+                read_fd, write_fd = os.pipe()  # not inherited by a program a fit executes
+                group = {"process_group": 0} if sys.version_info >= (3, 11) else {}
+                try:
+                    cls._process = subprocess.Popen(
+                        [sys.executable, "-I", "-S", "-c", _REAPER],
+                        stdin=read_fd,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                        **group,
+                    )
+                except OSError:
+                    os.close(write_fd)
+                    return None
+                finally:
+                    os.close(read_fd)
+                cls._owner, cls._fd = os.getpid(), write_fd
+            return cls._fd
+
+    @classmethod
+    def forget(cls) -> None:
+        """In a fit: close the pipe, so that only the worker holds it open."""
+        if cls._owner is not None:
+            os.close(cls._fd)
+        cls._owner = cls._process = cls._fd = None
+
+    @classmethod
+    def tell(cls, fd: int | None, group: int) -> None:
+        if fd is not None:
+            try:
+                os.write(fd, cls._MESSAGE.pack(group))  # one write below PIPE_BUF: never interleaved
+            except OSError:  # the reaper was killed: the next fit starts another
+                pass
+
+
+_SIZE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([KMGT]?)", re.IGNORECASE)
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """``--task-memory``'s SIZE in bytes: a number with K, M, G or T (powers of 1024), e.g. ``2G``,
+    ``500M``, ``1.5G``; an OodfsError naming the option otherwise."""
+    match = _SIZE.fullmatch(text.strip())
+    value = float(match[1]) * _UNITS[match[2].upper()] if match else 0
+    if not 1 << 20 <= value <= 1000 << 40:
+        raise OodfsError(
+            f"--task-memory: expected a size from 1M to 1000T such as 500M or 2G (K, M, G, T: powers "
+            f"of 1024), got {text!r}"
+        )
+    return int(value)
+
+
+def memory_limit_supported() -> bool:
+    """Linux counts every private writable mapping against RLIMIT_DATA since 4.7; elsewhere (or
+    before) the limit would miss allocations made with mmap, as numpy's and torch's large ones are."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        major, minor = (int(x) for x in os.uname().release.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= (4, 7) and _data_size() is not None
+
+
+def _data_size() -> int | None:
+    """This process's private writable memory, mapped or not (VmData: what RLIMIT_DATA counts)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _limit_memory(size: int) -> None:
+    """Let this process allocate ``size`` bytes more than it holds now (RLIMIT_DATA: private
+    writable memory, which is what malloc, numpy, torch, xgboost and numba's compiled code
+    allocate; not RLIMIT_AS, which counts the address space libraries reserve without using it)."""
+    limit = _data_size() + size
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, MemoryError) or "alloc" in text or "out of memory" in text
+
+
+def call_isolated(fn, timeout: float | None = None, memory: str | None = None):
     """``fn()`` in a forked child; its return value, or OodfsError on error, crash or timeout.
+    ``memory`` (``--task-memory``'s SIZE, e.g. ``2G``): what the child may allocate beyond what it
+    holds when it starts; a fit over it fails with a message naming the limit.
 
     The child leads a process group of its own: whatever it starts (a plugin's ``Popen``, its
     joblib workers, a forked helper) is in that group and is killed with it when the fit ends,
-    however it ends. The result is read by its length, not to the end of the pipe, so a process
-    left holding the pipe never keeps the run waiting, and a fit whose result arrived is never
-    recorded as timed out."""
+    however it ends, and by the worker's reaper when the worker ends first. The result is read
+    by its length, not to the end of the pipe, so a process left holding the pipe never keeps
+    the run waiting, and a fit whose result arrived is never recorded as timed out."""
+    reaper = _Reaper.fd()
     read_fd, write_fd = os.pipe()
     for stream in (sys.stdout, sys.stderr):  # else the child would print the parent's buffer again
         try:
@@ -85,12 +204,20 @@ def call_isolated(fn, timeout: float | None = None):
         try:
             os.close(read_fd)
             os.setpgid(0, 0)
+            # before anything else runs here: the reaper reads this even if the worker is gone already
+            _Reaper.tell(reaper, os.getpid())
+            _Reaper.forget()
             die_with_parent(parent)
             faulthandler.disable()  # a crash is reported by its signal, not a dump of the worker's modules
+            if memory is not None:
+                _limit_memory(parse_size(memory))
             try:
                 payload = pickle.dumps(("ok", fn()))
             except BaseException as exc:  # noqa: BLE001 -- everything goes back to the parent
-                payload = pickle.dumps(("error", error_message(exc)))
+                message = error_message(exc)
+                if memory is not None and _out_of_memory(exc):
+                    message = f"out of memory: the fit needs more than --task-memory {memory} ({message})"
+                payload = pickle.dumps(("error", message))
             for stream in (sys.stdout, sys.stderr):  # the method's own output, before the parent stops us
                 stream.flush()
             with os.fdopen(write_fd, "wb") as out:
@@ -112,10 +239,12 @@ def call_isolated(fn, timeout: float | None = None):
         if not isinstance(status, int):
             _, waited = os.waitpid(pid, 0)
             status = waited if status is None else status
+        _Reaper.tell(reaper, -pid)  # its group is gone (killed, and the fit waited for)
     if data is None:
         if status == "timeout":
             raise OodfsError(f"timed out after {timeout:g} s (--task-timeout)")
-        raise OodfsError(f"the method's process died ({_describe(status)})")
+        under = f"; it may have run out of --task-memory {memory}" if memory is not None else ""
+        raise OodfsError(f"the method's process died ({_describe(status)}{under})")
     try:
         kind, result = pickle.loads(data)
     except Exception:  # noqa: BLE001 -- a child killed while sending

@@ -6,7 +6,7 @@ import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 
-from oodfs.run.executors.isolation import die_with_parent
+from oodfs.run.executors.lifeline import die_with_parent, mark_run, unmark_run
 from oodfs.validation import RunAborted, format_warning
 
 COMMITS_IN_WORKER = True
@@ -41,6 +41,7 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
     from joblib import Parallel, delayed
     from joblib.externals.loky.process_executor import TerminatedWorkerError
 
+    marked = mark_run()  # a worker ends with this run from its first import of oodfs on
     try:
         parent = os.getpid()  # recorded here, before any worker exists
         arm = (_ARM_WORKER.format(parent=parent), {})
@@ -54,3 +55,5 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
             f"a worker process died (exit codes {codes or 'unknown'}); finished tasks are saved, continue "
             "with --resume"
         ) from None
+    finally:
+        unmark_run(marked)
