@@ -18,8 +18,11 @@ means the implementations select differently, not just noisily.
 Parts (``--parts``): ``dwr`` (the community DWR of algorithm/DWR.py, its port
 ``dwr_community`` and oodfs's ``dwr``), ``srdo`` (official ``model.decorrelation`` against
 oodfs's ``srdo``), ``gates`` (the STG step alone on the same round-1 weights: reference
-``model/STG.py`` against SVI's two gate implementations), ``svi`` (whole SVI).
-Writes markdown to ``--out`` (default: stdout).
+``model/STG.py`` against SVI's two gate implementations), ``svi`` (the whole loop: the reference's
+own ``exp_svi.py::main`` and, for SVI^d, ``exp_linear.py::main``, unchanged and with their argparse
+defaults, on our draws, against oodfs's ``svi`` / ``svi_d`` under both profiles; selections, final
+ratios and the test MSE of OLS on the selected set, on shared test draws at the ``svi`` suite's r).
+Writes markdown to ``--out`` (default: stdout); ``--cache`` keeps the SVI part's fits between runs.
 """
 
 from __future__ import annotations
@@ -311,7 +314,7 @@ def run_reference(module, X, y, tests, k):
         # (X, S, V, f(S), Y); f(S) feeds only a logged variance (calc_var), so Y stands in for it
         return Xr, Xr[:, :5], Xr[:, 5:], yr[:, None], yr[:, None]
 
-    rec = {"ratios": [], "ma": [], "full_steps": [], "ess": []}
+    rec = {"ratios": [], "ma": [], "full_steps": [], "steps": [], "ess": []}
     log = _Capture()
     orig_mask, orig_dwr = module.get_cov_mask, module.DWR
 
@@ -332,9 +335,13 @@ def run_reference(module, X, y, tests, k):
             w, steps, _ = community_dwr_weights(X_, cov_mask, steps=num_steps)
             W = (w / w.sum())[:, None]
             rec["full_steps"].append(steps == num_steps)
+            rec["steps"].append(steps)
         else:
             W = orig_dwr(X_, cov_mask=cov_mask, num_steps=num_steps, **kw)
             rec["full_steps"].append(any(s.startswith(f"iter {num_steps}:") for s in log.lines[start:]))
+            # it logs every 500 steps: the last logged step is the steps run, rounded down to 500
+            logged = [int(s.split()[1].rstrip(":")) for s in log.lines[start:] if s.startswith("iter ")]
+            rec["steps"].append(max(logged, default=0))
         rec["ess"].append(float(W.sum() ** 2 / (W**2).sum() / W.size))
         return W
 
@@ -354,17 +361,52 @@ def run_reference(module, X, y, tests, k):
         "mse": {str(r): float(v) for r, v in out["RMSE"].items()},
         "rounds": [r.tolist() for r in rec["ratios"]],
         "full_steps": rec["full_steps"],
+        "dwr_steps": rec["steps"],
         "ess": rec["ess"],
     }
 
 
 def run_oodfs(cls, params, X, y, tests, k):
-    est = cls(**params, dwr_steps=SVI_STEPS, random_state=k).fit(X, y)
+    """One oodfs fit; SVI's per-round gate ratios and weights' ESS recorded by wrapping ``_ratios``,
+    the community DWR's steps by wrapping it."""
+    from oodfs_plugins.independence import svi as svi_module
+    from oodfs_plugins.independence.svi import SVI
+
+    rounds, ess = [], []
+    orig = SVI.__dict__["_ratios"]
+
+    def _ratios(X_, y_, w, s, seed):
+        r = orig.__func__(X_, y_, w, s, seed)
+        rounds.append(np.asarray(r, dtype=float).tolist())
+        ess.append(float(w.sum() ** 2 / (w @ w) / w.size))
+        return r
+
+    steps = []
+    orig_dwr = svi_module.community_dwr_weights
+
+    def community_dwr_weights(*a, **kw):
+        out = orig_dwr(*a, **kw)
+        steps.append(int(out[1]))
+        return out
+
+    SVI._ratios = staticmethod(_ratios)
+    svi_module.community_dwr_weights = community_dwr_weights
+    try:
+        est = cls(**params, dwr_steps=SVI_STEPS, random_state=k).fit(X, y)
+    finally:
+        SVI._ratios = orig
+        svi_module.community_dwr_weights = orig_dwr
     sel = np.asarray(est.selected_, dtype=bool)
     if not np.array_equal(sel, np.asarray(est.scores_) > 0.2):
         raise SystemExit(f"crosscheck_svi: {cls.name} selected_ is not scores_ > 0.2")
     mse = {str(r): float(np.mean((yt - Xt @ est.coef_) ** 2)) for r, (Xt, yt) in tests.items()}
-    return {"ratio": np.asarray(est.scores_, dtype=float).tolist(), "mse": mse}
+    return {
+        "ratio": np.asarray(est.scores_, dtype=float).tolist(),
+        "mse": mse,
+        "rounds": rounds,
+        "ess": ess,
+        "dwr_steps": steps,
+    }
 
 
 def wjaccard(a, b) -> float:
@@ -393,11 +435,16 @@ def part_svi(sets, lines, cache_path):
             "reference exp_svi.py main": ("ref", exp_svi),
             "oodfs svi, profile paper": ("oodfs", SVI, paper),
             "oodfs svi, default profile": ("oodfs", SVI, {}),
+            # the default profile's two blocks one at a time: which of them moves the selection
+            "oodfs svi, dwr 'oodfs' + gates 'reference'": ("oodfs", SVI, {"gates": "reference"}),
+            "oodfs svi, dwr 'community' + gates 'oodfs'": ("oodfs", SVI, {"dwr": "community"}),
         },
         "SVI^d": {
             "reference exp_linear.py main (DWR, fs)": ("ref", exp_linear),
             "oodfs svi_d, profile paper": ("oodfs", SVID, paper),
             "oodfs svi_d, default profile": ("oodfs", SVID, {}),
+            "oodfs svi_d, dwr 'oodfs' + gates 'reference'": ("oodfs", SVID, {"gates": "reference"}),
+            "oodfs svi_d, dwr 'community' + gates 'oodfs'": ("oodfs", SVID, {"dwr": "community"}),
         },
     }
     cache = json.loads(Path(cache_path).read_text()) if cache_path and Path(cache_path).exists() else {}
@@ -410,7 +457,9 @@ def part_svi(sets, lines, cache_path):
                 per_seed = []
                 for k in (0, 1):
                     key = f"{name}|{i}|{k}|{SVI_STEPS}|{REF_DWR if spec[0] == 'ref' else ''}"
-                    if key not in cache:
+                    community = spec[0] == "ref" or spec[2].get("dwr") == "community"
+                    stale = key in cache and community and "dwr_steps" not in cache[key]
+                    if key not in cache or stale:
                         t0 = time.perf_counter()
                         if spec[0] == "ref":
                             cache[key] = run_reference(spec[1], X, y, tests, k)
@@ -445,7 +494,9 @@ def part_svi(sets, lines, cache_path):
         "`mask_threshold` 0.2, seed 3 + k for k = 0, 1 (its repeats 0 and 1); only its data generator "
         "is replaced by our draws. oodfs: `svi` / `svi_d` with `random_state` k, paper profile "
         f"({', '.join(f'{a} = {b!r}' for a, b in paper.items())}) and default profile, "
-        f"`dwr_steps` {SVI_STEPS}. Selection = final ratio > 0.2 (oodfs's `selected_`, tested equal); "
+        f"`dwr_steps` {SVI_STEPS}; two more oodfs rows change one block of the default profile at a time "
+        "(`gates = 'reference'` with oodfs's DWR, `dwr = 'community'` with oodfs's STG). "
+        "Selection = final ratio > 0.2 (oodfs's `selected_`, tested equal); "
         "ratio agreement = weighted Jaccard Σ min(a, b) / Σ max(a, b) of the final ratio vectors.",
         "",
     ]
@@ -496,19 +547,41 @@ def part_svi(sets, lines, cache_path):
     ref_d = [f for p in fits["reference exp_linear.py main (DWR, fs)"] for f in p]
     same = max(np.abs(np.array(a["rounds"][0]) - np.array(b["ratio"])).max() for a, b in zip(ref_svi, ref_d))
     full = [x for f in ref_svi + ref_d for x in f["full_steps"]]
-    ess = np.array([f["ess"] for f in ref_svi])
     lines += [
+        "### SVI: the ten rounds",
+        "",
+        "Every gate fit of every round (data sets × seeds × 10): how often one fit closes a stable "
+        "variable (some S ratio ≤ 0.2; with S1..S5 correlated 0.9 one of them can stand in for another) "
+        "or opens a V (some V ratio > 0.2), how often the final set differs from S1..S5, and the "
+        "ESS / n of the round's weights (mean over fits).",
+        "",
+        "| implementation | gate fits | closes an S | opens a V | final set ≠ S1..S5 | ESS/n round 1 "
+        "| ESS/n round 2 | ESS/n round 10 | community DWR steps, round 1 | rounds 2-10 |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name in groups["SVI"]:
+        fl = [f for p in fits[name] for f in p]
+        rr = np.array([r for f in fl for r in f["rounds"]])
+        ess = np.array([f["ess"] for f in fl])
+        off = sum(set(np.nonzero(np.array(f["ratio"]) > 0.2)[0]) != S_TRUE for f in fl)
+        st = np.array([f["dwr_steps"] for f in fl]) if all(f.get("dwr_steps") for f in fl) else None
+        steps = (
+            f"{int(st[:, 0].min())}-{int(st[:, 0].max())} | {int(st[:, 1:].min())}-{int(st[:, 1:].max())} "
+            f"(median {int(np.median(st[:, 1:]))})"
+            if st is not None
+            else "— | —"
+        )
+        lines.append(
+            f"| {name} | {len(rr)} | {int((rr[:, :5].min(axis=1) <= 0.2).sum())} | "
+            f"{int((rr[:, 5:].max(axis=1) > 0.2).sum())} | {off} of {len(fl)} | {ess[:, 0].mean():.3f} | "
+            f"{ess[:, 1].mean():.3f} | {ess[:, -1].mean():.3f} | {steps} |"
+        )
+    lines += [
+        "",
         "Reference internals: round 1 of `exp_svi.py` against `exp_linear.py`'s SVIᵈ ratios, "
         f"max |difference| {same:.1e} (same seed, same code path); the reference DWR ran all its steps "
         f"in {sum(full)} of its {len(full)} calls (in the others its only live stop, decorrelation term "
-        "≤ 0.001, fired); "
-        f"ESS / n of its weights: round 1 {ess[:, 0].mean():.3f}, round 10 {ess[:, -1].mean():.3f} "
-        "(mean over fits).",
-        "",
-        "Per-round gate ratios of the reference (data set 0, seed 0), S1..S5, V1..V5: "
-        + "; ".join(
-            f"{t + 1}: [{', '.join(f'{v:.2f}' for v in r)}]" for t, r in enumerate(ref_svi[0]["rounds"])
-        ),
+        "≤ 0.001, fired). The torch DWR logs every 500 steps, so its step counts are rounded down to 500.",
         "",
     ]
 
