@@ -487,8 +487,8 @@ def part_svi(sets, lines, cache_path):
         "## The whole SVI loop: the reference's `main` against oodfs's `svi` and `svi_d`",
         "",
         f"{len(sets)} data sets × 2 seeds. The reference is `exp_svi.py::main(args, k, logger)` (and, for "
-        "SVIᵈ, `exp_linear.py::main` with its defaults `--reweighting DWR --paradigm fs`), run unchanged "
-        "with the scripts' own argparse defaults: DWR "
+        "SVIᵈ, `exp_linear.py::main` with the readme's SVIᵈ options `--reweighting DWR --paradigm fs`), "
+        "run unchanged with the scripts' own argparse defaults otherwise: DWR "
         f"`--iters_balance` {SVI_STEPS} steps per round (DWR: {ref_dwr}), STG `lam_STG` 3, `sigma_STG` 0.1, "
         "5 000 epochs after 3 000 pretraining steps, `epoch_algorithm` 10 rounds, `period_MA` 3, "
         "`mask_threshold` 0.2, seed 3 + k for k = 0, 1 (its repeats 0 and 1); only its data generator "
