@@ -50,9 +50,9 @@ IW = ("dwr", "srdo")
 PAPER_METHODS = ("dwr", "srdo", "mi", "correlation", "gb", "xgb", "rf", "ols", "lasso", "stg")
 RUNS = {
     "default": ("synthetic", []),
-    # the paper's ten methods: under the paper profile SVI runs the SVI code's own blocks (20 000
-    # Adam steps of the community DWR and 8 000 gate steps per round), about 110 s per data set at
-    # n = 10 000 (BENCH_SVI.md); its paper-profile results are those of the `svi` suite (SVI.md)
+    # the paper's ten methods: under the paper profile SVI runs the SVI code's own blocks (up to
+    # 20 000 Adam steps of the community DWR and 8 000 gate steps per round), about 80 s per data
+    # set at n = 10 000 against 6 s (BENCH_SVI.md); SVI.md tests SVI under both profiles
     "paper": (
         "synthetic",
         ["--profile", "paper", "--methods", ",".join(PAPER_METHODS)],
