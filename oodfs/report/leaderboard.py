@@ -363,7 +363,7 @@ class Leaderboard:
     def to_html(self) -> str:
         """A page of its own holding the leaderboard of ``oodfs report``'s site, from the same
         template (oodfs/report/templates/leaderboard.html.j2): the two cannot disagree."""
-        from oodfs.report.site import render_leaderboard
+        from oodfs.report.html import render_leaderboard
 
         return render_leaderboard(self)
 

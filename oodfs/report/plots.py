@@ -11,8 +11,6 @@ model-selection rule, e.g. ``figure1-val.png``, so that the rules' figures sit s
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import json
 from pathlib import Path
 
@@ -22,61 +20,8 @@ from tabulate import tabulate
 
 from oodfs.contract.task import TASK_KEY, env_sort_key
 from oodfs.report.escape import inside, md_text, mpl_text, write_text
+from oodfs.report.figure_files import pyplot, save_figure
 from oodfs.report.report import Report
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only; no display needed
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-#: the formats every figure is written in: PNG for a quick look, PDF for a paper, SVG for a web page
-FIGURE_FORMATS = ("png", "pdf", "svg")
-_formats: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
-    "figure_formats", default=FIGURE_FORMATS
-)
-#: no creation date in the files: a figure drawn again from the same results is the same file
-_NO_DATE = {"png": None, "pdf": {"CreationDate": None}, "svg": {"Date": None}}
-
-
-@contextlib.contextmanager
-def figure_formats(formats):
-    """Within the block, figures are written in these of FIGURE_FORMATS only (a site that keeps
-    only SVG files does not draw PNG and PDF)."""
-    token = _formats.set(tuple(f for f in FIGURE_FORMATS if f in set(formats)))
-    try:
-        yield
-    finally:
-        _formats.reset(token)
-
-
-def save_figure(fig, out_dir: Path, stem: str) -> list[Path]:
-    """Write ``fig`` as ``out_dir/stem.png`` (150 dpi), ``.pdf`` and ``.svg`` (or the formats of
-    :func:`figure_formats`), cropped to what is drawn (with a small margin); return the paths
-    written, in that order."""
-    plt = _pyplot()
-    paths = []
-    # svg.hashsalt: element ids from the name, not a random salt; fonttype none: text as text
-    # (small, crisp, searchable in the page)
-    with plt.rc_context({"svg.hashsalt": stem, "svg.fonttype": "none"}):
-        for ext in _formats.get():
-            path = Path(out_dir) / f"{stem}.{ext}"
-            fig.savefig(
-                path,
-                bbox_inches="tight",
-                dpi=150 if ext == "png" else None,
-                metadata=_NO_DATE[ext],
-            )
-            paths.append(path)
-    return paths
-
-
-_save = save_figure
-
 
 MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">", "h", "p")
 BASELINE_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1)), (0, (3, 1, 1, 1, 1, 1)))
@@ -85,7 +30,7 @@ BASELINE_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1)), (0, (3, 1, 1, 1, 1, 1)))
 def _styles(report: Report, methods: list[str]) -> dict:
     """A distinct (colour, marker, line style) per method: IW methods (weighter + WLS) solid and
     thicker, baselines in dashed styles, so that no line hides another."""
-    plt = _pyplot()
+    plt = pyplot()
     out, b = {}, 0
     yardsticks = [m for m in methods if report.kind(m) == "yardstick"]
     methods = [m for m in methods if m not in yardsticks]
@@ -105,7 +50,7 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
     """Each headline metric against r_train, one line per method with its 95 % interval over runs
     as a band; methods are dodged sideways a little so that equal values stay visible. With one
     r_train (or environment labels) the panels are dot plots with error bars instead."""
-    plt = _pyplot()
+    plt = pyplot()
     metrics = {m: report.metrics[m] for m in report.headline}
     cells = report.cells()
     cells = cells[cells["r_train"] != "all"]
@@ -173,7 +118,7 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
         fontsize=9,
     )
     fig.tight_layout()
-    paths = _save(fig, out_dir, stem)
+    paths = save_figure(fig, out_dir, stem)
     plt.close(fig)
     return paths
 
@@ -219,7 +164,7 @@ def ood_s_figure(report: Report, out_dir: Path, stem: str = "ood_s") -> list[Pat
     curves = report.curves
     if curves.empty:
         return []
-    plt = _pyplot()
+    plt = pyplot()
     ks = sorted(set(curves["k"]))
     task_k = report.chosen.set_index(TASK_KEY)["k"] if "k" in report.chosen else None
     panels = list(curves.groupby(["setting", "method"], sort=False))
@@ -261,7 +206,7 @@ def ood_s_figure(report: Report, out_dir: Path, stem: str = "ood_s") -> list[Pat
     title = f"downstream model: {downstream}; model selection: {report.rule.label}"
     fig.suptitle(f"{title}; mean of up to {n_runs} runs; {band}", y=-0.01, fontsize=9)
     fig.tight_layout()
-    paths = _save(fig, out_dir, stem)
+    paths = save_figure(fig, out_dir, stem)
     plt.close(fig)
     return paths
 
@@ -326,7 +271,7 @@ def feature_ranking_table(report: Report) -> str:
 def failures_figure(report: Report, out_dir: Path, stem: str = "failures") -> list[Path]:
     """Failed tasks per method and setting, with each method's first error: the figure of a run in
     which no task succeeded (a figure of metrics would be empty)."""
-    plt = _pyplot()
+    plt = pyplot()
     counts = report.tasks.groupby(["method", "setting"], sort=False).size()
     errors = report.tasks.groupby("method", sort=False)["error"].first()
     fig, ax = plt.subplots(figsize=(7, 0.5 * len(counts) + 1.5))
@@ -340,7 +285,7 @@ def failures_figure(report: Report, out_dir: Path, stem: str = "failures") -> li
     text = "\n".join(mpl_text(f"{m}: {str(e)[:90]}") for m, e in errors.items())
     fig.text(0.01, -0.02, text, va="top", fontsize=8, family="monospace")
     fig.tight_layout()
-    paths = _save(fig, out_dir, stem)
+    paths = save_figure(fig, out_dir, stem)
     plt.close(fig)
     return paths
 
@@ -427,7 +372,7 @@ def summary_figure(report: Report, out_dir: Path, stem: str = "summary") -> list
     summary = rank_summary(report)
     if summary.empty:
         return []
-    plt = _pyplot()
+    plt = pyplot()
     metrics = [m for m in report.headline if (summary["metric"] == m).any()]
     methods = list(dict.fromkeys(summary["method"]))
     groups = list(dict.fromkeys(summary["setting"]))

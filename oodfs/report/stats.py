@@ -783,7 +783,7 @@ def cd_diagram(
     title: str | None = None,
 ) -> tuple[Path, Path]:
     """Critical-difference diagram of one ``within`` group, written as ``out_path`` .png and .pdf
-    (and .svg; see :func:`oodfs.report.plots.save_figure`).
+    (and .svg; see :func:`oodfs.report.figure_files.save_figure`).
 
     Methods sit at their average rank over the complete blocks (1 = best; see friedman); methods
     joined by a bar are not significantly different by ``posthoc`` (posthoc_matrix: pairwise
@@ -868,7 +868,7 @@ def cd_diagram(
     out = out.with_suffix("") if out.suffix.lower() in (".png", ".pdf") else out
     out.parent.mkdir(parents=True, exist_ok=True)
     png, pdf = out.with_name(out.name + ".png"), out.with_name(out.name + ".pdf")
-    from oodfs.report.plots import save_figure  # the one helper that writes every figure, SVG too
+    from oodfs.report.figure_files import save_figure  # the one helper that writes every figure
 
     save_figure(fig, out.parent, out.name)
     plt.close(fig)

@@ -41,9 +41,9 @@ def _log_axes(ax) -> None:
 
 
 def _curves(results, targets, config, metric: str, path: Path, ylabel: str) -> None:
-    from oodfs.report.plots import _pyplot
+    from oodfs.report.figure_files import pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     conds = [c for c in config.conditions if c.name in set(results["condition"])]
     ncols = min(2, len(conds))
     nrows = -(-len(conds) // ncols)
@@ -100,9 +100,9 @@ def _curves(results, targets, config, metric: str, path: Path, ylabel: str) -> N
 
 
 def _ess_figure(results, config, path: Path) -> None:
-    from oodfs.report.plots import _pyplot
+    from oodfs.report.figure_files import pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     conds = [c for c in config.conditions if c.name in set(results["condition"])]
     fig, axes = plt.subplots(2, len(conds), figsize=(4.4 * len(conds), 7.4), squeeze=False)
     methods = [m for m in dict.fromkeys(results["method"]) if m != "ols"]
@@ -146,9 +146,9 @@ def _ess_figure(results, config, path: Path) -> None:
 
 
 def _independence_figure(results, config, path: Path) -> None:
-    from oodfs.report.plots import _pyplot
+    from oodfs.report.figure_files import pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     conds = [c for c in config.conditions if c.name in set(results["condition"])]
     fig, axes = plt.subplots(2, len(conds), figsize=(4.4 * len(conds), 7.6), squeeze=False)
     methods = list(dict.fromkeys(results["method"]))
