@@ -3,7 +3,12 @@
     oodfs bench --suite svi --out results/svi --jobs 2
     oodfs bench --suite svi --profile paper --out results/svi-paper --jobs 2
     oodfs bench --suite synthetic --out results/synthetic --jobs 2
-    python benchmarks/svi_report.py results/svi results/svi-paper results/synthetic [--out benchmarks/SVI.md]
+    oodfs bench --suite synthetic --profile paper --methods svi,svi_d --out results/svi-synthetic-paper
+    python benchmarks/svi_report.py results/svi results/svi-paper results/synthetic \
+        results/paper+results/svi-synthetic-paper [--out benchmarks/SVI.md]
+
+(``A+B`` reads two folders of one suite and profile as one: SVI's paper-profile run beside the
+reproduction's paper-profile run of the other methods.)
 
 SVI's paper claims that under strong collinearity among the stable variables SVI predicts better
 across test environments than DWR and SRDO, and that iterating (SVI) beats the one-shot variant
@@ -37,11 +42,28 @@ METRICS = [
 ]
 
 
-def section(path: str) -> list[str]:
+def _report(path: str):
+    """The report of a results folder, or of ``A+B``: two folders of one suite and profile read as
+    one (a run of SVI beside an earlier run of the other methods; paired on (setting, r_train, run))."""
+    import pandas as pd
+
     from oodfs.report.report import Report
+    from oodfs.results.store import ResultStore, load_results
+
+    if "+" not in path:
+        return Report.from_path(path)
+    folders = path.split("+")
+    declared = {}
+    for folder in folders:
+        declared.update({m["name"]: m for m in ResultStore(folder).get_meta("metrics") or []})
+    results = pd.concat([load_results(folder) for folder in folders], ignore_index=True)
+    return Report(results, "val", list(declared.values()))
+
+
+def section(path: str) -> list[str]:
     from oodfs.report.stats import adjust_pvalues, cell_summary, pairwise_tests
 
-    report = Report.from_path(path)
+    report = _report(path)
     chosen = report.chosen
     methods = list(dict.fromkeys(chosen["method"]))
     runs = chosen.groupby("method")["run"].nunique()
@@ -88,7 +110,7 @@ def section(path: str) -> list[str]:
                     continue
                 df = by_setting[by_setting["method"].isin([a, b])]
                 t = pairwise_tests(df, metric, lower, correction="none")
-                if len(t):
+                if len(t) and t.iloc[0]["n_pairs"] > 0:  # (a folder without this metric: no pairs)
                     rows.append(t.iloc[0])
             padj = adjust_pvalues([r["p"] for r in rows], "holm") if rows else []
             for r, pa in zip(rows, padj):
