@@ -194,7 +194,8 @@ def test_ood_s_reference_line_is_at_the_suites_k(tiny_run, monkeypatch):
 
     report = Report.from_path(tiny_run)
     captured = {}
-    monkeypatch.setattr(plots, "_save", lambda fig, out_dir, stem: captured.setdefault("fig", fig) and [])
+    keep = lambda fig, out_dir, stem: captured.setdefault("fig", fig) and []  # noqa: E731
+    monkeypatch.setattr(plots, "save_figure", keep)
     plots.ood_s_figure(report, tiny_run)
     ax = captured["fig"].axes[0]
     vertical = [line.get_xdata()[0] for line in ax.lines if len(set(line.get_xdata())) == 1]
