@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from oodfs.cli import main
 from oodfs.contract.registry import reset_registry
 from oodfs.run.suite import suite_from_dict
 
@@ -100,3 +101,23 @@ def example_installed(tmp_path, monkeypatch):
     )
     sys.modules.pop("oodfs_variance", None)
     return site
+
+
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    """``oodfs ARGS`` in this process: (exit status, stdout, stderr)."""
+    try:
+        code = main(list(args))
+    except SystemExit as exc:  # argparse's usage errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line(result, *needles, code=2):
+    """A :func:`run_cli` result that is one line on stderr naming every needle, with status ``code``."""
+    status, _, err = result
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert status == code, (status, err)
+    assert len(lines) == 1 and "Traceback" not in err, err
+    for needle in needles:
+        assert needle in err, err

@@ -10,29 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from oodfs.cli import main
-
-from .conftest import TINY_SUITE_TOML
+from .conftest import TINY_SUITE_TOML, assert_one_line
+from .conftest import run_cli as run
 
 SUITE = TINY_SUITE_TOML.format(runs=1)
-
-
-def run(capsys, *args) -> tuple[int, str, str]:
-    try:
-        code = main(list(args))
-    except SystemExit as exc:  # argparse's usage errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def assert_one_line(result, *needles, code=2):
-    status, _, err = result
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert status == code, (status, err)
-    assert len(lines) == 1 and "Traceback" not in err, err
-    for needle in needles:
-        assert needle in err, err
 
 
 def suite_with(tmp_path, *, drop=(), extra="", name="s") -> str:

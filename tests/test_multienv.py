@@ -18,6 +18,9 @@ from oodfs.run.suite import load_suite, suite_from_dict
 from oodfs_plugins.baselines import OLS
 from oodfs_plugins.invariance import ICP
 
+from .conftest import assert_one_line
+from .conftest import run_cli as run
+
 MULTI = """
 environment = "synthetic"
 r_train = [[1.5, 3.0]{extra_set}]
@@ -43,23 +46,6 @@ def write_suite(tmp_path, methods=("icp", "anchor", "ols"), runs=1, extra_set=",
     path = tmp_path / "multi.toml"
     path.write_text(text)
     return str(path)
-
-
-def run(capsys, *args):
-    try:
-        code = main(list(args))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def assert_one_line(result, *needles):
-    code, _, err = result
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert code == 2 and len(lines) == 1 and "Traceback" not in err, (code, err)
-    for needle in needles:
-        assert needle in err, err
 
 
 # -- the contract ----------------------------------------------------------------------------------

@@ -19,26 +19,11 @@ from oodfs.report.report import Report
 from oodfs.run.suite import CARD_KEYS, available_suites, load_suite
 from oodfs.validation import OodfsError
 
+from .conftest import assert_one_line, run_cli
+
 REAL = [name for name in available_suites() if load_suite(name).environment == "table"]
 #: which package ships each suite's table
 NEEDS = {"bikeshare": "ISLP", "wage": "ISLP", "auto": "ISLP"}
-
-
-def run(capsys, *args):
-    try:
-        code = main(list(args))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line_error(result, *needles):
-    code, _, err = result
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
-    for needle in needles:
-        assert needle in err, err
 
 
 def test_at_least_eight_real_suites_each_with_a_card_and_ten_paired_blocks():
@@ -68,13 +53,13 @@ def test_each_real_suite_reads_its_table_and_fits_its_training_rows(name):
 
 
 def test_suites_command_lists_every_suite_with_its_card(capsys):
-    code, out, _ = run(capsys, "suites", "--json")
+    code, out, _ = run_cli(capsys, "suites", "--json")
     assert code == 0
     listed = {s["name"]: s for s in json.loads(out)}
     assert set(REAL) <= set(listed)
     assert listed["ames"]["card"]["licence"] and listed["ames"]["paired_blocks"] == 10
     assert "all_features" not in listed["ames"]["methods"] and listed["ames"]["yardsticks"]
-    code, out, _ = run(capsys, "suites")
+    code, out, _ = run_cli(capsys, "suites")
     assert code == 0 and "licence:" in out and "shift:" in out and "diamonds —" in out
 
 
@@ -236,8 +221,8 @@ def test_bad_real_suites_are_one_line_and_exit_2(edit, needles, tmp_path, capsys
     text = text.replace(edit[0], edit[1])  # (a string for features: the old list's rest becomes x)
     path = tmp_path / "bad.toml"
     path.write_text(text)
-    one_line_error(
-        run(capsys, "bench", "--suite", str(path), "--out", str(tmp_path / "o"), "--quiet"), *needles
+    assert_one_line(
+        run_cli(capsys, "bench", "--suite", str(path), "--out", str(tmp_path / "o"), "--quiet"), *needles
     )
 
 
@@ -261,8 +246,8 @@ def test_a_suite_metric_real_data_cannot_give_is_named_and_the_headline_shown(tm
 
 
 def test_downstream_on_the_command_line_is_checked(capsys, tmp_path):
-    one_line_error(
-        run(capsys, "bench", "--suite", "auto", "--downstream", "svm", "--out", str(tmp_path / "o")),
+    assert_one_line(
+        run_cli(capsys, "bench", "--suite", "auto", "--downstream", "svm", "--out", str(tmp_path / "o")),
         "unknown downstream model 'svm'",
     )
 
