@@ -184,6 +184,11 @@ class Metric:
         return d
 
     @property
+    def comparable(self) -> bool:
+        """One value per task with a direction: a table column and a paired test can show it."""
+        return not self.per_env and self.lower_is_better is not None
+
+    @property
     def arrow(self) -> str:
         return "" if self.lower_is_better is None else "↓" if self.lower_is_better else "↑"
 

@@ -114,10 +114,7 @@ class Report:
         usable = [
             n
             for n, m in self.metrics.items()
-            if not m.per_env
-            and m.lower_is_better is not None
-            and n in self.points
-            and self.points[n].notna().any()
+            if m.comparable and n in self.points and self.points[n].notna().any()
         ]
         for name in columns:
             if name not in usable:

@@ -458,7 +458,7 @@ def _check_metrics(names) -> None:
     from oodfs.contract.registry import registry
 
     declared = {name: info.cls for name, info in registry().entries("metric").items()}
-    usable = [n for n, m in declared.items() if not m.per_env and m.lower_is_better is not None]
+    usable = [n for n, m in declared.items() if m.comparable]
     for name in names:
         _check_text(name, "a metric name")
         if name not in usable:
