@@ -16,7 +16,8 @@ import pytest
 from oodfs.cli import main
 from oodfs.report.leaderboard import Leaderboard
 from oodfs.report.report import Report
-from oodfs.report.site import MARKER, build_site
+from oodfs.report.site import build_site
+from oodfs.report.site_folder import MARKER
 from oodfs.results.store import export
 from oodfs.validation import OodfsError
 
@@ -220,16 +221,22 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, case):
         assert (out / "thesis.tex").read_text() == "keep me"
 
 
-def test_a_site_is_replaced_but_nothing_else(tmp_path):
+def test_a_site_is_replaced_whole_and_so_is_one_an_older_oodfs_wrote(tmp_path):
+    # (a site holding a file it did not write is refused: tests/test_data_loss.py)
     run = folder(
         tmp_path / "run",
         results({"a": noisy(0.3, 0.01, 0), "b": noisy(0.4, 0.01, 1)}, r_trains=(2.5,), runs=range(1)),
     )
     out = tmp_path / "site"
+    build_site([run], out, formats=["svg", "png"])
+    (out / "index.html").write_text("old page")
     build_site([run], out, formats=["svg"])
-    (out / "stale.txt").write_text("old")
+    assert (out / "index.html").read_text() != "old page"
+    assert not list(out.rglob("*.png"))  # nothing of the old site is left
+    # a marker from before markers listed their files: the page and figure files are the site's
+    (out / MARKER).write_text("written by `oodfs report`\n")
     build_site([run], out, formats=["svg"])
-    assert (out / MARKER).exists() and not (out / "stale.txt").exists()
+    assert '"files"' in (out / MARKER).read_text()
 
 
 def test_hostile_names_are_escaped_and_never_become_paths(site):

@@ -25,7 +25,8 @@ def add_parser(sub) -> None:
         "--out",
         required=True,
         metavar="SITE",
-        help="folder to write (a new or empty one, or a site `oodfs report` wrote before, which is replaced)",
+        help="folder to write: a new or empty one, or a site `oodfs report` wrote before, replaced whole "
+        "when it holds only files a report wrote (anything else is refused, never deleted)",
     )
     add_selection(p)
     add_metrics(p)

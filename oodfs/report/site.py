@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,11 +24,10 @@ from oodfs.report.html import Cell, assets, environment, leaderboard_context, nu
 from oodfs.report.leaderboard import Leaderboard
 from oodfs.report.plots import feature_rankings, figure1, ood_s_figure, summary_figure
 from oodfs.report.report import Report
+from oodfs.report.site_folder import check_out, staged
 from oodfs.results.store import ResultStore, load_results
 from oodfs.validation import OodfsError
 
-#: the file that marks a folder as a site oodfs wrote (and may therefore replace)
-MARKER = ".oodfs-site"
 #: figure files a site can keep beside its page (the page shows the SVG)
 FIGURE_FILES = ("svg", "png", "pdf")
 
@@ -423,12 +420,11 @@ def build_site(paths, out, selection: str | None = None, formats=FIGURE_FILES, c
         )
     _labels(runs_info)
     out = Path(out)
-    _check_out(out, runs_info)
-    tmp = Path(tempfile.mkdtemp(prefix=".oodfs-site-", dir=out.parent if out.parent.exists() else None))
-    try:
-        first = selection or _stored_rule(runs_info[0]) or "val"
-        if first not in RULES:
-            raise OodfsError(f"unknown model-selection rule {first!r}; valid: {', '.join(RULES)}")
+    check_out(out, [r.path for r in runs_info])
+    first = selection or _stored_rule(runs_info[0]) or "val"
+    if first not in RULES:
+        raise OodfsError(f"unknown model-selection rule {first!r}; valid: {', '.join(RULES)}")
+    with staged(out) as tmp:
         runs = []
         for i, info in enumerate(runs_info):
             fig_dir = tmp / "figures" / f"{i + 1}-{_slug(info.label)}"
@@ -468,16 +464,6 @@ def build_site(paths, out, selection: str | None = None, formats=FIGURE_FILES, c
             assets=assets(env),
         )
         (tmp / "index.html").write_text(html, encoding="utf-8")
-        (tmp / MARKER).write_text(
-            "written by `oodfs report`; the folder is replaced when the report is written again\n"
-        )
-        tmp.chmod(0o755)  # mkdtemp makes it private; a site is for reading
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.replace(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out / "index.html"
 
 
@@ -509,16 +495,3 @@ def _labels(runs: list[RunInfo]) -> None:
             break
     for r, label in zip(runs, labels):
         r.label = label
-
-
-def _check_out(out: Path, runs: list[RunInfo]) -> None:
-    if out.exists() and not out.is_dir():
-        raise OodfsError(f"--out {out} is a file, not a folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).exists():
-        raise OodfsError(
-            f"--out {out} is a folder with other files in it; give a new or empty folder, or a site "
-            "`oodfs report` wrote before"
-        )
-    for r in runs:
-        if Path(r.path).resolve() == out.resolve():
-            raise OodfsError(f"--out {out} is one of the results folders; write the site elsewhere")

@@ -750,10 +750,10 @@ def check_store(con: sqlite3.Connection) -> Damage:
         "AND r.r_train = t.r_train AND r.run = t.run AND r.method = t.method)"
     ).fetchone()[0]
     keys = [row for row in con.execute(f"SELECT {_KEY_SQL} FROM tasks")]
-    numeric = [k for k in keys if _is_number(k[1])]
-    if numeric and len(numeric) < len(keys):  # bias rates and labels never mix in one suite
+    numeric = [k for k in keys if _is_rate(k[1])]
+    if numeric and len(numeric) < len(keys):  # bias rates (or sets of them) and labels never mix
         for key in keys:
-            if not _is_number(key[1]):
+            if not _is_rate(key[1]):
                 found.task(key, "r_train is text among numbers")
     if "meta" in tables:
         for key, value in con.execute("SELECT key, value FROM meta"):
@@ -769,6 +769,15 @@ def check_store(con: sqlite3.Connection) -> Damage:
 def _kind(kinds) -> str:
     names = {"text": "text", "integer": "an integer", "real": "a number", "null": "nothing"}
     return "something other than " + " or ".join(names[k] for k in kinds if k != "null")
+
+
+def _is_rate(text) -> bool:
+    """A stored r_train that names bias rates: one number, or a set of them ("(1.5, 2.0, 3.0)")."""
+    text = str(text)
+    if text.startswith("(") and text.endswith(")"):
+        members = [m for m in text[1:-1].split(",") if m.strip()]
+        return bool(members) and all(_is_number(m) for m in members)
+    return _is_number(text)
 
 
 def _is_number(text) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from oodfs.contract.profiles import check_profile
 from oodfs.contract.seeds import derive_seed
-from oodfs.contract.task import DataKey, TaskKey
+from oodfs.contract.task import DataKey, TaskKey, env_sort_key
 from oodfs.validation import OodfsError, check_positive_int
 
 if sys.version_info >= (3, 11):
@@ -63,14 +63,25 @@ def train_envs(r_train) -> tuple:
 
 
 def _normalise_r_train(values) -> tuple:
-    """r_train entries as hashable ids: a set of environments becomes a tuple (numbers as floats,
-    so [2, 3] and [2.0, 3.0] are one set and name the same results)."""
+    """r_train entries as hashable ids: a set of environments becomes a tuple in the environments'
+    natural order (numbers as floats), so [3, 2] and [2.0, 3.0] are one set, with one seed, one key
+    and the same results; a set named twice in r_train is then refused as a repetition."""
     return tuple(
-        tuple(float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in r)
-        if isinstance(r, (list, tuple))
+        tuple(
+            sorted(
+                (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in r),
+                key=env_sort_key,
+            )
+        )
+        if isinstance(r, (list, tuple)) and _sortable(r)
         else r
         for r in values
     )
+
+
+def _sortable(members) -> bool:
+    """Members that can be put in order (numbers or names, not nested lists: _check_ids names those)."""
+    return all(isinstance(v, (int, float, str)) and not isinstance(v, bool) for v in members)
 
 
 def check_label_methods(suite: "Suite", registry) -> None:
@@ -448,6 +459,11 @@ def validate_suite(suite: Suite) -> None:
     for what, values in (("methods", suite.methods), ("r_train", suite.r_train), ("r_test", suite.r_test)):
         keys = [repr(float(v)) if isinstance(v, (int, float)) else v for v in values]
         twice = next((v for v, key in zip(values, keys) if keys.count(key) > 1), None)
+        if isinstance(twice, tuple):
+            raise OodfsError(
+                f"{what} names the environment set {list(twice)!r} twice "
+                "(the same set in any order is one set)"
+            )
         if twice is not None:
             raise OodfsError(f"{what} names {twice!r} twice")
     # environment ids (e.g. |r| > 1 for bias rates) are checked by the environment plugin
