@@ -13,8 +13,10 @@ or, outside pytest, ``check_selector(MySelector)`` / ``check_weighter(...)`` /
 each failed check and why. The extension points around the methods have one function each:
 ``check_selection_rule(rule)``, ``check_backend(MyBackend, **options)``,
 ``check_output_format(fmt, leaderboard)`` (with a leaderboard of :func:`hostile_results`, names
-that are markup in one format or another) and ``check_command(command)``. A check also accepts an *instance* (``MyNet(max_epochs=10)``): its
-parameters are used instead of the class defaults (a way to shrink an expensive plugin, as
+that are markup in one format or another) and ``check_command(command)``.
+
+A check also accepts an *instance* (``MyNet(max_epochs=10)``): its parameters are used instead
+of the class defaults (a way to shrink an expensive plugin, as
 long as it still learns something from 300 rows; the grid checks use the class's grid and
 defaults, as the benchmark does).
 
