@@ -130,9 +130,10 @@ def test_local_backend_passes_the_kit():
 
 
 @pytest.mark.slow
-def test_jobqueue_backend_passes_the_kit_on_its_local_test_cluster():
+def test_jobqueue_backend_passes_the_kit_on_its_local_test_cluster(tmp_path):
     pytest.importorskip("dask_jobqueue")
-    kit.check_backend(registry().get("backend", "jobqueue"), jobs=2, system="local")
+    backend = registry().get("backend", "jobqueue")
+    kit.check_backend(backend, jobs=2, system="local", shared_directory=str(tmp_path))
 
 
 # -- the kit can fail ----------------------------------------------------------------------------------

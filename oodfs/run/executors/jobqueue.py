@@ -17,6 +17,7 @@ this machine instead of submitted. The tests use it.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -122,7 +123,8 @@ def _start(
         job_script_prologue=list(prologue),
         interface=interface,
         security=_security(),
-        shared_temp_directory=shared_directory,
+        # expanded here: a local job's command line is not run by a shell
+        shared_temp_directory=os.path.expanduser(shared_directory),
         scheduler_options={"dashboard": False, "dashboard_address": "127.0.0.1:0"}
         | ({"host": "127.0.0.1"} if system == "local" and interface is None else {}),
     )
