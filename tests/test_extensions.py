@@ -134,6 +134,7 @@ def test_jobqueue_backend_passes_the_kit_on_its_local_test_cluster(tmp_path):
     pytest.importorskip("dask_jobqueue")
     backend = registry().get("backend", "jobqueue")
     kit.check_backend(backend, jobs=2, system="local", shared_directory=str(tmp_path))
+    assert not list(tmp_path.glob(".dask-jobqueue*"))  # the run's TLS certificates go with the run
 
 
 # -- the kit can fail ----------------------------------------------------------------------------------

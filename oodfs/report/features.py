@@ -20,7 +20,7 @@ from oodfs.contract.seeds import derive_seed
 from oodfs.report import stats
 from oodfs.tables.names import LEVEL_SEP  # how a one-hot level is named: column=level
 
-#: how a one-hot column is named: ``column=level`` (oodfs.tabular)
+#: how a one-hot column is named: ``column=level`` (oodfs.tables)
 
 
 def variable_of(feature: str) -> str:

@@ -88,6 +88,7 @@ class JobQueueBackend(Backend):
                 yield from completed(client, [(_in_job, fn, *args) for args in calls], as_completed)
         finally:
             cluster.close()
+            _remove_certificates(cluster)
 
     def uses_local_cpus(self, system: str = "slurm", **options) -> bool:
         return system == "local"
@@ -139,6 +140,14 @@ def _start(
             raise OodfsError(f"the jobqueue backend ({system}) could not start its cluster: {exc}") from None
     cluster.scale(jobs=math.ceil(jobs / cores))
     return cluster
+
+
+def _remove_certificates(cluster) -> None:
+    """Delete the workers' copies of the run's TLS certificates (dask-jobqueue keeps them open as
+    temporary files in the shared directory and leaves them there when the run ends)."""
+    for name, value in list(vars(cluster).items()):
+        if name.startswith("_job_") and hasattr(value, "close"):
+            value.close()  # a NamedTemporaryFile: deleted when closed
 
 
 def _security():
