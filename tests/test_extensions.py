@@ -115,11 +115,6 @@ def test_builtin_rules_pass_the_kit(name):
     kit.check_selection_rule(registry().get("rule", name))
 
 
-@pytest.mark.parametrize("name", ["markdown", "csv", "latex", "html"])
-def test_builtin_formats_show_hostile_names_as_text(hostile, name):
-    kit.check_output_format(registry().get("format", name), Leaderboard(Report.from_path(hostile)))
-
-
 def test_builtin_commands_pass_the_kit():
     for command in registry().entries("command").values():
         kit.check_command(command.cls)

@@ -463,6 +463,44 @@ def prepare_table(
     ``"log"`` or ``"log1p"``; ``standardize`` scales every feature to mean 0, sd 1 over all
     the rows kept. None of these may name the target or the environment column.
     """
+    _check_modes(df, categorical, dates, dropna, target_transform)
+    columns, keep, declared, features = _columns(
+        df, target, env_column, drop, keep, categorical_columns, features
+    )
+    notes: list[str] = []
+    excluded: dict[str, str] = {}
+
+    def note(text: str) -> None:  # called by the steps below: a warning where prepare_table was called
+        notes.append(text)
+        warnings.warn(text, TableWarning, stacklevel=4)
+
+    y, keep_rows = _rows(df, target, env_column, columns, dropna, note)
+    sub = df.loc[keep_rows, columns].copy()
+    sub.columns = [str(c) for c in sub.columns]
+    repeated = _repeated(list(sub.columns))
+    if repeated:  # e.g. the column 1 and the column "1"
+        raise OodfsError(f"two columns are both named {repeated[0]!r} as text; rename one")
+    keep, declared = [str(c) for c in keep], [str(c) for c in declared]
+    explicit = set(keep) | set(declared) | {str(c) for c in (features or ())}
+    y_raw = y[keep_rows]
+    y = transform_target(y_raw, target_transform, target)
+
+    env_labels = None
+    if env_column is not None:
+        env_labels = df.loc[keep_rows, env_column].astype(str).to_numpy(dtype=object)
+
+    _check_not_nested(sub, sub.columns)
+    for c in declared:
+        sub[c] = _declared_categorical(sub[c])
+    _convert_dates(sub, declared, dates, df.loc[keep_rows], note)
+    sub = _leave_out_identifiers(sub, explicit, excluded, note)
+    _refuse_copies(sub, keep, [y_raw] if y is y_raw else [y_raw, y], target)
+    _note_identical(sub, note)
+    X, names, variables = _encode(sub, categorical, max_levels, standardize)
+    return PreparedTable(X, y, names, variables, env_labels, len(df), notes, excluded)
+
+
+def _check_modes(df, categorical, dates, dropna, target_transform) -> None:
     if not isinstance(df, pd.DataFrame):
         raise OodfsError(f"expected a pandas DataFrame, got {type(df).__name__}")
     if categorical not in CATEGORICAL_MODES:
@@ -476,6 +514,10 @@ def prepare_table(
             f"target_transform must be one of {', '.join(map(str, TARGET_TRANSFORMS))}, "
             f"got {target_transform!r}"
         )
+
+
+def _columns(df, target, env_column, drop, keep, categorical_columns, features):
+    """(the feature columns, keep, the declared categorical columns, features), every name checked."""
     repeated = _repeated(list(df.columns))
     if repeated:
         raise OodfsError(f"column name(s) {', '.join(map(repr, repeated))} appear more than once")
@@ -515,14 +557,12 @@ def prepare_table(
     outside = [c for c in keep + declared if c not in columns]
     if outside:
         raise OodfsError(f"{outside[0]!r} is not among the feature columns (it is not listed in features)")
+    return columns, keep, declared, features
 
-    notes: list[str] = []
-    excluded: dict[str, str] = {}
 
-    def note(text: str) -> None:
-        notes.append(text)
-        warnings.warn(text, TableWarning, stacklevel=3)
-
+def _rows(df, target, env_column, columns, dropna, note):
+    """(the target, the mask of the rows kept): rows without a target go, with a note; missing values
+    are an error naming the columns, or (``dropna="rows"``) the incomplete rows go, with a note."""
     _check_not_nested(df, [target] + ([env_column] if env_column is not None else []))
     y = _target_vector(df, target)
     if np.isinf(y).any():
@@ -559,24 +599,11 @@ def prepare_table(
         keep_rows &= ~incomplete
         if not keep_rows.any():
             raise OodfsError("no rows left after dropping the rows with a missing value")
+    return y, keep_rows
 
-    sub = df.loc[keep_rows, columns].copy()
-    sub.columns = [str(c) for c in sub.columns]
-    repeated = _repeated(list(sub.columns))
-    if repeated:  # e.g. the column 1 and the column "1"
-        raise OodfsError(f"two columns are both named {repeated[0]!r} as text; rename one")
-    keep, declared = [str(c) for c in keep], [str(c) for c in declared]
-    explicit = set(keep) | set(declared) | {str(c) for c in (features or ())}
-    y_raw = y[keep_rows]
-    y = transform_target(y_raw, target_transform, target)
 
-    env_labels = None
-    if env_column is not None:
-        env_labels = df.loc[keep_rows, env_column].astype(str).to_numpy(dtype=object)
-
-    _check_not_nested(sub, sub.columns)
-    for c in declared:
-        sub[c] = _declared_categorical(sub[c])
+def _convert_dates(sub, declared, dates, kept, note) -> None:
+    """Date and time columns of ``sub`` (``kept``: the table's rows kept) refused, or converted in place."""
     # dates: refused, or converted on request (never one-hot encoded as text)
     dated = {
         c: (sub[c] if _is_datetime(sub[c]) else _text_dates(sub[c])) for c in sub.columns if c not in declared
@@ -587,7 +614,7 @@ def prepare_table(
             first = next(iter(dated))
             raise OodfsError(
                 f"column(s) {short_list(list(dated))} hold dates or times "
-                f"(e.g. {str(df.loc[keep_rows, first].iloc[0])!r}); "
+                f"(e.g. {str(kept[first].iloc[0])!r}); "
                 "drop them (--drop), or use them as numbers with dates='convert' (--dates convert: "
                 "decimal years, 2020-07-02 -> 2020.5; durations in days)"
             )
@@ -600,6 +627,9 @@ def prepare_table(
             "(decimal years; durations in days)"
         )
 
+
+def _leave_out_identifiers(sub, explicit, excluded, note):
+    """``sub`` without the columns that look like identifiers (unless named), each with a note."""
     # identifiers: left out with a note unless kept
     ids = {c: r for c in sub.columns if c not in explicit for r in [_id_reason(sub[c])] if r}
     if ids:
@@ -615,9 +645,12 @@ def prepare_table(
                 "no feature columns left: every column looks like an identifier; "
                 f"keep the ones that are features with keep=[...] (--keep {','.join(ids)})"
             )
+    return sub
 
+
+def _refuse_copies(sub, keep, targets, target) -> None:
+    """An error naming the numeric columns that are near-copies of the target (unless kept)."""
     # near-copies of the target: refused unless kept
-    targets = [y_raw] if y is y_raw else [y_raw, y]
     copies = {}
     for c in sub.columns:
         s = sub[c]
@@ -634,6 +667,8 @@ def prepare_table(
             f"else; drop them (--drop {','.join(copies)}) or keep them on purpose (keep=[...], --keep)"
         )
 
+
+def _note_identical(sub, note) -> None:
     same = _identical_groups(sub)
     if same:
         groups = [
@@ -644,6 +679,9 @@ def prepare_table(
             "score (drop one with --drop)"
         )
 
+
+def _encode(sub, categorical, max_levels, standardize):
+    """(X, feature names, the variable of each feature) of the feature columns."""
     encoder = make_encoder(sub, categorical, max_levels, standardize=False)
     X = np.asarray(encoder.fit_transform(sub), dtype=float)
     try:
@@ -656,7 +694,7 @@ def prepare_table(
     variables = _encoded_variables(encoder)
     if standardize:
         X = make_scaler().fit_transform(X)
-    return PreparedTable(X, y, names, variables, env_labels, len(df), notes, excluded)
+    return X, names, variables
 
 
 def prepare(
