@@ -78,15 +78,25 @@ _default_formatwarning = warnings.formatwarning
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # known before the parser exists: building it loads the plugins, whose warnings are one line too
+    debug = "--debug" in argv
+    if not debug:
+        warnings.filterwarnings("ignore", category=FutureWarning)
+        warnings.formatwarning = _one_line_warning
+    try:
+        return _main(argv)
+    finally:
+        warnings.formatwarning = _default_formatwarning
+
+
+def _main(argv: list[str]) -> int:
     try:
         parser = build_parser()
     except OodfsError as exc:  # two installed plugins offer one name: nothing can run
         print(f"oodfs: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     args = parser.parse_args(argv)
-    if not args.debug:
-        warnings.filterwarnings("ignore", category=FutureWarning)
-        warnings.formatwarning = _one_line_warning
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
     try:
         return commands()[args.command].run(args)
@@ -103,7 +113,6 @@ def main(argv=None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-        warnings.formatwarning = _default_formatwarning
 
 
 def _main_thread() -> bool:
