@@ -9,6 +9,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "api"
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:The mapping interface for autodoc options")  # napoleon's, not ours
 def test_the_api_reference_builds_without_warnings(tmp_path):
     from sphinx.cmd.build import build_main
 
