@@ -25,7 +25,8 @@ import pandas as pd
 from tabulate import tabulate
 
 from oodfs.contract.registry import registry
-from oodfs.tabular import _id_reason, make_scaler
+from oodfs.tables import make_scaler
+from oodfs.tables.prepare import _id_reason
 
 ID_NAME = re.compile(
     r"(?:^|_|\.)(?:id|obs|no|num|number|index|case|subject|code|key|idx|seq\w*)(?:$|_|\.)|^id|id$"

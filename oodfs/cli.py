@@ -1,14 +1,14 @@
 """Command line: ``oodfs bench | leaderboard | compare | plot | report | merge | plugins |
-select | theory``.
+select | suites | theory`` and the commands of installed plugins.
 
-Each command is a module of :mod:`oodfs.commands`; this module builds the parser and turns an
+Commands are registered (hook ``oodfs_commands``; the built-in ones in :mod:`oodfs.commands`);
+this module builds the parser from the registry and turns an
 :class:`~oodfs.validation.OodfsError` into one line on stderr and exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import signal
 import sys
 import warnings
@@ -17,18 +17,6 @@ from oodfs.validation import OodfsError, RunAborted, format_warning
 
 EXIT_USAGE = 2
 EXIT_ABORTED = 1  # the run stopped for a reason other than the input (disk full, a killed worker)
-COMMANDS = (
-    "bench",
-    "leaderboard",
-    "compare",
-    "plot",
-    "report",
-    "merge",
-    "plugins",
-    "select",
-    "suites",
-    "theory",
-)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,8 +27,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
-def _command(name: str):
-    return importlib.import_module(f".commands.{name}", __package__)
+def commands() -> dict:
+    """The registered commands by name (:class:`oodfs.contract.extensions.Command`): the built-in
+    ones first, in their order, then those of installed plugins."""
+    from oodfs.commands import BUILTIN
+    from oodfs.contract.registry import registry
+
+    found = {name: info.cls for name, info in registry().entries("command").items()}
+    return {**{n: found[n] for n in BUILTIN if n in found}, **dict(sorted(found.items()))}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,8 +46,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMANDS:
-        _command(name).add_parser(sub)
+    for command in commands().values():
+        try:
+            command.add_parser(sub)
+        except Exception as exc:  # a plugin's broken parser must not take the program down
+            if command.name in sub.choices:
+                del sub.choices[command.name]
+            from oodfs.contract.registry import PluginLoadWarning
+
+            warnings.warn(
+                f"oodfs: the command {command.name!r} failed to build its parser and was skipped: "
+                f"{type(exc).__name__}: {exc}",
+                PluginLoadWarning,
+                stacklevel=2,
+            )
     return parser
 
 
@@ -72,14 +78,28 @@ _default_formatwarning = warnings.formatwarning
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not args.debug:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # known before the parser exists: building it loads the plugins, whose warnings are one line too
+    debug = "--debug" in argv
+    if not debug:
         warnings.filterwarnings("ignore", category=FutureWarning)
         warnings.formatwarning = _one_line_warning
+    try:
+        return _main(argv)
+    finally:
+        warnings.formatwarning = _default_formatwarning
+
+
+def _main(argv: list[str]) -> int:
+    try:
+        parser = build_parser()
+    except OodfsError as exc:  # two installed plugins offer one name: nothing can run
+        print(f"oodfs: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    args = parser.parse_args(argv)
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
     try:
-        return _command(args.command).run(args)
+        return commands()[args.command].run(args)
     except OodfsError as exc:
         if args.debug:
             raise
@@ -93,7 +113,6 @@ def main(argv=None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-        warnings.formatwarning = _default_formatwarning
 
 
 def _main_thread() -> bool:

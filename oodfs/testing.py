@@ -10,8 +10,13 @@ One line per plugin author::
 
 or, outside pytest, ``check_selector(MySelector)`` / ``check_weighter(...)`` /
 ``check_environment(...)``, which run every check and raise one :class:`AssertionError` naming
-each failed check and why. A check also accepts an *instance* (``MyNet(max_epochs=10)``): its
-parameters are used instead of the class defaults (a way to shrink an expensive plugin, as
+each failed check and why. The extension points around the methods have one function each:
+``check_selection_rule(rule)``, ``check_backend(MyBackend, **options)``,
+``check_output_format(fmt, leaderboard)`` (with a leaderboard of :func:`hostile_results`, names
+that are markup in one format or another) and ``check_command(command)``.
+
+A check also accepts an *instance* (``MyNet(max_epochs=10)``): its parameters are used instead
+of the class defaults (a way to shrink an expensive plugin, as
 long as it still learns something from 300 rows; the grid checks use the class's grid and
 defaults, as the benchmark does).
 
@@ -59,12 +64,19 @@ from oodfs.validation import OodfsError
 
 __all__ = [
     "ENVIRONMENT_CHECKS",
+    "HOSTILE_METHODS",
+    "HOSTILE_SETTINGS",
     "SELECTOR_CHECKS",
     "WEIGHTER_CHECKS",
+    "check_backend",
+    "check_command",
     "check_environment",
+    "check_output_format",
     "check_plugin",
+    "check_selection_rule",
     "check_selector",
     "check_weighter",
+    "hostile_results",
     "parametrize_plugin_checks",
     "plugin_checks",
     "with_defaults",
@@ -1245,3 +1257,379 @@ def parametrize_plugin_checks(plugins, skip: dict[str, str] | None = None):
             marks = [pytest.mark.skip(reason=reason)] if reason else []
             params.append(pytest.param(plugin, check, id=f"{_plugin_id(plugin)}-{check.name}", marks=marks))
     return pytest.mark.parametrize("plugin, check", params)
+
+
+# -- the extension points around the methods: rules, backends, formats, commands ---------------------
+# Each of these kinds is a declaration (or, for backends, a class) rather than an estimator, so each
+# has one check function that runs every check of its kind and raises one AssertionError naming the
+# plugin, the check and why.
+
+#: method and setting names that are markup, formulas, commands and terminal escapes in one format or
+#: another: :func:`hostile_results` runs a small benchmark under these names, and
+#: :func:`check_output_format` checks that a format shows them as text
+HOSTILE_METHODS = (
+    '=HYPERLINK("http://evil.example/x")',
+    "<script>alert(1)</script>",
+    "a`b![i](javascript:alert(1))`",
+    "\x1b[31mred $\\alpha$ \u202eevil",
+)
+HOSTILE_SETTINGS = (
+    "../../escaped",
+    "`](javascript:alert(2))<img src=x onerror=alert(3)>",
+    "+cmd|' /C calc'!A0",
+)
+
+
+def _kind_check(label: str, checks) -> None:
+    """Run ``checks`` (name -> function of no argument) and raise one AssertionError for the failed."""
+    failures = []
+    for name, check in checks.items():
+        try:
+            check()
+        except _Failed as exc:
+            failures.append(f"{label}: {name} failed: {exc}")
+        except Exception as exc:  # noqa: BLE001 -- the plugin crashed: reported as a failure
+            failures.append(
+                f"{label}: {name} failed: the plugin raised {type(exc).__name__}: {_first_line(exc)}"
+            )
+    if failures:
+        raise AssertionError(f"{len(failures)} check(s) failed:\n" + "\n".join(f"  {f}" for f in failures))
+
+
+def _declared(obj) -> None:
+    _ensure(isinstance(getattr(obj, "name", None), str) and obj.name, "no `name`")
+    description = obj.description if hasattr(obj, "description") else describe(obj)
+    _ensure(
+        isinstance(description, str) and description.strip(), "no description (docstring or `description`)"
+    )
+
+
+def _points_table(extra_metrics=(), seed: int = 0):
+    """An evaluated-points table as a rule sees it: 2 settings x 2 r_train x 2 runs x 2 methods x
+    3 grid points, every registered metric (and ``extra_metrics``) drawn at random."""
+    import pandas as pd
+
+    from oodfs.contract.registry import registry
+
+    rng = np.random.default_rng(seed)
+    rows = [
+        {"setting": s, "r_train": r, "run": run, "method": m, "point": p, "is_default": int(p == 1)}
+        for s in ("poly", "mlp")
+        for r in (1.5, 2.5)
+        for run in (0, 1)
+        for m in ("ols", "dwr")
+        for p in range(3)
+    ]
+    points = pd.DataFrame(rows)
+    for name in sorted({*registry().names("metric"), *extra_metrics}):
+        points[name] = rng.random(len(points))
+    return points
+
+
+def check_selection_rule(rule) -> None:
+    """Check a :class:`oodfs.contract.selection.SelectionRule` (built-in, declared or a subclass with
+    its own ``choose``): on a table of evaluated points it returns one of each task's rows per task,
+    leaves the table as it was, and chooses the same points whatever the order of the rows."""
+    from oodfs.contract.selection import SelectionRule
+    from oodfs.contract.task import TASK_KEY
+
+    points = _points_table([rule.metric] if getattr(rule, "metric", None) else [])
+    tasks = points[TASK_KEY].drop_duplicates()
+
+    def chosen(table):
+        out = rule.choose(table)
+        _ensure(set(points.columns) <= set(out.columns), "choose() dropped columns of the points table")
+        return out.sort_values(TASK_KEY, kind="stable").reset_index(drop=True)[list(points.columns)]
+
+    def one_row_per_task():
+        out = chosen(points.copy())
+        _ensure(len(out) == len(tasks), f"{len(out)} rows chosen for {len(tasks)} tasks (one per task)")
+        _ensure(not out[TASK_KEY].duplicated().any(), "a task has two chosen rows")
+        merged = out.merge(points, on=list(points.columns), how="left", indicator=True)
+        _ensure((merged["_merge"] == "both").all(), "a chosen row is not a row of the points table")
+
+    def leaves_the_input():
+        table = points.copy()
+        rule.choose(table)
+        _ensure(table.equals(points), "choose() changed the table it was given")
+
+    def row_order_free():
+        shuffled = points.sample(frac=1, random_state=1)
+        _ensure(chosen(shuffled).equals(chosen(points.copy())), "the choice depends on the order of the rows")
+
+    label = f"selection rule {getattr(rule, 'name', rule)!r}"
+    _kind_check(
+        label,
+        {
+            "check_rule_metadata": lambda: (
+                _declared(rule),
+                _ensure(isinstance(rule, SelectionRule), "not an oodfs.contract.selection.SelectionRule"),
+            ),
+            "check_rule_one_row_per_task": one_row_per_task,
+            "check_rule_leaves_the_input": leaves_the_input,
+            "check_rule_row_order": row_order_free,
+        },
+    )
+
+
+def backend_probe(i: int, seed: int) -> tuple[int, float, int]:
+    """The job :func:`check_backend` runs: its inputs, a seeded draw and the worker's process id."""
+    import os
+
+    return i, float(np.random.default_rng(seed).normal()), os.getpid()
+
+
+def check_backend(backend, jobs: int = 2, **options) -> None:
+    """Check a :class:`oodfs.contract.extensions.Backend` subclass (``options``: the values of its
+    declared options to run it with): it runs every call exactly once with ``jobs`` workers and
+    returns what the same calls return in this process, runs no call for no calls, and its declared
+    options parse (an unknown one is refused with one line naming the valid ones)."""
+    from oodfs.contract.extensions import Backend
+
+    calls = [(i, 1000 + i) for i in range(6)]
+    expected = sorted(backend_probe(*c)[:2] for c in calls)
+
+    def metadata():
+        _declared(backend)
+        _ensure(isinstance(backend, type) and issubclass(backend, Backend), "not a Backend subclass")
+        _ensure(isinstance(backend.commits_in_worker, bool), "commits_in_worker is not a bool")
+        names = [o.name for o in backend.options]
+        _ensure(len(set(names)) == len(names), f"an option is declared twice: {names}")
+        _expect_oodfs_error(
+            "parse_options with an unknown option", lambda: backend.parse_options({"no-such": "1"})
+        )
+
+    def same_results():
+        got = list(backend().run(backend_probe, calls, jobs=jobs, **options))
+        _ensure(len(got) == len(calls), f"{len(got)} results for {len(calls)} calls")
+        _ensure(sorted(g[:2] for g in got) == expected, "the results differ from the same calls run here")
+
+    def no_calls():
+        _ensure(list(backend().run(backend_probe, [], jobs=jobs, **options)) == [], "results for no calls")
+
+    _kind_check(
+        f"backend {getattr(backend, 'name', backend)!r}",
+        {
+            "check_backend_metadata": metadata,
+            "check_backend_results": same_results,
+            "check_backend_no_calls": no_calls,
+        },
+    )
+
+
+def hostile_results(folder) -> str:
+    """Run a small benchmark (2 runs, 200 rows) whose method and setting names are
+    :data:`HOSTILE_METHODS` and :data:`HOSTILE_SETTINGS` into ``folder``/out, in this process, and
+    return that results folder: the leaderboard :func:`check_output_format` renders."""
+    import contextlib
+    import io
+    import json
+    import textwrap
+    from pathlib import Path
+
+    from oodfs.cli import main
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    plugin = folder / "hostile_names.py"
+    plugin.write_text(_HOSTILE_PLUGIN % list(HOSTILE_METHODS))
+    settings = "\n".join(
+        f'[settings.{json.dumps(s)}]\nparams = {{ setting = "poly" }}' for s in HOSTILE_SETTINGS
+    )
+    methods = "[" + ", ".join(json.dumps(m) for m in ("ols", *HOSTILE_METHODS)) + "]"
+    suite = folder / "hostile.toml"
+    suite.write_text(
+        textwrap.dedent(f"""
+        environment = "synthetic"
+        r_train = [2.5]
+        r_test = [-2.0, 2.0]
+        runs = 2
+        n_train = 200
+        n_val = 100
+        n_test = 200
+        k = 3
+        methods = {methods}
+        """)
+        + settings
+        + "\n"
+    )
+    out = folder / "a" / "b" / "out"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(
+            ["bench", "--suite", str(suite), "--plugin", str(plugin), "--out", str(out), "--jobs", "1"]
+        )
+    if code != 0:
+        raise RuntimeError(f"the hostile benchmark failed: {err.getvalue().strip()}")
+    return str(out)
+
+
+_HOSTILE_PLUGIN = """
+import numpy as np
+import oodfs
+
+def selector(name):
+    def fit(self, X, y, sw):
+        return np.abs(np.corrcoef(X.T, y)[-1, :-1])
+    cls = type("Hostile", (oodfs.Selector,), {"name": name, "__doc__": "a hostile name", "_fit_scores": fit})
+    cls.__module__ = __name__
+    return cls
+
+NAMES = %r
+
+@oodfs.hookimpl
+def oodfs_selectors():
+    return [selector(n) for n in NAMES]
+"""
+
+
+def _inert_markdown(text: str) -> None:
+    """Rendered as CommonMark with tables: no tag but a report's, no link, no foreign image."""
+    import re
+    from html.parser import HTMLParser
+
+    from markdown_it import MarkdownIt
+
+    tags = []
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            tags.append((tag, dict(attrs)))
+
+    Tags().feed(MarkdownIt("commonmark").enable("table").render(text))
+    allowed = {
+        "h1",
+        "h2",
+        "h3",
+        "p",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "code",
+        "strong",
+        "ul",
+        "li",
+    }
+    for tag, attrs in tags:
+        _ensure(tag in allowed | {"img", "em"}, f"the markdown renders a <{tag}> element: {attrs}")
+        if tag == "img":
+            _ensure(
+                re.fullmatch(r"(figures/)?[A-Za-z0-9_-][A-Za-z0-9._-]*", attrs.get("src", "")),
+                f"image {attrs}",
+            )
+        _ensure(not any(k.startswith("on") or k == "href" for k in attrs), f"a link or handler: {attrs}")
+
+
+def _inert_html(text: str) -> None:
+    """No hostile name as markup: none of their tags, no handler attribute, no javascript: address."""
+    from html.parser import HTMLParser
+
+    found = []
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            found.append((tag, dict(attrs)))
+
+    Tags().feed(text)
+    for tag, attrs in found:
+        _ensure(not any(k.startswith("on") for k in attrs), f"a <{tag}> with an event handler: {attrs}")
+        _ensure(
+            not any("javascript:" in str(v).lower() for v in attrs.values()),
+            f"a javascript: address: {attrs}",
+        )
+    for name in (*HOSTILE_METHODS, *HOSTILE_SETTINGS):
+        for piece in ("<script>alert", "<img src=x"):
+            _ensure(not (piece in name and piece in text), f"the name {name!r} is markup in the page")
+
+
+def _inert_csv(text: str) -> None:
+    """No cell that a spreadsheet reads as a formula (a number with a sign is a number)."""
+    import csv
+    import io
+
+    for row in csv.reader(io.StringIO(text)):
+        for cell in row:
+            if cell[:1] in ("=", "+", "-", "@", "\t", "\r"):
+                try:
+                    float(cell)
+                except ValueError:
+                    raise _Failed(f"the cell {cell!r} is a spreadsheet formula") from None
+
+
+def _inert_latex(text: str) -> None:
+    """No name's backslash, dollar or brace reaches LaTeX as a command or math."""
+    _ensure("$\\alpha$" not in text, "a name's $...$ is math in the LaTeX")
+    _ensure(
+        "\\alpha" not in text.replace("\\textbackslash{}alpha", ""), "a name's \\alpha is a LaTeX command"
+    )
+
+
+_INERT = {"markdown": _inert_markdown, "html": _inert_html, "csv": _inert_csv, "latex": _inert_latex}
+
+
+def check_output_format(fmt, leaderboard) -> None:
+    """Check an :class:`oodfs.contract.extensions.OutputFormat`: rendered from ``leaderboard`` (a
+    :class:`oodfs.report.leaderboard.Leaderboard`, best one of :func:`hostile_results`), the text
+    holds every method name, no terminal escape or bidirectional override, and shows the names as
+    text in its declared language (markdown renders no link, tag or foreign image; HTML has no
+    handler or script from a name; CSV has no formula cell; LaTeX no command or math from a name)."""
+    from oodfs.contract.extensions import FORMAT_LANGUAGES, OutputFormat
+
+    def metadata():
+        _declared(fmt)
+        _ensure(isinstance(fmt, OutputFormat), "not an oodfs.contract.extensions.OutputFormat")
+        _ensure(fmt.language in FORMAT_LANGUAGES, f"language {fmt.language!r} is none of {FORMAT_LANGUAGES}")
+
+    def inert():
+        text = fmt.render(leaderboard)
+        _ensure(isinstance(text, str) and text.strip(), "render() returned no text")
+        _ensure(
+            "\x1b" not in text and "\u202e" not in text, "a terminal escape or bidi override reached the text"
+        )
+        _INERT.get(fmt.language, lambda t: None)(text)
+
+    _kind_check(
+        f"leaderboard format {getattr(fmt, 'name', fmt)!r}",
+        {"check_format_metadata": metadata, "check_format_escaping": inert},
+    )
+
+
+def check_command(command) -> None:
+    """Check an :class:`oodfs.contract.extensions.Command`: its name is a command name, it adds a
+    parser of that name to a sub-parsers action, and ``oodfs NAME --help`` exits 0."""
+    import argparse
+    import contextlib
+    import io
+    import re
+
+    from oodfs.contract.extensions import Command
+
+    def metadata():
+        _declared(command)
+        _ensure(isinstance(command, Command), "not an oodfs.contract.extensions.Command")
+        _ensure(re.fullmatch(r"[a-z][a-z0-9-]*", command.name), f"{command.name!r} is not a command name")
+        _ensure(callable(command.run), "run is not callable")
+
+    def parser():
+        top = argparse.ArgumentParser(prog="oodfs")
+        sub = top.add_subparsers(dest="command")
+        command.add_parser(sub)
+        _ensure(
+            list(sub.choices) == [command.name],
+            f"add_parser added {list(sub.choices)}, not [{command.name!r}]",
+        )
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            try:
+                top.parse_args([command.name, "--help"])
+            except SystemExit as exc:
+                _ensure(exc.code in (0, None), f"`oodfs {command.name} --help` exited with {exc.code}")
+        _ensure(command.name in out.getvalue(), "the help does not name the command")
+
+    _kind_check(
+        f"command {getattr(command, 'name', command)!r}",
+        {"check_command_metadata": metadata, "check_command_parser": parser},
+    )

@@ -34,7 +34,7 @@ def assert_clean_error(proc, *needles):
         (["bench", "--suite", "synthetic", "--r-train", "0.5"], ["|r| > 1", "0.5"]),
         (["bench", "--suite", "synthetic", "--runs", "0"], ["positive integer"]),
         (["bench", "--suite", "synthetic", "--jobs", "-1"], ["positive integer"]),
-        (["bench", "--suite", "synthetic", "--selection", "best"], ["invalid choice"]),
+        (["bench", "--suite", "synthetic", "--selection", "best"], ["unknown model-selection rule 'best'"]),
         (["bench", "--suite", "synthetic", "--scheduler", "tcp://x:1"], ["--backend dask"]),
         (["bench", "--suite", "synthetic", "--task-timeout", "0"], ["positive"]),
         (["leaderboard", "/no/such/dir"], ["does not exist"]),

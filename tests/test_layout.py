@@ -1,8 +1,11 @@
 """The package's rooms and which way data flows between them (CONTRIBUTING, "Layout").
 
 contract <- results <- report, and contract <- run: the report package can be read and tested
-without the runner; nothing in the core imports a plugin. Every import counts, including those
-inside functions.
+without the runner; nothing in the core imports a plugin. The user's tables (``tables``: reading,
+preparing, naming features) sit beside the contract: the runner and the reports use them, they use
+neither (ranking a table's features is a use case of the runner, ``run/rank.py``), and no package
+imports the deprecated ``oodfs.tabular``, which imports the runner. Every import counts, including
+those inside functions.
 """
 
 import ast
@@ -14,11 +17,21 @@ PACKAGE = Path(__file__).resolve().parents[1] / "oodfs"
 
 #: package -> the oodfs packages it must never import
 FORBIDDEN = {
-    "contract": ("oodfs.run", "oodfs.results", "oodfs.report", "oodfs.theory", "oodfs.commands"),
+    "contract": (
+        "oodfs.run",
+        "oodfs.results",
+        "oodfs.report",
+        "oodfs.theory",
+        "oodfs.commands",
+        "oodfs.tables",
+    ),
+    "tables": ("oodfs.run", "oodfs.results", "oodfs.report", "oodfs.theory", "oodfs.commands"),
     "results": ("oodfs.run", "oodfs.report", "oodfs.theory", "oodfs.commands"),
     "report": ("oodfs.run", "oodfs.theory", "oodfs.commands"),
     "run": ("oodfs.report", "oodfs.theory", "oodfs.commands"),
 }
+#: the deprecated module, kept for one release: it imports the runner, so no package may import it
+DEPRECATED = ("oodfs.tabular",)
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -43,9 +56,21 @@ def test_a_package_imports_nothing_above_it(package):
         f"{path.relative_to(PACKAGE.parent)} imports {name}"
         for path in modules_of(package)
         for name in imported_modules(path)
-        if name.startswith(FORBIDDEN[package])
+        if name.startswith(FORBIDDEN[package] + DEPRECATED)
     }
     assert not wrong, sorted(wrong)
+
+
+def test_no_module_of_oodfs_or_its_plugins_imports_the_deprecated_tabular():
+    roots = (PACKAGE, PACKAGE.parent / "plugins")
+    wrong = [
+        str(path.relative_to(PACKAGE.parent))
+        for root in roots
+        for path in sorted(root.rglob("*.py"))
+        if path != PACKAGE / "tabular.py"
+        and any(name.startswith(DEPRECATED) for name in imported_modules(path))
+    ]
+    assert not wrong, wrong
 
 
 def test_no_core_module_imports_a_plugin():

@@ -10,7 +10,7 @@ import pytest
 
 import oodfs
 from oodfs import OodfsError
-from oodfs.contract.registry import PluginLoadWarning, Registry, registry
+from oodfs.contract.registry import KINDS, PluginLoadWarning, Registry, registry
 
 from .conftest import make_distribution
 
@@ -53,7 +53,8 @@ def test_plugins_json_lists_required_fields():
     entries = json.loads(proc.stdout)
     for e in entries:
         assert {"kind", "name", "package", "version", "description"} <= set(e)
-        assert e["kind"] in ("selector", "weighter", "environment", "metric")
+        assert e["kind"] in KINDS
+    assert {e["kind"] for e in entries} == set(KINDS)  # every kind is listed, each with a built-in
     by_name = {(e["kind"], e["name"]): e for e in entries}
     assert by_name[("selector", "ols")]["package"] == "oodfs"
     assert by_name[("environment", "synthetic")]["description"]

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from oodfs import testing as kit
 from oodfs.cli import main
+from oodfs.contract.registry import registry
 from oodfs.report import escape
 
 #: hostile names (no commas: a method list on the command line is comma-separated)
@@ -180,6 +182,16 @@ def test_csv_holds_no_formula_and_latex_no_command(hostile):
     assert code == 0, err
     assert "\\alpha" not in latex.replace("\\textbackslash{}alpha", "") and "$\\alpha$" not in latex
     assert "\x1b" not in latex and "<script>" not in latex
+
+
+@pytest.mark.parametrize("name", registry().names("format"))
+def test_every_registered_format_shows_hostile_names_as_text(hostile, name):
+    """Every leaderboard format, a plugin's too (`oodfs_leaderboard_formats`), by the escaping
+    rules of its declared language (oodfs.testing.check_output_format)."""
+    from oodfs.report.leaderboard import Leaderboard
+    from oodfs.report.report import Report
+
+    kit.check_output_format(registry().get("format", name), Leaderboard(Report.from_path(hostile["out"])))
 
 
 def _number(text: str) -> bool:

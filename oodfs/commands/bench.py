@@ -22,7 +22,7 @@ from oodfs.validation import OodfsError, RunAborted
 
 
 def add_parser(sub) -> None:
-    from oodfs.run.executors import BACKENDS
+    from oodfs.contract.registry import registry
 
     p = sub.add_parser(
         "bench",
@@ -110,17 +110,32 @@ def add_parser(sub) -> None:
         metavar="MODULE",
         help="register an unpackaged plugin module (dotted name or .py file) for this run; repeatable",
     )
+    backends = registry().entries("backend")
     p.add_argument(
         "--backend",
         default="local",
-        choices=list(BACKENDS),
-        help="; ".join(f"{name}: {what}" for name, what in BACKENDS.items()),
+        metavar="NAME",
+        help="where the jobs run: "
+        + "; ".join(f"{name}: {info.description}" for name, info in backends.items())
+        + " (`oodfs plugins` lists the backends and their options)",
+    )
+    p.add_argument(
+        "--backend-option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an option of the backend, repeatable: "
+        + "; ".join(
+            f"{name}: " + ", ".join(o.name for o in info.cls.options)
+            for name, info in backends.items()
+            if info.cls.options
+        ),
     )
     p.add_argument(
         "--scheduler",
         metavar="ADDRESS",
-        help="with --backend dask: address of an existing scheduler (default: start a LocalCluster of "
-        "--jobs workers)",
+        help="with --backend dask: address of an existing scheduler, the same as --backend-option "
+        "scheduler=ADDRESS (default: start a LocalCluster of --jobs workers)",
     )
     p.add_argument(
         "--task-timeout",
@@ -161,15 +176,19 @@ def memory_size(text: str) -> str:
 
 
 def run(args) -> int:
+    from oodfs.contract.extensions import parse_backend_options
+    from oodfs.contract.registry import registry
     from oodfs.contract.selection import get_rule
     from oodfs.report.escape import write_text
     from oodfs.report.leaderboard import Leaderboard
     from oodfs.report.plots import make_figures
     from oodfs.report.report import Report
     from oodfs.results.store import export
+    from oodfs.run.executors import backend
     from oodfs.run.runner import run_suite
     from oodfs.run.suite import customise, load_suite
 
+    registry(tuple(args.plugin))  # a plugin may bring the rule, the backend or the methods named
     options = dict(
         quick=args.quick,
         settings=args.settings,
@@ -200,9 +219,13 @@ def run(args) -> int:
         raise OodfsError("--methods is empty: give at least one selector (`oodfs plugins` lists them)")
     if args.scheduler and args.backend != "dask":
         raise OodfsError("--scheduler needs --backend dask")
+    given = parse_backend_options(
+        args.backend_option + ([f"scheduler={args.scheduler}"] if args.scheduler else [])
+    )
+    executor = backend(args.backend)
     if args.jobs > available_cpus() and not (
-        args.force_jobs or args.scheduler
-    ):  # a remote cluster may be larger
+        args.force_jobs or not executor.uses_local_cpus(**executor.parse_options(given))
+    ):  # a cluster elsewhere may be larger
         raise OodfsError(
             f"--jobs {args.jobs} is more than the {available_cpus()} CPUs this process may use; "
             "pass --force-jobs to start that many workers anyway"
@@ -217,7 +240,7 @@ def run(args) -> int:
             progress=not args.quiet,
             argv=["oodfs"] + sys.argv[1:],
             backend_name=args.backend,
-            scheduler=args.scheduler,
+            backend_options=tuple(given.items()),
             task_timeout=args.task_timeout,
             task_memory=args.task_memory,
             force=tuple(args.force),

@@ -10,7 +10,7 @@ from oodfs.validation import OodfsError
 
 
 def add_parser(sub) -> None:
-    from oodfs.report.leaderboard import FORMATS
+    from oodfs.contract.registry import registry
 
     p = sub.add_parser(
         "leaderboard",
@@ -18,7 +18,14 @@ def add_parser(sub) -> None:
         description="Aggregate a results folder (or results.parquet/.csv file) into a leaderboard.",
     )
     p.add_argument("path", help="results folder written by `oodfs bench`, or a results file")
-    p.add_argument("--format", default="markdown", choices=FORMATS, help="output format (default markdown)")
+    formats = registry().entries("format")
+    p.add_argument(
+        "--format",
+        default="markdown",
+        choices=list(formats),
+        help="output format (default markdown): "
+        + "; ".join(f"{n}: {f.description}" for n, f in formats.items()),
+    )
     add_selection(p)
     add_metrics(p)
     p.add_argument("--output", "-o", help="write to this file instead of standard output")

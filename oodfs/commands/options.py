@@ -77,11 +77,13 @@ def available_cpus() -> int:
 
 
 def add_selection(parser, default=None) -> None:
-    from oodfs.contract.selection import RULES
+    """``--selection RULE``: any registered rule (a plugin's too, so the name is checked when the
+    command runs, by :func:`oodfs.contract.selection.get_rule`, not by argparse's choices)."""
+    from oodfs.contract.selection import rules
 
-    rules = "; ".join(f"{r.name}: {r.description}" for r in RULES.values())
+    listed = "; ".join(f"{r.name}: {r.description}" for r in rules().values())
     parser.add_argument(
-        "--selection", default=default, choices=list(RULES), help=f"model-selection rule ({rules})"
+        "--selection", default=default, metavar="RULE", help=f"model-selection rule ({listed})"
     )
 
 

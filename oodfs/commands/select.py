@@ -1,5 +1,5 @@
 """``oodfs select``: rank the features of the user's own table (argument parsing and printing
-only; the work is :func:`oodfs.tabular.rank_features`)."""
+only; the work is :func:`oodfs.run.rank.rank_features`, whose result has its own JSON form)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,8 @@ import sys
 import warnings
 
 from oodfs.commands.options import csv_list, positive_int
-from oodfs.tabular import (
-    CATEGORICAL_MODES,
-    DATE_MODES,
-    DOWNSTREAM_MODELS,
-    GROUP_AGGREGATES,
-    MAX_LEVELS,
-    MIN_LEVEL_ROWS,
-    TableWarning,
-    rank_features,
-)
+from oodfs.run.rank import DOWNSTREAM_MODELS, GROUP_AGGREGATES, RankOptions, rank_features
+from oodfs.tables import CATEGORICAL_MODES, DATE_MODES, MAX_LEVELS, MIN_LEVEL_ROWS, TableWarning
 from oodfs.validation import OodfsError, one_line_warning
 
 #: what a column or a variable's levels are listed as in the terminal table, at most
@@ -230,6 +222,31 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     (file or sys.stderr).write(one_line_warning(message, category))
 
 
+def _options(args, params: dict, declared: list) -> RankOptions:
+    """The command's arguments as :class:`~oodfs.run.rank.RankOptions`."""
+    return RankOptions(
+        top_k=args.top_k,
+        env_column=args.env_column,
+        train_envs=args.train_envs,
+        params=params,
+        random_state=args.seed,
+        categorical=args.categorical,
+        drop=args.drop,
+        standardize_features=not args.no_standardize,
+        max_levels=args.max_levels,
+        categorical_columns=declared,
+        keep=args.keep,
+        dates=args.dates,
+        dropna=args.dropna,
+        target_transform=None if args.target_transform == "none" else args.target_transform,
+        min_level_rows=args.min_level_rows,
+        group_levels=args.group_levels,
+        evaluate=args.evaluate,
+        downstream=args.downstream,
+        isolate=not args.no_isolation,
+    )
+
+
 def _levels(features: list[str]) -> str:
     shown = ", ".join(features[:SHOWN_LEVELS])
     return shown + (f", ... ({len(features)})" if len(features) > SHOWN_LEVELS else "")
@@ -247,105 +264,28 @@ def run(args) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("always", TableWarning)
         warnings.showwarning = _show_warning  # also in the forked child that fits the selector
-        ranking = rank_features(
-            args.file,
-            args.target,
-            args.method,
-            top_k=args.top_k,
-            env_column=args.env_column,
-            train_envs=args.train_envs,
-            params=params,
-            random_state=args.seed,
-            categorical=args.categorical,
-            drop=args.drop,
-            standardize_features=not args.no_standardize,
-            max_levels=args.max_levels,
-            categorical_columns=declared,
-            keep=args.keep,
-            dates=args.dates,
-            dropna=args.dropna,
-            target_transform=None if args.target_transform == "none" else args.target_transform,
-            min_level_rows=args.min_level_rows,
-            group_levels=args.group_levels,
-            evaluate=args.evaluate,
-            downstream=args.downstream,
-            isolate=not args.no_isolation,
-        )
-    a = ranking.attrs
-    variables, evaluation = a["variables"], a["evaluation"]
+        result = rank_features(args.file, args.target, args.method, _options(args, params, declared))
     if args.json:
-        out = {
-            k: a[k]
-            for k in (
-                "method",
-                "params",
-                "target",
-                "target_transform",
-                "source",
-                "rows",
-                "rows_in_table",
-                "features",
-                "top_k",
-                "env_column",
-                "train_envs",
-                "standardized",
-                "random_state",
-                "group_levels",
-                "left_out",
-                "excluded",
-                "notes",
-            )
-        }
-        out["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in out["params"].items()}
-        out["ranking"] = [
-            {"rank": int(r.rank), "feature": r.feature, "score": float(r.score), "selected": bool(r.selected)}
-            for r in ranking.itertuples()
-        ]
-        if variables is not None:
-            out["variables"] = [
-                {
-                    "rank": int(r.rank),
-                    "variable": r.variable,
-                    "score": float(r.score),
-                    "selected": bool(r.selected),
-                    "features": list(r.features),
-                }
-                for r in variables.itertuples()
-            ]
-        if evaluation is not None:
-            out["evaluation"] = {
-                "downstream": a["downstream"],
-                "train_envs": a["train_envs"],
-                "selected": [r.feature for r in ranking.itertuples() if r.selected],
-                "environments": [
-                    {
-                        "env": r.env,
-                        "rows": int(r.rows),
-                        "rmse_selected": float(r.rmse_selected),
-                        "rmse_all": float(r.rmse_all),
-                        "rmse_mean": float(r.rmse_mean),
-                    }
-                    for r in evaluation.itertuples()
-                ],
-            }
-        print(json.dumps(out, indent=2, default=str))
+        print(json.dumps(result.to_json(), indent=2, default=str))
         return 0
+    a = result
+    ranking, variables, evaluation = result.ranking, result.variables, result.evaluation
     used = (
-        f"{a['rows']} of {a['rows_in_table']} rows (environments {', '.join(a['train_envs'])})"
-        if a["train_envs"]
-        else f"{a['rows']} rows"
+        f"{a.rows} of {a.rows_in_table} rows (environments {', '.join(a.train_envs)})"
+        if a.train_envs
+        else f"{a.rows} rows"
     )
     unit = "variables" if variables is not None else "features"
     target = (
-        f"log({a['target']})"
-        if a["target_transform"] == "log"
-        else f"log1p({a['target']})"
-        if a["target_transform"] == "log1p"
-        else a["target"]
+        f"log({a.target})"
+        if a.target_transform == "log"
+        else f"log1p({a.target})"
+        if a.target_transform == "log1p"
+        else a.target
     )
     print(
-        f"{a['method']} on {a['source']}: target {target!r}, {a['features']} features, {used}; "
-        f"top {a['top_k']} {unit} marked *",
+        f"{a.method} on {a.source}: target {target!r}, {a.features} features, {used}; "
+        f"top {a.top_k} {unit} marked *",
         file=sys.stderr,
     )
     if variables is not None:
@@ -356,7 +296,7 @@ def run(args) -> int:
         print(
             tabulate(
                 rows,
-                headers=["rank", "variable", f"score ({a['group_levels']})", "selected", "features"],
+                headers=["rank", "variable", f"score ({a.group_levels})", "selected", "features"],
                 disable_numparse=True,
             )
         )
@@ -368,7 +308,7 @@ def run(args) -> int:
     if evaluation is not None:
         n_selected = int(ranking["selected"].sum())
         print(
-            f"\ndownstream {a['downstream']} trained on {', '.join(a['train_envs'])} ({a['rows']} rows); "
+            f"\ndownstream {a.downstream} trained on {', '.join(a.train_envs)} ({a.rows} rows); "
             f"RMSE of {target} on each other environment:"
         )
         rows = [
@@ -382,7 +322,7 @@ def run(args) -> int:
                     "env",
                     "rows",
                     f"selected ({n_selected})",
-                    f"all ({a['features']})",
+                    f"all ({a.features})",
                     "training mean",
                 ],
                 disable_numparse=True,

@@ -19,9 +19,9 @@ known through the ``oodfs`` entry-point group::
     def oodfs_selectors():
         return [Variance]
 
-Each hook returns a list of classes (metrics: a list of declarations). Names must be unique within a kind
-across all plugins;
-a clash is an error naming both providers. The built-in methods and environments are plugins
+Each hook returns a list of classes (metrics, selection rules, leaderboard formats and commands: a
+list of declarations, objects). Names must be unique within a kind across all plugins; a clash is
+an error naming both providers. The built-in methods and environments are plugins
 registered in exactly this way (see ``plugins/`` in the source tree).
 """
 
@@ -60,4 +60,37 @@ def oodfs_metrics() -> list:
     (with the test environment in column ``env`` and the number of kept features in ``k``);
     the leaderboard shows those with ``role="headline"``. The built-in metrics are declared
     the same way, in :mod:`oodfs.contract.metrics`.
+    """
+
+
+# -- the extension points around the methods (oodfs.contract.selection, oodfs.contract.extensions) --
+@hookspec
+def oodfs_selection_rules() -> list:
+    """Return a list of :class:`oodfs.contract.selection.SelectionRule` declarations (objects).
+
+    A rule picks one grid point per task from the table of evaluated points
+    (:meth:`~oodfs.contract.selection.SelectionRule.choose`); ``--selection NAME`` and a suite's
+    ``selection`` name it. The built-in rules (val, oracle, default, train-domain, loeo) are
+    declared the same way.
+    """
+
+
+@hookspec
+def oodfs_backends() -> list[type]:
+    """Return a list of :class:`oodfs.contract.extensions.Backend` subclasses (where jobs run:
+    ``oodfs bench --backend NAME``, with ``--backend-option KEY=VALUE`` for the options each declares)."""
+
+
+@hookspec
+def oodfs_leaderboard_formats() -> list:
+    """Return a list of :class:`oodfs.contract.extensions.OutputFormat` declarations
+    (``oodfs leaderboard --format NAME``)."""
+
+
+@hookspec
+def oodfs_commands() -> list:
+    """Return a list of :class:`oodfs.contract.extensions.Command` declarations (``oodfs NAME``).
+
+    Commands are read when the ``oodfs`` program starts, from installed plugins only (a
+    ``--plugin`` module comes too late to add one).
     """

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import re
 import sys
 import warnings
 from dataclasses import dataclass
@@ -19,9 +20,11 @@ from pathlib import Path
 
 import pluggy
 
-from oodfs.contract import hookspecs, metrics
+from oodfs.contract import hookspecs, metrics, selection
 from oodfs.contract.api import Environment, Selector, Weighter, describe
+from oodfs.contract.extensions import FORMAT_LANGUAGES, Backend, Command, OutputFormat
 from oodfs.contract.metrics import Metric
+from oodfs.contract.selection import SelectionRule
 from oodfs.contract.wls import selector_for_weighter
 from oodfs.validation import OodfsError
 
@@ -32,7 +35,14 @@ KINDS = {
     "weighter": ("oodfs_weighters", Weighter),
     "environment": ("oodfs_environments", Environment),
     "metric": ("oodfs_metrics", Metric),  # declarations (instances), not classes
+    # the extension points around the methods (oodfs.contract.selection, oodfs.contract.extensions)
+    "rule": ("oodfs_selection_rules", SelectionRule),  # declarations
+    "backend": ("oodfs_backends", Backend),
+    "format": ("oodfs_leaderboard_formats", OutputFormat),  # declarations
+    "command": ("oodfs_commands", Command),  # declarations
 }
+#: the kinds whose hooks return declarations (objects with ``name`` and ``description``), not classes
+DECLARED = ("metric", "rule", "format", "command")
 
 
 class PluginLoadWarning(UserWarning):
@@ -59,7 +69,7 @@ class PluginInfo:
             "version": self.version,
             "description": self.description,
             "module": self.module,
-            "class": type(self.cls).__qualname__ if self.kind == "metric" else self.cls.__qualname__,
+            "class": type(self.cls).__qualname__ if self.kind in DECLARED else self.cls.__qualname__,
         }
 
 
@@ -120,6 +130,7 @@ class Registry:
         self._cache: dict[str, dict[str, PluginInfo]] | None = None
         self.extra_modules = tuple(extra_modules)
         self.register(metrics, name="oodfs:metrics", package=CORE_DISTRIBUTION, version=_core_version())
+        self.register(selection, name="oodfs:selection", package=CORE_DISTRIBUTION, version=_core_version())
         if load_entry_points:
             self._load_entry_points()
         for spec in self.extra_modules:
@@ -192,7 +203,7 @@ class Registry:
                         # an installed plugin is skipped, as one that fails to load: the others work
                         warnings.warn(f"oodfs: {message}; skipped", PluginLoadWarning, stacklevel=2)
                         continue
-                    if kind == "metric":
+                    if kind in DECLARED:
                         info = PluginInfo(
                             kind,
                             cls.name,
@@ -252,8 +263,16 @@ class Registry:
 
 def _not_a_plugin(kind: str, obj, base) -> str | None:
     """Why ``obj`` (returned by a hook) cannot be registered, or None."""
-    if kind == "metric":
-        return None if isinstance(obj, Metric) else "not an oodfs.contract.metrics.Metric"
+    if kind in DECLARED:
+        if not isinstance(obj, base):
+            return f"not an {base.__module__}.{base.__name__}"
+        if not isinstance(getattr(obj, "name", ""), str) or not obj.name:
+            return "which has no `name`"
+        if kind == "command" and not re.fullmatch(r"[a-z][a-z0-9-]*", obj.name):
+            return "whose name is not a command name (lower-case letters, digits and '-')"
+        if kind == "format" and obj.language not in FORMAT_LANGUAGES:
+            return f"whose language {obj.language!r} is none of {', '.join(FORMAT_LANGUAGES)}"
+        return None
     if not (isinstance(obj, type) and issubclass(obj, base)):
         return f"not a {base.__name__} subclass"
     if not isinstance(getattr(obj, "name", ""), str) or not getattr(obj, "name", ""):

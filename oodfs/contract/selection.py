@@ -3,6 +3,11 @@
 Every grid point is evaluated by the runner; a rule picks one per (setting, r_train, run,
 method) afterwards, the same way for every method (DWR and SRDO included). A rule is an object
 applied to the table of evaluated points (one row per point, metrics as columns).
+
+Rules are a plugin kind (hook ``oodfs_selection_rules``): a third party declares a
+:class:`SelectionRule` (the lowest value of a stored metric wins) or a subclass with its own
+:meth:`SelectionRule.choose`, without editing oodfs. The built-in rules below are registered
+through the same hook.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from oodfs.contract.hookspecs import hookimpl
 from oodfs.contract.task import TASK_KEY
 from oodfs.validation import OodfsError
 
@@ -30,7 +36,12 @@ class SelectionRule:
         return f"{self.name} (upper bound)" if self.upper_bound else self.name
 
     def choose(self, points: pd.DataFrame) -> pd.DataFrame:
-        """The chosen point per task (ties: the earlier grid point)."""
+        """The chosen point per task (ties: the earlier grid point).
+
+        ``points``: one row per evaluated grid point, with the task's key columns (setting,
+        r_train, run, method), ``point``, ``is_default`` and the stored metrics as columns. Returns
+        one of its rows per task. A subclass may override this (the conformance kit's
+        :func:`oodfs.testing.check_selection_rule` checks the result)."""
         points = points.sort_values(["setting", "r_train", "run", "point"], kind="stable")
         if self.metric is None:
             return (
@@ -89,7 +100,22 @@ RULES = {
 }
 
 
+@hookimpl
+def oodfs_selection_rules() -> list[SelectionRule]:
+    return list(RULES.values())
+
+
+def rules() -> dict[str, SelectionRule]:
+    """Every registered rule by name: the built-in ones first, then those of plugins."""
+    from oodfs.contract.registry import registry  # the registry imports this module
+
+    found = {name: info.cls for name, info in registry().entries("rule").items()}
+    return {**{n: found[n] for n in RULES if n in found}, **dict(sorted(found.items()))}
+
+
 def get_rule(name: str) -> SelectionRule:
-    if name not in RULES:
-        raise OodfsError(f"unknown model-selection rule {name!r}; valid: {', '.join(RULES)}")
-    return RULES[name]
+    """The registered rule called ``name``, or an OodfsError naming the valid ones."""
+    known = rules()
+    if name not in known:
+        raise OodfsError(f"unknown model-selection rule {name!r}; valid: {', '.join(known)}")
+    return known[name]

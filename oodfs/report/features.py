@@ -18,9 +18,9 @@ import pandas as pd
 from oodfs.contract.api import ranking_from_scores
 from oodfs.contract.seeds import derive_seed
 from oodfs.report import stats
-from oodfs.tabular import LEVEL_SEP  # how a one-hot level is named: column=level
+from oodfs.tables.names import LEVEL_SEP  # how a one-hot level is named: column=level
 
-#: how a one-hot column is named: ``column=level`` (oodfs.tabular)
+#: how a one-hot column is named: ``column=level`` (oodfs.tables)
 
 
 def variable_of(feature: str) -> str:
@@ -33,7 +33,7 @@ def group_levels(names, scores) -> pd.Series:
     (a variable matters as much as its most important level; a sum would favour variables with
     many levels, a mean would hide one decisive level). Numeric features keep their score.
     Returns a Series indexed by variable, in order of first appearance. The same rule as
-    ``oodfs select --group-levels`` (:func:`oodfs.tabular.rank_variables`, aggregate ``max``);
+    ``oodfs select --group-levels`` (:func:`oodfs.run.rank.rank_variables`, aggregate ``max``);
     docs/PROTOCOL.md, "Real data"."""
     s = pd.Series(np.asarray(scores, dtype=float), index=[variable_of(n) for n in names])
     return s.groupby(level=0, sort=False).max()

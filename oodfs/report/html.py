@@ -14,6 +14,8 @@ import jinja2
 import markupsafe
 import numpy as np
 
+from oodfs.report.escape import terminal
+
 TEMPLATES = Path(__file__).with_name("templates")
 
 
@@ -28,10 +30,20 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=_no_controls,
     )
     env.filters["inline"] = inline_markup
     env.filters["number"] = _number
     return env
+
+
+def _no_controls(value):
+    """Every value a template writes, with control characters and bidi overrides shown as escapes
+    (a name's ESC sequence would reach the terminal of `oodfs leaderboard --format html`, a right-
+    to-left override would reorder the page's text)."""
+    if isinstance(value, markupsafe.Markup):
+        return markupsafe.Markup(terminal(value, newlines=True))
+    return terminal(value, newlines=True) if isinstance(value, str) else value
 
 
 def inline_markup(text) -> markupsafe.Markup:

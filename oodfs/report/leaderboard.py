@@ -22,7 +22,6 @@ from oodfs.report.escape import csv_frame, latex, latex_comment, md_code, md_tex
 from oodfs.report.report import Report
 from oodfs.validation import OodfsError
 
-FORMATS = ("markdown", "csv", "latex", "html")
 INTERVAL = "t"
 
 
@@ -368,14 +367,11 @@ class Leaderboard:
         return render_leaderboard(self)
 
     def render(self, fmt: str) -> str:
-        if fmt not in FORMATS:
-            raise OodfsError(f"unknown leaderboard format {fmt!r}; valid: {', '.join(FORMATS)}")
-        return {
-            "markdown": self.to_markdown,
-            "csv": self.to_csv,
-            "latex": self.to_latex,
-            "html": self.to_html,
-        }[fmt]()
+        """The leaderboard in the registered format ``fmt`` (the built-in ones are in
+        oodfs/report/formats.py; a plugin adds its own with the ``oodfs_leaderboard_formats`` hook)."""
+        from oodfs.contract.registry import registry
+
+        return registry().get("format", fmt).render(self)
 
 
 def _md(text) -> str:

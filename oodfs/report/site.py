@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from oodfs.contract.selection import RULES
+from oodfs.contract.selection import get_rule, rules
 from oodfs.report import compare
 from oodfs.report.figure_files import figure_formats
 from oodfs.report.html import Cell, assets, environment, leaderboard_context, number_cell
@@ -306,9 +306,9 @@ def _rule_view(run: RunInfo, rule: str, where: _Where, columns=None) -> dict:
     try:
         report = Report(run.results, rule, run.metrics, run.order, columns=columns)
     except OodfsError as exc:
-        return dict(rule=RULES[rule], error=str(exc))
+        return dict(rule=get_rule(rule), error=str(exc))
     if report.points.empty:
-        return dict(rule=RULES[rule], error="no task succeeded: nothing to rank", report=report)
+        return dict(rule=get_rule(rule), error="no task succeeded: nothing to rank", report=report)
     board = Leaderboard(report)
     figures = [
         _figure(
@@ -330,7 +330,7 @@ def _rule_view(run: RunInfo, rule: str, where: _Where, columns=None) -> dict:
         ),
     ]
     return dict(
-        rule=RULES[rule],
+        rule=get_rule(rule),
         error=None,
         report=report,
         leaderboard=leaderboard_context(board),
@@ -422,15 +422,15 @@ def build_site(paths, out, selection: str | None = None, formats=FIGURE_FILES, c
     out = Path(out)
     check_out(out, [r.path for r in runs_info])
     first = selection or _stored_rule(runs_info[0]) or "val"
-    if first not in RULES:
-        raise OodfsError(f"unknown model-selection rule {first!r}; valid: {', '.join(RULES)}")
+    known = rules()  # the built-in rules and those of plugins
+    get_rule(first)  # an unknown name: one line naming the valid ones
     with staged(out) as tmp:
         runs = []
         for i, info in enumerate(runs_info):
             fig_dir = tmp / "figures" / f"{i + 1}-{_slug(info.label)}"
             fig_dir.mkdir(parents=True)
             with figure_formats(set(formats) | {"svg"}):
-                views = {rule: _rule_view(info, rule, _Where(tmp, fig_dir), columns) for rule in RULES}
+                views = {rule: _rule_view(info, rule, _Where(tmp, fig_dir), columns) for rule in known}
             any_report = next((v["report"] for v in views.values() if v.get("report") is not None), None)
             if any_report is None:  # no rule applies at all: say why, once
                 raise OodfsError(f"{info.path}: {views[first]['error']}")
@@ -447,8 +447,8 @@ def build_site(paths, out, selection: str | None = None, formats=FIGURE_FILES, c
             )
         # a rule no folder can use (the environment-aware ones on one training environment) is left
         # off the switch, and the page says why
-        usable = [r for r in RULES if any(_applies(run["views"][r]) for run in runs)]
-        left_out = [(RULES[r], runs[0]["views"][r]["error"]) for r in RULES if r not in usable]
+        usable = [r for r in known if any(_applies(run["views"][r]) for run in runs)]
+        left_out = [(known[r], runs[0]["views"][r]["error"]) for r in known if r not in usable]
         if first not in usable:
             raise OodfsError(f"selection {first!r} applies to none of these folders: {left_out[0][1]}")
         env = environment()
@@ -456,10 +456,10 @@ def build_site(paths, out, selection: str | None = None, formats=FIGURE_FILES, c
             suite=next(iter(suites)),
             runs=runs,
             overview_labels=list(dict.fromkeys(label for run in runs for label in run["overview"])),
-            rules=[RULES[r] for r in usable],
+            rules=[known[r] for r in usable],
             left_out=left_out,
             first=first,
-            side_by_side={rule: _side_by_side(runs, rule) for rule in RULES} if len(runs) > 1 else {},
+            side_by_side={rule: _side_by_side(runs, rule) for rule in known} if len(runs) > 1 else {},
             version=_version(),
             assets=assets(env),
         )

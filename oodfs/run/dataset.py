@@ -10,7 +10,7 @@ import numpy as np
 from oodfs.contract.registry import registry
 from oodfs.contract.task import DataKey
 from oodfs.run.suite import Suite, train_envs
-from oodfs.tabular import TableWarning
+from oodfs.tables import TableWarning
 from oodfs.validation import OodfsError
 
 

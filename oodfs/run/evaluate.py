@@ -23,7 +23,8 @@ from oodfs.contract.wls import WLSSelector
 from oodfs.numeric import weighted_least_squares
 from oodfs.run.dataset import DataSet, _read_only
 from oodfs.run.suite import Suite
-from oodfs.tabular import _named, fitted_features
+from oodfs.tables import fitted_features
+from oodfs.tables import named_columns as _named
 from oodfs.validation import OodfsError, error_message
 
 

@@ -24,7 +24,7 @@ from oodfs.run.downstream import DownstreamCache
 from oodfs.run.evaluate import curve_ks, fit_method, leave_one_out_rmse, method_rows, subsets_needed
 from oodfs.run.executors.isolation import call_isolated
 from oodfs.run.suite import Suite
-from oodfs.tabular import _named as named  # "column 3" -> "column 'hr=3'", as `oodfs select` says it
+from oodfs.tables import named_columns as named  # "column 3" -> "column 'hr=3'", as `oodfs select` says it
 from oodfs.validation import error_message
 
 

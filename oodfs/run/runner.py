@@ -25,7 +25,7 @@ from oodfs.contract.task import TASK_KEY
 from oodfs.results.identity import combined_identity, explain, identity_conflicts
 from oodfs.results.provenance import environment, package_versions
 from oodfs.results.store import ResultStore
-from oodfs.run.executors import backend, run_calls
+from oodfs.run.executors import backend
 from oodfs.run.executors.isolation import memory_limit_supported, parse_size
 from oodfs.run.identity import method_code_hashes, suite_identity, task_identities
 from oodfs.run.jobs import WorkerContext, plan, run_job
@@ -161,7 +161,8 @@ class RunOptions:
     note (what is rerun and why, what came from the reference). ``isolate``: fit each method in a
     forked child process, so that a plugin that crashes or exits is a failed task
     (``task_timeout`` and ``task_memory`` need it). ``task_memory``: ``--task-memory``'s SIZE
-    (e.g. ``"2G"``), what each fit may allocate.
+    (e.g. ``"2G"``), what each fit may allocate. ``backend_options``: ``--backend-option
+    NAME=VALUE`` pairs, checked against the options the backend declares.
     """
 
     jobs: int = 1
@@ -170,7 +171,7 @@ class RunOptions:
     progress: bool = True
     argv: tuple[str, ...] | None = None
     backend_name: str = "local"
-    scheduler: str | None = None
+    backend_options: tuple[tuple[str, str], ...] = ()  # (name, text) of the backend's declared options
     task_timeout: float | None = None
     force: tuple[str, ...] = ()
     retry_failed: bool = False
@@ -195,6 +196,7 @@ class RunOptions:
             parse_size(self.task_memory)
             if not memory_limit_supported():
                 raise OodfsError("--task-memory needs Linux 4.7 or later (its data-size limit)")
+        backend(self.backend_name).parse_options(dict(self.backend_options))
         force = tuple(dict.fromkeys(self.force))
         unknown = [m for m in force if m not in suite.methods]
         if unknown:
@@ -221,8 +223,9 @@ def run_suite(suite: Suite, out_dir, options: RunOptions | None = None, **change
     One run writes a folder at a time (a second one is refused); a storage error stops the run
     (:class:`~oodfs.results.store.StorageError`).
     """
-    options = replace(options or RunOptions(), **changes).checked(suite)
-    registry(options.plugin_modules)
+    options = replace(options or RunOptions(), **changes)
+    registry(options.plugin_modules)  # first: a plugin may bring the backend
+    options = options.checked(suite)
     check_suite_plugins(suite)
     executor = backend(options.backend_name)
     store = ResultStore(out_dir)
@@ -347,6 +350,7 @@ def _invocation(suite: Suite, options: RunOptions, identities: dict, decided: Re
         "argv": list(options.argv if options.argv is not None else sys.argv),
         "suite": suite.to_dict(),
         "backend": options.backend_name,
+        "backend_options": dict(options.backend_options),
         "jobs": options.jobs,
         "task_timeout": options.task_timeout,
         "task_memory": options.task_memory,
@@ -367,7 +371,7 @@ def _dispatch(suite, store, out_dir, executor, options: RunOptions, identities: 
     bar = Progress(sum(len(job.methods) for job in todo), enabled=options.progress)
     context = WorkerContext(
         suite,
-        str(out_dir) if executor.COMMITS_IN_WORKER else None,
+        str(out_dir) if executor.commits_in_worker else None,
         tuple(options.plugin_modules),
         options.task_timeout,
         {k: v for k, v in identities.items() if k[1] in suite.methods},
@@ -375,9 +379,8 @@ def _dispatch(suite, store, out_dir, executor, options: RunOptions, identities: 
         options.task_memory,
     )
     calls = [(context, job) for job in todo]
-    for finished in run_calls(
-        run_job, calls, backend_name=options.backend_name, jobs=options.jobs, scheduler=options.scheduler
-    ):
+    settings = executor.parse_options(dict(options.backend_options))
+    for finished in executor.run(run_job, calls, jobs=options.jobs, **settings):
         for task in finished:
             if task.rows is not None:
                 ident = task.identity

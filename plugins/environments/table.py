@@ -6,7 +6,7 @@ range of a numeric column (e.g. the period a house was built in: ``"<1950"``,
 environment in an order shuffled by ``seed`` (``n`` of them, or all when there are fewer), so
 a suite trains on one period and tests on later ones: real covariate shift.
 
-The table comes from a file (``path``, CSV or parquet, see :func:`oodfs.tabular.read_table`)
+The table comes from a file (``path``, CSV or parquet, see :func:`oodfs.tables.read_table`)
 or a built-in data set (``dataset``):
 
 * ``"ames"`` -- Ames house prices (De Cock 2011; the ``modeldata`` R package's cleaned
@@ -19,16 +19,16 @@ or a built-in data set (``dataset``):
   :data:`BIKESHARE_FEATURES`. Seasons are named; the one hour of ``heavy rain/snow`` is merged
   with ``light rain/snow`` into ``rain/snow`` (a level seen once cannot be learned from).
 
-Preprocessing (:func:`oodfs.tabular.prepare_table`, the code ``oodfs select`` prepares a table
+Preprocessing (:func:`oodfs.tables.prepare_table`, the code ``oodfs select`` prepares a table
 with, on the *whole* table, once per instance; a scikit-learn ``ColumnTransformer`` from
-:func:`oodfs.tabular.make_encoder`): categorical columns (text, and ``categorical_columns``)
+:func:`oodfs.tables.make_encoder`): categorical columns (text, and ``categorical_columns``)
 one-hot encoded (first level = reference), so every environment has the same columns, in the
 same order; columns that look like identifiers left out with a note unless in ``keep`` or
 ``features``; dates refused unless ``dates="convert"``; near-copies of the target refused
 unless in ``keep``; missing values an error unless ``dropna="rows"``; the environment column
 (and the binned column) is never a feature. A feature that barely varies in the training
 draw (a level absent from the training environment) is left out of a method's fit and scores
-0, as in ``oodfs select`` (:func:`oodfs.tabular.fitted_features`). With ``standardize=True`` (the default)
+0, as in ``oodfs select`` (:func:`oodfs.tables.fitted_features`). With ``standardize=True`` (the default)
 every feature is scaled to mean 0, sd 1 over the whole table: a fixed choice of units that
 uses no target value, so that coefficient-based scores (ols, lasso, dwr, srdo, which work on
 the raw scale) compare features rather than units. ``target_transform`` ``"log"`` /
@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 import oodfs
-from oodfs.tabular import (
+from oodfs.tables import (
     CATEGORICAL_MODES,
     MAX_LEVELS,
     MIN_LEVEL_ROWS,

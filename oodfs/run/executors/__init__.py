@@ -1,30 +1,24 @@
-"""Where jobs run: backends registered by name, each in its own module.
+"""Where jobs run: backends are a plugin kind (hook ``oodfs_backends``), one module each.
 
-A backend is a module with ``run(fn, calls, *, jobs, scheduler) -> iterator of results`` (in
-completion order) and ``COMMITS_IN_WORKER``: True when its workers share this machine's
-results folder and commit their own tasks; False when results come back to this process to be
-committed (a remote cluster). Every call is independent (seeded by its coordinates), so the
-backend never changes a number. The command line offers the names in :data:`BACKENDS`.
+A backend is an :class:`oodfs.contract.extensions.Backend` subclass: ``run(fn, calls, *, jobs,
+**options)`` yields results in completion order, ``commits_in_worker`` says whether its workers
+share this machine's results folder and commit their own tasks (True) or return the results to
+this process to be committed (False: a remote cluster), and ``options`` declares what
+``--backend-option KEY=VALUE`` it takes. Every call is independent (seeded by its coordinates), so
+the backend never changes a number. The built-in backends (:mod:`.local`, :mod:`.dask`,
+:mod:`.jobqueue`) are registered through the same hook (:mod:`.builtin`).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterator, Sequence
-
-BACKENDS = {
-    "local": "joblib worker processes on this machine (one process per job; in this process with --jobs 1)",
-    "dask": "a dask.distributed cluster: a LocalCluster of --jobs workers, or --scheduler ADDRESS "
-    "(pip install 'oodfs[dask]')",
-}
 
 
 def backend(name: str):
-    from oodfs.validation import OodfsError  # not at import: lifeline, imported first by oodfs, is here
+    """An instance of the registered backend called ``name`` (an OodfsError names the valid ones)."""
+    from oodfs.contract.registry import registry  # not at import: lifeline, imported first by oodfs, is here
 
-    if name not in BACKENDS:
-        raise OodfsError(f"unknown backend {name!r}; valid: {', '.join(BACKENDS)}")
-    return importlib.import_module(f"{__name__}.{name}")
+    return registry().get("backend", name)()
 
 
 def run_calls(
@@ -33,6 +27,7 @@ def run_calls(
     *,
     backend_name: str = "local",
     jobs: int = 1,
-    scheduler: str | None = None,
+    options: dict | None = None,
 ) -> Iterator:
-    yield from backend(backend_name).run(fn, calls, jobs=jobs, scheduler=scheduler)
+    """``fn(*args)`` for each ``args`` of ``calls`` on the backend, with its parsed ``options``."""
+    yield from backend(backend_name).run(fn, calls, jobs=jobs, **(options or {}))

@@ -19,10 +19,31 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 
+from oodfs.contract.extensions import Backend, BackendOption
 from oodfs.run.executors.lifeline import die_with_parent, mark_run, unmark_run
 from oodfs.validation import OodfsError, RunAborted, format_warning
 
-COMMITS_IN_WORKER = False  # a remote worker returns its rows; this process commits them
+
+class DaskBackend(Backend):
+    """a dask.distributed cluster: a LocalCluster of --jobs workers, or an existing scheduler
+    (--backend-option scheduler=ADDRESS; pip install 'oodfs[dask]')"""
+
+    name = "dask"
+    commits_in_worker = False  # a remote worker returns its rows; this process commits them
+    options = (
+        BackendOption(
+            "scheduler",
+            "address of an existing dask scheduler, e.g. tcp://host:8786 (default: start a LocalCluster "
+            "of --jobs workers)",
+        ),
+    )
+
+    def run(self, fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str | None = None):
+        return run(fn, calls, jobs=jobs, scheduler=scheduler)
+
+    def uses_local_cpus(self, scheduler: str | None = None) -> bool:
+        return scheduler is None  # an existing cluster may be larger than this machine
+
 
 _QUIET_CLUSTER = {
     # the workers' sampling profiler (every 10 ms) costs CPU that the tasks need; no one reads it
@@ -84,20 +105,25 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
     try:
         task = fn if cluster is None else _in_local_worker
         first = () if cluster is None else (fn,)
-        futures = [client.submit(task, *first, *args, pure=False) for args in calls]
-        from distributed import KilledWorker
-
-        for future in as_completed(futures):
-            try:
-                result = future.result()
-            except KilledWorker as exc:  # workers killed from outside, again and again: the run stops
-                raise RunAborted(
-                    f"dask workers died running a job ({exc}); finished tasks are saved, continue with "
-                    "--resume"
-                ) from None
-            yield result
+        yield from completed(client, [(task, *first, *args) for args in calls], as_completed)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
             unmark_run(marked)
+
+
+def completed(client, calls: Sequence[tuple], as_completed) -> Iterator:
+    """Submit each ``(function, *args)`` of ``calls`` to ``client`` and yield the results as they
+    finish; workers that die again and again stop the run (:class:`~oodfs.validation.RunAborted`)."""
+    from distributed import KilledWorker
+
+    futures = [client.submit(*call, pure=False) for call in calls]
+    for future in as_completed(futures):
+        try:
+            result = future.result()
+        except KilledWorker as exc:  # workers killed from outside, again and again: the run stops
+            raise RunAborted(
+                f"dask workers died running a job ({exc}); finished tasks are saved, continue with --resume"
+            ) from None
+        yield result

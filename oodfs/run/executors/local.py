@@ -6,10 +6,19 @@ import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 
+from oodfs.contract.extensions import Backend
 from oodfs.run.executors.lifeline import die_with_parent, mark_run, unmark_run
 from oodfs.validation import RunAborted, format_warning
 
-COMMITS_IN_WORKER = True
+
+class LocalBackend(Backend):
+    """joblib worker processes on this machine (one process per job; in this process with --jobs 1)"""
+
+    name = "local"
+    commits_in_worker = True
+
+    def run(self, fn: Callable, calls: Sequence[tuple], *, jobs: int = 1) -> Iterator:
+        return run(fn, calls, jobs=jobs)
 
 
 #: the first thing a new worker runs, before it imports oodfs, torch or a job (standard library
@@ -33,7 +42,7 @@ def _in_worker(fn: Callable, args: tuple, parent: int):
     return fn(*args)
 
 
-def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str | None = None) -> Iterator:
+def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1) -> Iterator:
     if jobs == 1:
         for args in calls:
             yield fn(*args)

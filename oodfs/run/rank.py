@@ -1,0 +1,593 @@
+"""The `oodfs select` use case: rank the features of the user's own table with any selector.
+
+:func:`rank_features` reads and prepares the table (:mod:`oodfs.tables`), fits the selector (in a
+forked child, as ``oodfs bench`` fits a method), ranks and selects the features, optionally ranks
+the original variables (:func:`rank_variables`) and evaluates the selection downstream on held-out
+environments (:func:`evaluate_selection`), and returns a :class:`FeatureRanking`: the ranking and
+what was done, with its own JSON form. Its options are one frozen :class:`RankOptions`.
+Features are standardised (mean 0, sd 1 over the rows used) before fitting unless
+``standardize_features=False``: the coefficient-based scores (ols, lasso, dwr, srdo) are on the
+raw feature scale, so without this a feature measured in square feet would outrank one counted in
+bathrooms for its units alone. With ``env_column`` and ``train_envs`` only the rows of those
+environments are used to fit.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import warnings
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from oodfs.contract.api import ranking_from_scores, support_mask
+from oodfs.tables.names import named_columns, short_list
+from oodfs.tables.prepare import MAX_LEVELS, MIN_LEVEL_ROWS, fitted_features, make_scaler, prepare_table
+from oodfs.tables.read import TableWarning, _as_frame, _one_line
+from oodfs.validation import OodfsError, RunAborted, check_param
+
+#: how ``group_levels`` turns the scores of a variable's levels into the variable's score
+GROUP_AGGREGATES = ("max", "sum")
+#: downstream models of ``evaluate``: oodfs's downstream MLP, scikit-learn's RidgeCV
+DOWNSTREAM_MODELS = ("mlp", "ridge")
+#: RidgeCV's penalties (efficient leave-one-out choice among them)
+RIDGE_ALPHAS = tuple(float(a) for a in np.logspace(-3, 3, 13))
+#: the largest |value| a selector is handed (features as fitted, and the target): the float32
+#: limit, since tree ensembles (rf, gb, xgb) and torch models compute in 32-bit floats and turn
+#: larger values into inf; standardised features are always far below it
+MAX_ABS_VALUE = float(np.finfo(np.float32).max)
+#: valid random seeds: what numpy and scikit-learn accept as an integer ``random_state``
+MAX_SEED = 2**32 - 1
+
+
+# -- ranking -------------------------------------------------------------------------------
+def _selector_params(cls, params: dict | None) -> dict:
+    params = dict(params or {})
+    valid = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "k", "random_state")]
+    for reserved, flag in (("k", "top_k (--top-k)"), ("random_state", "random_state (--seed)")):
+        if reserved in params:
+            raise OodfsError(f"set {reserved!r} through {flag}, not as a selector parameter")
+    unknown = [p for p in params if p not in valid]
+    if unknown:
+        raise OodfsError(
+            f"selector {cls.name!r} has no parameter {unknown[0]!r}; "
+            f"valid: {', '.join(valid) if valid else '(none)'}"
+        )
+    for name, value in params.items():  # alpha=true is not a number
+        check_param(f"selector {cls.name!r}", name, value, _init_default(cls, name, None))
+    return params
+
+
+def _init_default(cls, name: str, fallback):
+    p = inspect.signature(cls.__init__).parameters.get(name)
+    return fallback if p is None or p.default is inspect.Parameter.empty else p.default
+
+
+def _check_seed(random_state) -> int:
+    if (
+        isinstance(random_state, (bool, np.bool_))
+        or not isinstance(random_state, (int, np.integer))
+        or not 0 <= random_state <= MAX_SEED
+    ):
+        raise OodfsError(
+            f"random_state (--seed) must be an integer from 0 to {MAX_SEED}, got {random_state!r}"
+        )
+    return int(random_state)
+
+
+def _check_magnitude(X: np.ndarray, y: np.ndarray, names: list[str], target) -> None:
+    big = [names[j] for j in np.nonzero(np.abs(X).max(axis=0) > MAX_ABS_VALUE)[0]]
+    if big:
+        raise OodfsError(
+            f"feature column(s) {short_list(big)} have values beyond +-{MAX_ABS_VALUE:.3g}, "
+            "which selectors computing in 32-bit floats (trees, xgb, neural nets) turn into inf; "
+            "standardise them (drop --no-standardize) or rescale them"
+        )
+    if np.abs(y).max() > MAX_ABS_VALUE:
+        raise OodfsError(
+            f"target column {target!r} has values beyond +-{MAX_ABS_VALUE:.3g}, which selectors "
+            "computing in 32-bit floats turn into inf; rescale it (e.g. to other units or its log)"
+        )
+
+
+def _fit_scores(
+    cls,
+    kwargs: dict,
+    X: np.ndarray,
+    y: np.ndarray,
+    names: list[str],
+    method: str,
+    isolate: bool,
+    labels: dict | None = None,
+):
+    """(scores, the parameters used): the selector fitted in a forked child (as ``bench`` fits
+    a method: a plugin that exits or crashes gives one line), or here with ``isolate=False``.
+    ``labels``: ``{"groups": environment per row}`` for a method that learns from them."""
+
+    def fit():
+        selector = cls(**kwargs)
+        try:
+            # a DataFrame, so that a selector that keeps feature names (feature_names_in_) has them
+            selector.fit(pd.DataFrame(X, columns=names), y, **(labels or {}))
+        except OodfsError as exc:
+            return "refused", str(exc)
+        except (ValueError, ArithmeticError) as exc:  # numbers the selector's library refused
+            return "failed", _one_line(exc)
+        used = {p: v for p, v in selector.get_params(deep=False).items() if p not in ("k", "random_state")}
+        return "ok", (np.asarray(selector.scores_, dtype=float), used)
+
+    if isolate and hasattr(os, "fork"):
+        from oodfs.run.executors.isolation import call_isolated
+
+        try:
+            status, result = call_isolated(fit)
+        except OodfsError as exc:  # the child died, exited or raised something else
+            raise RunAborted(f"selector {method!r} failed: {exc}") from None
+    else:
+        status, result = fit()
+    if status == "refused":
+        raise OodfsError(named_columns(result, names))
+    if status == "failed":
+        raise OodfsError(f"selector {method!r} cannot rank this table: {named_columns(result, names)}")
+    return result
+
+
+def rank_variables(
+    ranking: pd.DataFrame, variables: dict, k: int, aggregate: str = "max", random_state: int = 0
+) -> pd.DataFrame:
+    """Rank the original variables of a feature ranking and select whole variables.
+
+    ``ranking`` has columns ``feature``, ``score`` and ``fitted`` (False: left out of the fit);
+    ``variables`` maps each feature to its variable (``kind=house`` -> ``kind``). A variable's
+    score is the largest score of its levels (``aggregate="max"``: a variable matters as much
+    as its most important level, whatever its number of levels) or their sum (``"sum"``, as
+    tree importances add up; it favours variables with many levels). The top ``k`` variables
+    with a score above 0 are selected (ties in a seeded order). Returns ``(rank, variable,
+    score, selected, features)``, best first.
+    """
+    if aggregate not in GROUP_AGGREGATES:
+        raise OodfsError(f"group_levels must be one of {', '.join(GROUP_AGGREGATES)}, got {aggregate!r}")
+    by_var: dict[str, list] = {}
+    for r in ranking.itertuples():
+        by_var.setdefault(variables[r.feature], []).append(r)
+    names = list(by_var)
+    scores = np.array([getattr(np, aggregate)([r.score for r in by_var[v]]) for v in names], dtype=float)
+    fitted = np.array([any(r.fitted for r in by_var[v]) for v in names])
+    if not 1 <= k <= len(names):
+        raise OodfsError(f"top_k must be between 1 and the number of variables ({len(names)}), got {k}")
+    order = _order(scores, fitted, random_state)
+    selected = support_mask(np.where(fitted, scores, 0.0), order[fitted[order]], k) & fitted
+    return pd.DataFrame(
+        {
+            "rank": np.arange(1, len(names) + 1),
+            "variable": [names[j] for j in order],
+            "score": scores[order],
+            "selected": selected[order],
+            "features": [[r.feature for r in by_var[names[j]]] for j in order],
+        }
+    )
+
+
+def _order(scores: np.ndarray, fitted: np.ndarray, random_state: int) -> np.ndarray:
+    """Best first, ties in a seeded order (as :func:`oodfs.ranking_from_scores`), every feature
+    left out of the fit after every fitted one."""
+    ranking = ranking_from_scores(scores, random_state)
+    return ranking[np.argsort(~fitted[ranking], kind="stable")]
+
+
+def _downstream_rmse(model: str, Xtr, ytr, tests, subsets, seed: int) -> np.ndarray:
+    """RMSE of the downstream ``model`` trained on each subset, per test set: (subsets, tests)."""
+    if model == "mlp":
+        from oodfs.run.downstream import fit_downstream
+
+        models = fit_downstream(Xtr, ytr, subsets, seed)
+        return np.column_stack([models.rmse(X, y) for X, y in tests])
+    from sklearn.linear_model import RidgeCV
+
+    out = np.empty((len(subsets), len(tests)))
+    for i, cols in enumerate(subsets):
+        cols = list(cols)
+        fit = RidgeCV(alphas=RIDGE_ALPHAS).fit(Xtr[:, cols], ytr)
+        out[i] = [np.sqrt(np.mean((fit.predict(X[:, cols]) - y) ** 2)) for X, y in tests]
+    return out
+
+
+def evaluate_selection(
+    X: np.ndarray,
+    y: np.ndarray,
+    env: np.ndarray,
+    train_envs,
+    selected,
+    downstream: str = "mlp",
+    random_state: int = 0,
+) -> pd.DataFrame:
+    """Downstream RMSE on each held-out environment: a model trained on the rows of
+    ``train_envs`` with the ``selected`` columns (a mask or indices), with every column, and the
+    training mean as a yardstick. ``downstream``: ``"mlp"`` (oodfs's downstream MLP, the
+    benchmark's regressor) or ``"ridge"`` (scikit-learn's RidgeCV over :data:`RIDGE_ALPHAS`).
+    ``X`` is used as given (standardise it as the selector saw it). Returns ``(env, rows,
+    rmse_selected, rmse_all, rmse_mean)``, one row per held-out environment in label order."""
+    if downstream not in DOWNSTREAM_MODELS:
+        raise OodfsError(f"downstream must be one of {', '.join(DOWNSTREAM_MODELS)}, got {downstream!r}")
+    env = np.asarray(env).astype(str)
+    train = np.isin(env, [str(e) for e in train_envs])
+    held_out = [e for e in dict.fromkeys(env) if e not in set(env[train])]
+    if not held_out:
+        raise OodfsError("nothing to evaluate on: every environment is a training environment (--train-envs)")
+    selected = np.asarray(selected)
+    cols = np.flatnonzero(selected) if selected.dtype == bool else np.asarray(selected, dtype=int)
+    if cols.size == 0:
+        raise OodfsError("no feature is selected (every score is 0), so there is nothing to evaluate")
+    tests = [(X[env == e], y[env == e]) for e in held_out]
+    rmse = _downstream_rmse(
+        downstream, X[train], y[train], tests, [tuple(cols), tuple(range(X.shape[1]))], random_state
+    )
+    mean = y[train].mean()
+    return pd.DataFrame(
+        {
+            "env": held_out,
+            "rows": [len(t[1]) for t in tests],
+            "rmse_selected": rmse[0],
+            "rmse_all": rmse[1],
+            "rmse_mean": [float(np.sqrt(np.mean((t[1] - mean) ** 2))) for t in tests],
+        }
+    )
+
+
+@dataclass(frozen=True)
+class RankOptions:
+    """How :func:`rank_features` prepares the table, fits the selector and checks the selection
+    (``oodfs select``'s options).
+
+    Preparing (:func:`oodfs.tables.prepare_table`): ``categorical``, ``categorical_columns``,
+    ``drop``, ``keep``, ``dates``, ``dropna``, ``max_levels``, ``target_transform``.
+    ``env_column``: a column of environment labels, never used as a feature. ``train_envs``:
+    labels (compared as text) whose rows alone are used to fit; needs ``env_column``.
+    ``params``: the selector's parameters (``oodfs plugins`` lists selectors; see their
+    docstrings). ``random_state``: an integer from 0 to 2**32 - 1. Features are standardised over
+    the rows used unless ``standardize_features=False``. A feature with fewer than
+    ``min_level_rows`` of the rows used off its most common value is left out of the fit, scored 0
+    and ranked last (:func:`oodfs.tables.fitted_features`). ``top_k``: how many to select
+    (default: the selector's own default ``k``, usually 5, at most the number of features).
+    ``group_levels`` (``"max"`` or ``"sum"``): rank the original variables too
+    (:func:`rank_variables`; ``top_k`` then counts variables, and a feature is selected when its
+    variable is). ``evaluate``: the downstream RMSE on every environment not in ``train_envs``
+    (:func:`evaluate_selection`, model ``downstream``). ``isolate``: fit the selector in a forked
+    child process.
+    """
+
+    top_k: int | None = None
+    env_column: object = None
+    train_envs: object = None
+    params: dict | None = None
+    random_state: int = 0
+    categorical: str = "onehot"
+    drop: tuple = ()
+    standardize_features: bool = True
+    max_levels: int = MAX_LEVELS
+    categorical_columns: tuple = ()
+    keep: tuple = ()
+    dates: str = "refuse"
+    dropna: object = None
+    target_transform: object = None
+    min_level_rows: int = MIN_LEVEL_ROWS
+    group_levels: str | None = None
+    evaluate: bool = False
+    downstream: str = "mlp"
+    isolate: bool = True
+
+    def checked(self) -> RankOptions:
+        """These options with the seed checked, or an OodfsError naming the option (and its flag)."""
+        random_state = _check_seed(self.random_state)
+        m = self.min_level_rows
+        if isinstance(m, (bool, np.bool_)) or not isinstance(m, (int, np.integer)) or m < 1:
+            raise OodfsError(f"min_level_rows (--min-level-rows) must be a positive integer, got {m!r}")
+        if self.downstream not in DOWNSTREAM_MODELS:
+            raise OodfsError(
+                f"downstream (--downstream) must be one of {', '.join(DOWNSTREAM_MODELS)}, "
+                f"got {self.downstream!r}"
+            )
+        if self.group_levels is not None and self.group_levels not in GROUP_AGGREGATES:
+            raise OodfsError(
+                f"group_levels (--group-levels) must be one of {', '.join(GROUP_AGGREGATES)}, "
+                f"got {self.group_levels!r}"
+            )
+        return replace(self, random_state=random_state)
+
+    def check_environments(self) -> None:
+        if self.train_envs is not None and self.env_column is None:
+            raise OodfsError("train_envs (--train-envs) needs env_column (--env-column)")
+        if self.evaluate and (self.env_column is None or self.train_envs is None):
+            raise OodfsError(
+                "evaluate (--evaluate) needs env_column (--env-column) and train_envs (--train-envs): "
+                "the selection is checked on the other environments"
+            )
+
+
+@dataclass(frozen=True)
+class FeatureRanking:
+    """What :func:`rank_features` found and did.
+
+    ``ranking``: columns ``rank`` (1 = most important), ``feature``, ``score`` (the selector's
+    score, higher = more important) and ``selected``, best first; ``selected`` marks the top
+    ``top_k`` among the features with a score above 0 (a feature the method gave 0 is never
+    selected, so fewer than ``top_k`` may be). ``variables``: the ranking of the original
+    variables (``group_levels``), ``evaluation``: the downstream RMSE per held-out environment
+    (``evaluate``), each None when not asked for. ``notes``: what was done to the table and what
+    is odd about it (each also a :class:`oodfs.tables.TableWarning`). :meth:`to_json` is the
+    JSON form ``oodfs select --json`` prints.
+    """
+
+    ranking: pd.DataFrame
+    method: str
+    params: dict
+    target: str
+    source: str
+    rows: int
+    rows_in_table: int
+    features: int
+    top_k: int
+    env_column: object
+    train_envs: list | None
+    standardized: bool
+    random_state: int
+    target_transform: str | None
+    left_out: list = field(default_factory=list)
+    excluded: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    variables: pd.DataFrame | None = None
+    group_levels: str | None = None
+    evaluation: pd.DataFrame | None = None
+    downstream: str | None = None
+
+    #: the fields of the JSON form that are plain values, in its order
+    _PLAIN = (
+        "method",
+        "params",
+        "target",
+        "target_transform",
+        "source",
+        "rows",
+        "rows_in_table",
+        "features",
+        "top_k",
+        "env_column",
+        "train_envs",
+        "standardized",
+        "random_state",
+        "group_levels",
+        "left_out",
+        "excluded",
+        "notes",
+    )
+
+    @property
+    def selected(self) -> list[str]:
+        return [r.feature for r in self.ranking.itertuples() if r.selected]
+
+    def to_json(self) -> dict:
+        """The JSON form (plain values, lists and dicts only)."""
+        out = {k: getattr(self, k) for k in self._PLAIN}
+        out["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in self.params.items()}
+        out["ranking"] = [
+            {"rank": int(r.rank), "feature": r.feature, "score": float(r.score), "selected": bool(r.selected)}
+            for r in self.ranking.itertuples()
+        ]
+        if self.variables is not None:
+            out["variables"] = [
+                {
+                    "rank": int(r.rank),
+                    "variable": r.variable,
+                    "score": float(r.score),
+                    "selected": bool(r.selected),
+                    "features": list(r.features),
+                }
+                for r in self.variables.itertuples()
+            ]
+        if self.evaluation is not None:
+            out["evaluation"] = {
+                "downstream": self.downstream,
+                "train_envs": self.train_envs,
+                "selected": self.selected,
+                "environments": [
+                    {
+                        "env": r.env,
+                        "rows": int(r.rows),
+                        "rmse_selected": float(r.rmse_selected),
+                        "rmse_all": float(r.rmse_all),
+                        "rmse_mean": float(r.rmse_mean),
+                    }
+                    for r in self.evaluation.itertuples()
+                ],
+            }
+        return out
+
+    def as_frame(self) -> pd.DataFrame:
+        """The ranking with every other field in ``DataFrame.attrs`` (the form
+        ``oodfs.tabular.rank_features`` returned; kept for it)."""
+        out = self.ranking.copy()
+        out.attrs.update(
+            {k: getattr(self, k) for k in (*self._PLAIN, "variables", "evaluation", "downstream")}
+        )
+        return out
+
+
+def rank_features(data, target, method: str, options: RankOptions | None = None, **changes) -> FeatureRanking:
+    """Rank every feature of a table with the selector ``method``.
+
+    ``data`` is a DataFrame or a path (:func:`oodfs.tables.read_table`); ``options`` (or keyword
+    arguments naming its fields): :class:`RankOptions`. Returns a :class:`FeatureRanking`.
+
+    Notes (:class:`oodfs.tables.TableWarning`): what :func:`oodfs.tables.prepare_table` did,
+    features left out of the fit, a constant target, no more rows than features.
+    """
+    from oodfs.contract.registry import registry
+
+    cls = registry().get("selector", method)
+    o = replace(options or RankOptions(), **changes)
+    kwargs = _selector_params(cls, o.params)
+    o = o.checked()
+    df, source = _as_frame(data)
+    o.check_environments()
+    table = prepare_table(
+        df,
+        target,
+        o.env_column,
+        categorical=o.categorical,
+        categorical_columns=o.categorical_columns,
+        drop=o.drop,
+        keep=o.keep,
+        dates=o.dates,
+        dropna=o.dropna,
+        max_levels=o.max_levels,
+        target_transform=o.target_transform,
+    )
+    notes = list(table.notes)
+
+    def note(text: str) -> None:
+        notes.append(text)
+        warnings.warn(text, TableWarning, stacklevel=4)
+
+    X, y, names, env = table.X, table.y, table.names, table.env
+    rows, wanted = _rows_used(env, o.train_envs, o.env_column, len(y))
+    n, d = int(rows.sum()), X.shape[1]
+    if n < 2:
+        raise OodfsError(f"need at least 2 rows to rank features, got {n}")
+    # standardised over the rows used (the ones the selector sees)
+    scaler = make_scaler().fit(X[rows]) if o.standardize_features else None
+    Xs = scaler.transform(X) if scaler is not None else X
+    fitted = _fitted(Xs[rows], names, o.min_level_rows, note)
+    fit_names = [names[j] for j in np.flatnonzero(fitted)]
+    Xfit, yfit = Xs[rows][:, fitted], y[rows]
+    _check_fit_data(Xfit, yfit, fit_names, target, note)
+    variables = dict(zip(names, table.variables))
+    k = _top_k(cls, o, len(dict.fromkeys(table.variables)) if o.group_levels else d)
+    fit_scores, used = _fit_scores(
+        cls,
+        {**kwargs, "k": min(k, Xfit.shape[1]), "random_state": o.random_state},
+        Xfit,
+        yfit,
+        fit_names,
+        method,
+        o.isolate,
+        _labels(cls, method, env, rows),
+    )
+    scores = np.zeros(d)
+    scores[fitted] = fit_scores
+    order = _order(scores, fitted, o.random_state)
+    out = pd.DataFrame(
+        {
+            "rank": np.arange(1, d + 1),
+            "feature": [names[j] for j in order],
+            "score": scores[order],
+            "fitted": fitted[order],
+        }
+    )
+    grouped = None
+    if o.group_levels:
+        grouped = rank_variables(out, variables, k, o.group_levels, o.random_state)
+        chosen = set(grouped.loc[grouped["selected"], "variable"])
+        out["selected"] = [
+            variables[f] in chosen and bool(fit) for f, fit in zip(out["feature"], out["fitted"])
+        ]
+    else:
+        mask = support_mask(np.where(fitted, scores, 0.0), order[fitted[order]], k)
+        out["selected"] = mask[order]
+    evaluation = None
+    if o.evaluate:
+        chosen_cols = [names.index(f) for f in out.loc[out["selected"], "feature"]]
+        evaluation = evaluate_selection(Xs, y, env, wanted, chosen_cols, o.downstream, o.random_state)
+    return FeatureRanking(
+        ranking=out[["rank", "feature", "score", "selected"]].reset_index(drop=True),
+        method=method,
+        params=used,
+        target=str(target),
+        source=source,
+        rows=n,
+        rows_in_table=table.rows_in_table,
+        features=d,
+        top_k=k,
+        env_column=o.env_column,
+        train_envs=wanted,
+        standardized=bool(o.standardize_features),
+        random_state=o.random_state,
+        target_transform=o.target_transform if o.target_transform != "none" else None,
+        left_out=[names[j] for j in np.flatnonzero(~fitted)],
+        excluded=dict(table.excluded),
+        notes=notes,
+        variables=grouped,
+        group_levels=o.group_levels,
+        evaluation=evaluation,
+        downstream=o.downstream if o.evaluate else None,
+    )
+
+
+def _rows_used(env, train_envs, env_column, n: int) -> tuple[np.ndarray, list | None]:
+    """(mask of the rows the selector is fitted on, the training environments as text or None)."""
+    if train_envs is None:
+        return np.ones(n, dtype=bool), None
+    wanted = [str(e) for e in ([train_envs] if isinstance(train_envs, (str, int, float)) else train_envs)]
+    labels = list(dict.fromkeys(env))
+    unknown = [e for e in wanted if e not in labels]
+    if unknown:
+        raise OodfsError(
+            f"environment {unknown[0]!r} is not in column {env_column!r}; valid: {short_list(labels, 20)}"
+        )
+    return np.isin(env, wanted), wanted
+
+
+def _fitted(Xrows: np.ndarray, names: list[str], min_level_rows: int, note) -> np.ndarray:
+    """The features a method is fitted on (:func:`oodfs.tables.fitted_features`); a note names the
+    others."""
+    fitted = fitted_features(Xrows, min_level_rows)
+    if not fitted.any():
+        raise OodfsError(
+            f"no feature has {min_level_rows} or more of the rows used off its most common value; "
+            "nothing to rank (use more rows, or lower min_level_rows / --min-level-rows)"
+        )
+    if not fitted.all():
+        note(
+            f"left out of the fit, ranked last with score 0 (fewer than {min_level_rows} of the "
+            f"{Xrows.shape[0]} rows used differ from its most common value): "
+            f"{short_list([names[j] for j in np.flatnonzero(~fitted)])}"
+        )
+    return fitted
+
+
+def _check_fit_data(Xfit: np.ndarray, yfit: np.ndarray, fit_names: list[str], target, note) -> None:
+    """Refuse values 32-bit selectors turn into inf; note a constant target and too few rows."""
+    _check_magnitude(Xfit, yfit, fit_names, target)
+    n = len(yfit)
+    if np.ptp(yfit) == 0:
+        note(
+            f"the target {target!r} is constant ({yfit[0]:g}) on the rows used: no feature can predict it, "
+            "so the ranking means nothing"
+        )
+    if n <= Xfit.shape[1]:
+        note(
+            f"{n} rows for {Xfit.shape[1]} features: with no more rows than features, least-squares "
+            "coefficients (the ols, dwr and srdo scores) are not unique and their ranking is arbitrary; "
+            "use more rows or fewer features"
+        )
+
+
+def _top_k(cls, o: RankOptions, n_units: int) -> int:
+    """How many features (or variables, with ``group_levels``) to select."""
+    k = min(int(_init_default(cls, "k", 5)), n_units) if o.top_k is None else int(o.top_k)
+    if not 1 <= k <= n_units:
+        what = "variables" if o.group_levels else "features"
+        raise OodfsError(f"top_k must be between 1 and the number of {what} ({n_units}), got {o.top_k}")
+    return k
+
+
+def _labels(cls, method: str, env, rows: np.ndarray) -> dict:
+    """``{"groups": environment per row used}`` for a method that learns from them, else ``{}``."""
+    if not getattr(cls, "uses_groups", False):
+        return {}
+    if env is None:
+        raise OodfsError(
+            f"selector {method!r} learns from environment labels: name their column with --env-column"
+        )
+    return {"groups": np.asarray(env)[rows]}
