@@ -36,7 +36,7 @@ EXTRA = ("H", "C", "W")
 
 
 class MarkovBoundaryEnv(oodfs.Environment):
-    """The paper's generator plus a variance-only parent H of Y, a child C that flips with sgn(r), its parent W."""
+    """The paper's generator plus a variance-only parent H of Y, a child C flipping with sgn(r), and W."""
 
     name = "markov_boundary"
     example_envs = (2.5, -1.5)
