@@ -31,10 +31,9 @@ VERDICTS = "## Verdicts (written by hand"
 STABLE = {"S1", "S2", "S3", "S4", "S5"}
 BOUNDARY = STABLE | {"H", "C", "W"}
 SEARCHES = ("iamb", "hiton_mb", "iamb_rcit", "hiton_mb_rcit")
-CLAIMS = [(m, b) for m in SEARCHES for b in ("dwr", "srdo")] + [
-    ("iamb_rcit", "iamb"),
-    ("hiton_mb_rcit", "hiton_mb"),
-]
+#: four claims per metric: with 8 runs the smallest Wilcoxon p (2/256) survives Holm over at most 6;
+#: iamb's chosen fits equal hiton_mb's in most runs (the tables show both)
+CLAIMS = [("hiton_mb", "dwr"), ("hiton_mb_rcit", "dwr"), ("hiton_mb", "srdo"), ("hiton_mb_rcit", "srdo")]
 #: (metric, lower is better, what it is)
 METRICS = [
     ("f1", False, "F1 of the top 5 against the stable set"),
