@@ -14,7 +14,9 @@ variance does, so H is in the Markov boundary and useless for the mean. The chil
 well in every environment, but its coefficient's sign is that of the bias rate, so a model that
 uses it fails where the test environments' bias has the other sign. Hence
 
-    minimal stable set = {S1..S5}       (``stable_set``: E[Y | S] = f(S) in every environment)
+    minimal stable set = {S1..S5}       (``stable_set``: E[Y | S] = f(S) in every environment;
+                                         the flipping child breaks covariate shift on purpose,
+                                         docs/PROTOCOL.md section 12)
     Markov boundary    = {S1..S5, H, C, W}   (``markov_boundary``)
 
 V1..V5 are outside the boundary: given S, the selection leaves them independent of the noise.
