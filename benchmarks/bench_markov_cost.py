@@ -23,7 +23,7 @@ from oodfs.contract.registry import registry
 from oodfs_plugins.environments.markov import MarkovBoundaryEnv
 
 METHODS = ["dwr", "srdo", "iamb", "hiton_mb", "iamb_rcit", "hiton_mb_rcit", "hrm"]
-CONFIGS = [(500, 13), (2000, 13), (2000, 23)]
+CONFIGS = [(1000, 13), (1000, 23)]
 
 
 def data(n, d, seed=0):

@@ -125,9 +125,10 @@ def main(argv=None):
     ap.add_argument("--repo", required=True, type=Path)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--parts", default="backend,frontend")
+    ap.add_argument("--sets", type=int, default=3, help="data sets (draws)")
     args = ap.parse_args(argv)
     Backend, Frontend = load(args.repo, Path(tempfile.mkdtemp()))
-    data = list(draws())
+    data = list(draws(args.sets))
     lines = [
         "# HRM: oodfs against the authors' code",
         "",
