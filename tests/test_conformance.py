@@ -66,6 +66,10 @@ def _oracle_spec(cls):
 SELECTOR_SPECS = {
     "irm": lambda: with_defaults(registry().get("selector", "irm"), n_iterations=2000),
     "dwr_community": lambda: with_defaults(registry().get("selector", "dwr_community"), steps=100),
+    # hrm's 45 000 Adam steps a fit: the kit checks its contract on a short schedule
+    "hrm": lambda: with_defaults(
+        registry().get("selector", "hrm"), outer_iters=1, pretrain_epochs=100, epochs=300
+    ),
 }
 
 

@@ -5,6 +5,7 @@ know the synthetic selection mechanism."""
 import oodfs
 
 from .irm_sem import IRMChain
+from .markov import MarkovBoundaryEnv
 from .oracle import OracleConditional, OracleIPW
 from .synthetic import Synthetic
 from .table import Table
@@ -12,7 +13,7 @@ from .table import Table
 
 @oodfs.hookimpl
 def oodfs_environments():
-    return [Synthetic, Table, IRMChain]
+    return [Synthetic, Table, IRMChain, MarkovBoundaryEnv]
 
 
 @oodfs.hookimpl

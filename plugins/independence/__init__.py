@@ -12,6 +12,7 @@ from oodfs import SuspectRule, diagnostic
 from ._warnings import WeightClippingWarning
 from .dwr import DWRWeighter, dwr_objective
 from .dwr_community import DWRCommunity
+from .hrm import HRM, HRM_METRICS
 from .srdo import SRDOWeighter
 from .svi import SVI, SVI_METRICS, SVID
 
@@ -33,7 +34,7 @@ def oodfs_weighters():
 
 @oodfs.hookimpl
 def oodfs_selectors():
-    return [SVI, SVID]
+    return [SVI, SVID, HRM]
 
 
 @oodfs.hookimpl
@@ -65,4 +66,5 @@ def oodfs_metrics():
             "frac_clipped_high", "clipped high", None, "fraction of weights at the upper clip gamma (SRDO)"
         ),
         *SVI_METRICS,
+        *HRM_METRICS,
     ]
