@@ -327,6 +327,7 @@ def run(args) -> int:
                     }
                     for r in evaluation.itertuples()
                 ],
+                "note": worse_than_mean_note(evaluation) or None,
             }
         print(json.dumps(out, indent=2, default=str))
         return 0
@@ -388,4 +389,23 @@ def run(args) -> int:
                 disable_numparse=True,
             )
         )
+        note = worse_than_mean_note(evaluation)
+        if note:
+            print(f"\nnote: {note}")
     return 0
+
+
+def worse_than_mean_note(evaluation) -> str:
+    """A sentence when every model (selected features and all features) predicts an environment
+    worse than the training mean, or ''; docs/PROTOCOL.md section 10, "Guards"."""
+    bad = [
+        r.env for r in evaluation.itertuples() if r.rmse_selected > r.rmse_mean and r.rmse_all > r.rmse_mean
+    ]
+    if not bad:
+        return ""
+    return (
+        f"in {len(bad)} of {len(evaluation)} environments ({', '.join(map(str, bad))}) every model is worse "
+        "than predicting the training mean: the relation of the target to these features changed there (a "
+        "shift in Y | X, or a model extrapolating outside its training range), which no choice of features "
+        "repairs"
+    )

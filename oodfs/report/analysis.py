@@ -238,3 +238,84 @@ def _can_be_best(metric) -> bool:
 
 #: metrics that measure spread alone (docs/PROTOCOL.md section 10): shown, tested, never "best"
 SPREAD_METRICS = ("rmse_std",)
+
+
+# -- across suites ---------------------------------------------------------------------------
+
+#: how methods are grouped into families for the verdict across suites
+FAMILY_NAMES = {"weighter": "independence weighting", "selector": "other selectors"}
+
+
+def across_suites(analyses: dict, metric: str = "rmse_mean") -> dict:
+    """The benchmark-level verdict with the suite as the unit (Demšar, JMLR 2006): per suite,
+    each method's effect relative to the reference, (method - reference) / reference averaged
+    over the suite's units; per method, a two-sided Wilcoxon signed-rank test over the suites,
+    Holm over the methods; a Friedman test of the methods and the reference over the suites
+    with their average ranks; and per family of methods (:data:`FAMILY_NAMES`, by the report's
+    method kind) its members' mean relative effect, tested the same way, and the two families
+    against each other. ``analyses``: {suite name: Analysis}, each with the reference.
+
+    Returns dict(effects: suites x methods relative effects, methods: per-method rows, friedman:
+    (statistic, p, average ranks), families: per-family rows, family_pair: the families' test,
+    n_suites)."""
+    effects, kinds = {}, {}
+    for name, a in analyses.items():
+        ref = a.family.reference
+        if ref is None or metric not in a.values:
+            continue
+        wide = a.values.pivot_table(index=list(a.family.blocks), columns="method", values=metric)
+        rel = wide[list(a.family.methods)].div(wide[ref], axis=0) - 1
+        effects[name] = rel.mean()  # a method's failed units are left out of its mean
+        kinds.update({m: a.report.kind(m) for m in a.family.methods})
+    effects = pd.DataFrame(effects).T
+    n = len(effects)
+    rows = []
+    for m in effects.columns:
+        d = effects[m].dropna().to_numpy()
+        _, p, _ = stats._paired(d, "wilcoxon")
+        c = stats.cell_summary(d, method="bootstrap")
+        rows.append(dict(method=m, family=FAMILY_NAMES.get(kinds.get(m), kinds.get(m)), suites=len(d),
+                         effect=c.mean, low=c.low, high=c.high, better=int((d < 0).sum()), p=p))  # fmt: skip
+    methods = pd.DataFrame(rows)
+    if len(methods):
+        methods["p_holm"] = stats.adjust_pvalues(methods["p"].to_numpy(), "holm")
+        methods["verdict"] = [_across_verdict(r.effect, r.p_holm) for r in methods.itertuples()]
+    # Friedman over suites: the methods and the reference (relative effect 0)
+    complete = effects.assign(**{"all_features": 0.0}).dropna(axis=1, how="any")
+    friedman = None
+    if complete.shape[1] >= 3 and len(complete) >= 2:
+        res = stats.stats.friedmanchisquare(*[complete[c].to_numpy() for c in complete.columns])
+        ranks = stats._ranks(complete, True).mean().sort_values()
+        friedman = (float(res.statistic), float(res.pvalue), ranks)
+    fam_rows, fam_values = [], {}
+    for fam in dict.fromkeys(methods["family"]) if len(methods) else []:
+        members = list(methods.loc[methods["family"] == fam, "method"])
+        v = effects[members].mean(axis=1)
+        fam_values[fam] = v
+        _, p, _ = stats._paired(v.dropna().to_numpy(), "wilcoxon")
+        c = stats.cell_summary(v.dropna(), method="bootstrap")
+        fam_rows.append(dict(family=fam, members=", ".join(members), effect=c.mean, low=c.low, high=c.high,
+                             better=int((v < 0).sum()), suites=int(v.notna().sum()), p=p))  # fmt: skip
+    families = pd.DataFrame(fam_rows)
+    if len(families):
+        families["p_holm"] = stats.adjust_pvalues(families["p"].to_numpy(), "holm")
+        families["verdict"] = [_across_verdict(r.effect, r.p_holm) for r in families.itertuples()]
+    pair = None
+    if len(fam_values) == 2:
+        (fa, va), (fb, vb) = fam_values.items()
+        both = pd.concat([va, vb], axis=1).dropna()
+        d = (both.iloc[:, 0] - both.iloc[:, 1]).to_numpy()
+        _, p, _ = stats._paired(d, "wilcoxon")
+        c = stats.cell_summary(d, method="bootstrap")
+        pair = dict(a=fa, b=fb, suites=len(d), diff=c.mean, low=c.low, high=c.high, p=p,
+                    a_better=int((d < 0).sum()))  # fmt: skip
+    return dict(effects=effects, methods=methods, friedman=friedman, families=families, family_pair=pair,
+                n_suites=n)  # fmt: skip
+
+
+def _across_verdict(effect: float, p: float) -> str:
+    if not pd.notna(p):
+        return "not tested"
+    if p < stats.ALPHA:
+        return "better than all_features" if effect < 0 else "worse than all_features"
+    return "not distinguishable"

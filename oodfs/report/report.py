@@ -137,15 +137,21 @@ class Report:
 
     @classmethod
     def from_path(
-        cls, path, rule: str | None = None, downstream: str | None = None, columns: list[str] | None = None
+        cls,
+        path,
+        rule: str | None = None,
+        downstream: str | None = None,
+        columns: list[str] | None = None,
+        unit: str | None = None,
     ) -> "Report":
         """A report of a results folder (or a results .parquet/.csv file). ``rule``: the model-
         selection rule; by default the one the folder was last run with, else ``val``. ``columns``:
-        the metrics tables and tests show (default: the headline metrics)."""
+        the metrics tables and tests show (default: the headline metrics). ``unit``: the unit of
+        replication, for a results file that does not store its suite (default: the stored one)."""
         from oodfs.results.store import ResultStore, load_results
 
         store = ResultStore(path)
-        stored = order = stored_rule = stored_columns = unit = None
+        stored = order = stored_rule = stored_columns = None
         if Path(path).is_dir() and store.exists():
             stored = store.get_meta("metrics")
             runs = store.invocations()
@@ -153,7 +159,7 @@ class Report:
                 order = list(runs[-1]["suite"]["methods"])
                 stored_rule = runs[-1]["suite"].get("selection")
                 stored_columns = list(runs[-1]["suite"].get("metrics") or []) or None
-                unit = stored_unit(runs[-1]["suite"])
+                unit = unit or stored_unit(runs[-1]["suite"])
         return cls(
             load_results(path),
             rule or stored_rule or "val",
