@@ -17,6 +17,8 @@ from oodfs.report.compare import comparison_markdown
 from oodfs.report.leaderboard import Leaderboard
 from oodfs.report.report import Report
 
+from .conftest import assert_one_line, run_cli
+
 
 @pytest.fixture(scope="module")
 def auto_run(tmp_path_factory):
@@ -135,3 +137,54 @@ def test_a_spread_metric_never_makes_a_method_best(auto_run):
     board = Leaderboard(Report.from_path(auto_run))
     assert not any(m == "rmse_std" for (_, _, m) in board.best)
     assert any("RMSE sd: a measure of spread alone, never marked best" in n for n in board.notes)
+
+
+# -- units of replication --------------------------------------------------------------------
+
+
+def test_every_shipped_suite_declares_its_unit():
+    from importlib import resources
+
+    from oodfs.run.suite import UNITS, available_suites, load_suite
+
+    for name in available_suites():
+        text = (resources.files("oodfs.suites") / f"{name}.toml").read_text()
+        assert re.search(r"^unit = ", text, re.M), name  # declared, not left to the default
+        suite = load_suite(name)
+        assert suite.unit in UNITS
+        # a table's blocks are resplits or environments, never independent draws of a process
+        assert (suite.unit != "run") == (suite.environment == "table"), name
+
+
+@pytest.mark.parametrize(
+    "edit, needle",
+    [
+        ('unit = "resplit"', "unit must be one of run, resplit, environment, got 'blocks'"),
+        ('unit = "environment"', "unit = 'environment' needs several r_train entries"),
+    ],
+)
+def test_a_bad_unit_is_one_line(tmp_path, capsys, edit, needle):
+    from importlib import resources
+
+    text = (resources.files("oodfs.suites") / "auto.toml").read_text()
+    value = "blocks" if "resplit" in edit else "environment"
+    path = tmp_path / "auto.toml"
+    path.write_text(text.replace('unit = "resplit"', f'unit = "{value}"'))
+    assert_one_line(run_cli(capsys, "bench", "--suite", str(path), "--out", str(tmp_path / "o")), needle)
+
+
+def test_the_environment_unit_tests_over_environments():
+    # 12 environments x 3 runs: the analysis pairs over the 12 environments, each its runs' mean
+    rng = np.random.default_rng(0)
+    rows = []
+    for e in range(12):
+        for run in range(3):
+            base = rng.normal(1, 0.1)
+            for m, shift in (("a", -0.05), ("b", 0.0), ("all_features", 0.02)):
+                rows.append(dict(setting="s", r_train=f"e{e}", run=run, method=m, rmse_mean=base + shift))
+    df = pd.DataFrame(rows)
+    t = stats.versus_reference(
+        df.groupby(["setting", "r_train", "method"], as_index=False)["rmse_mean"].mean(),
+        "rmse_mean", True, "all_features", pair_on=("r_train",),
+    )  # fmt: skip
+    assert (t["n_pairs"] == 12).all() and (t["verdict"] == ["a better", "b better"]).all()
