@@ -79,6 +79,9 @@ CLIP = 0.01
 #: training environments diagnosed per suite (evenly spaced among its r_train): a suite over 23
 #: cities would otherwise fit 575 classifiers
 MAX_DIAGNOSED = 5
+#: below this overlap the shared covariates are too few rows to split the drop: the suite's test
+#: rows lie mostly outside the training rows' range, and the split is not read as a verdict
+MIN_OVERLAP = 0.1
 #: a feature whose one-feature model explains this share of the target's variance is named a leak
 LEAK_R2 = 0.95
 
@@ -175,7 +178,9 @@ def diagnosis_table(diag: dict, leak: dict) -> str:
         kind = (
             "no drop"
             if not np.isfinite(d["y_share"])
-            else "mostly Y | X"
+            else f"unclear: overlap < {MIN_OVERLAP:g}"
+            if d["overlap"] < MIN_OVERLAP
+            else "mostly Y∣X"
             if d["y_share"] > 2 / 3
             else "mostly X"
             if d["y_share"] < 1 / 3
@@ -193,8 +198,8 @@ def diagnosis_table(diag: dict, leak: dict) -> str:
             "MSE train env",
             "MSE test envs",
             "from X",
-            "from Y | X",
-            "Y | X share",
+            "from Y∣X",
+            "Y∣X share",
             "overlap",
             "the drop is",
             "leak (one feature, R² ≥ 0.95)",
@@ -227,7 +232,9 @@ def diagnosis_section(root: Path, suites) -> list[str]:
         "test) environment pairs. *overlap*: mean of 2·min(π, 1 − π) of the domain classifier, 1 when the "
         "two environments' covariates cannot be told apart, near 0 when they hardly overlap (the shared "
         "part is then small and the split rests on few rows). Feature selection can only repair the X "
-        "part: where the drop is mostly Y | X, no choice of features is expected to help. *leak*: a feature "
+        "part: where the drop is mostly Y∣X, no choice of features is expected to help; below an overlap of "
+        f"{MIN_OVERLAP:g} the split rests on too few rows to be read (the test rows lie mostly outside the "
+        "training rows' range). Diagnosed: at most 5 training environments per suite. *leak*: a feature "
         "whose one-feature model explains at least 95 % of the target's variance on a training draw.",
         "",
         diagnosis_table(diag, leak),
