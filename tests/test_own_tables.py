@@ -382,7 +382,9 @@ def test_evaluate_says_when_every_model_is_worse_than_the_training_mean(tmp_path
     args = (path, "--target", "y", "--method", "ols", "--env-column", "period", "--train-envs", "A")
     code, out, _ = select(capsys, *args, "--top-k", "1", "--evaluate", "--downstream", "ridge")
     assert code == 0 and "note: in 1 of 1 environments (B) every model is worse than predicting the" in out
-    doc = json.loads(select(capsys, *args, "--top-k", "1", "--evaluate", "--downstream", "ridge", "--json")[1])
+    doc = json.loads(
+        select(capsys, *args, "--top-k", "1", "--evaluate", "--downstream", "ridge", "--json")[1]
+    )
     assert "no choice of features repairs" in doc["evaluation"]["note"]
 
 
