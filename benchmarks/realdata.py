@@ -29,11 +29,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from tabulate import tabulate
+from threadpoolctl import threadpool_limits
 
-from oodfs.report import stats
+from oodfs.report.analysis import Analysis, across_suites
 from oodfs.report.features import per_env_rmse, selection_frequency, versus_yardstick
 from oodfs.report.plots import ood_s_figure
 from oodfs.report.report import Report
+from oodfs.run.reference import shipped_dir
 from oodfs.run.suite import available_suites, load_suite
 
 HERE = Path(__file__).resolve().parent
@@ -69,6 +71,177 @@ def run_missing(root: Path, suites, jobs: int) -> dict:
     return seconds
 
 
+# -- what kind of shift: X or Y | X (docs/PROTOCOL.md section 10, "Diagnosis") ----------------------
+
+#: cross-fitting folds of the domain classifier, and the clip of its probabilities
+FOLDS = 5
+CLIP = 0.01
+#: training environments diagnosed per suite (evenly spaced among its r_train): a suite over 23
+#: cities would otherwise fit 575 classifiers
+MAX_DIAGNOSED = 5
+#: below this overlap the shared covariates are too few rows to split the drop: the suite's test
+#: rows lie mostly outside the training rows' range, and the split is not read as a verdict
+MIN_OVERLAP = 0.1
+#: a feature whose one-feature model explains this share of the target's variance is named a leak
+LEAK_R2 = 0.95
+
+
+def _environment(name: str):
+    from oodfs.contract.registry import registry
+
+    suite = load_suite(name)
+    return suite, registry().get("environment", "table")(**suite.settings[0].environment_params(0))
+
+
+def shift_diagnosis(name: str, seed: int = 0) -> dict:
+    """How much of the drop from training to test environments comes from the change in X and how
+    much from the change in Y | X: the decomposition of Cai, Namkoong and Yadlowsky (2023) that
+    WhyShift (Liu et al., 2023) reports, for the suite's `all_features` ridge model.
+
+    Per (training environment, test environment): ridge on every feature is fitted on the
+    suite's n_train rows; its squared errors are taken on the n_val held-out training rows (P) and
+    on the test rows (Q). A domain classifier (scikit-learn HistGradientBoostingClassifier, classes
+    balanced, cross-fitted over FOLDS folds) gives pi(x) = Q's share at x; the shared covariate
+    distribution S has density ∝ p q / (p + q), so P's rows weigh pi and Q's rows 1 - pi. Then
+    E_Q - E_P = [E_S(P's loss) - E_P] + [E_S(Q's loss) - E_S(P's loss)] + [E_Q - E_S(Q's loss)]: the
+    outer two terms are the change in X, the middle one the change in Y | X on the covariates
+    both environments share. Returns the means over the pairs (MSE units) and the share of the
+    drop that is Y | X."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.model_selection import cross_val_predict
+
+    from oodfs.run.downstream_models import make_model
+
+    suite, env = _environment(name)
+    rows = []
+    classifier = HistGradientBoostingClassifier
+    chosen = [
+        suite.r_train[i] for i in np.linspace(0, len(suite.r_train) - 1, MAX_DIAGNOSED).round().astype(int)
+    ]
+    with threadpool_limits(1):  # OpenMP threads on a shared 2-core machine slow each fit many times over
+        for r in dict.fromkeys(chosen):
+            rows += _diagnose(suite, env, r, seed, make_model, classifier, cross_val_predict)
+    df = pd.DataFrame(rows)
+
+    mean = df[["p", "q", "x_shift", "y_shift", "overlap"]].mean()
+    drop = mean["q"] - mean["p"]
+    return dict(pairs=df, **mean.to_dict(), drop=drop, y_share=mean["y_shift"] / drop if drop > 0 else np.nan)
+
+
+def _diagnose(suite, env, r, seed, make_model, classifier, cross_val_predict) -> list[dict]:
+    """The decomposition's terms for training environment ``r`` against each test environment."""
+    X, y = env.sample(r, suite.n_train + suite.n_val, seed)
+    Xf, yf, Xp, yp = X[: suite.n_train], y[: suite.n_train], X[suite.n_train :], y[suite.n_train :]
+    model = make_model("ridge", seed).fit(Xf, yf)
+    loss_p = (model.predict(Xp) - yp) ** 2
+    rows = []
+    for e in suite.r_test:
+        Xq, yq = env.sample(e, suite.n_test, seed)
+        loss_q = (model.predict(Xq) - yq) ** 2
+        both = np.vstack([Xp, Xq])
+        is_q = np.r_[np.zeros(len(Xp)), np.ones(len(Xq))]
+        clf = classifier(class_weight="balanced", max_iter=50, random_state=seed)
+        pi = cross_val_predict(clf, both, is_q, cv=FOLDS, method="predict_proba")[:, 1]
+        pi = np.clip(pi, CLIP, 1 - CLIP)
+        s_p = np.average(loss_p, weights=pi[: len(Xp)])  # P's loss on the shared covariates
+        s_q = np.average(loss_q, weights=1 - pi[len(Xp) :])  # Q's loss on the shared covariates
+        e_p, e_q = loss_p.mean(), loss_q.mean()
+        rows.append(dict(r_train=r, env=e, p=e_p, q=e_q, x_shift=(s_p - e_p) + (e_q - s_q), y_shift=s_q - s_p,
+                         overlap=float(np.mean(2 * np.minimum(pi, 1 - pi)))))  # fmt: skip
+    return rows
+
+
+def leaks(name: str, seed: int = 0) -> list[tuple[str, float]]:
+    """Features that alone predict the target almost perfectly on a training draw: (name, R²) of
+    a one-feature gradient-boosted model, cross-validated, at or above LEAK_R2."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.model_selection import cross_val_score
+
+    suite, env = _environment(name)
+    names = list(env.feature_names(suite.r_train[0]) if callable(env.feature_names) else env.feature_names)
+    X, y = env.sample(suite.r_train[0], suite.n_train + suite.n_val, seed)
+    out = []
+    with threadpool_limits(1):
+        for j, feature in enumerate(names):
+            if np.ptp(X[:, j]) == 0:
+                continue
+            model = HistGradientBoostingRegressor(max_iter=50, random_state=seed)
+            r2 = float(np.mean(cross_val_score(model, X[:, [j]], y, cv=5, scoring="r2")))
+            if r2 >= LEAK_R2:
+                out.append((feature, r2))
+    return out
+
+
+def diagnosis_table(diag: dict, leak: dict) -> str:
+    rows = []
+    for name, d in diag.items():
+        kind = (
+            "no drop"
+            if not np.isfinite(d["y_share"])
+            else f"unclear: overlap < {MIN_OVERLAP:g}"
+            if d["overlap"] < MIN_OVERLAP
+            else "mostly Y∣X"
+            if d["y_share"] > 2 / 3
+            else "mostly X"
+            if d["y_share"] < 1 / 3
+            else "both"
+        )
+        rows.append([
+            f"`{name}`", f"{d['p']:.4f}", f"{d['q']:.4f}", f"{d['x_shift']:+.4f}", f"{d['y_shift']:+.4f}",
+            "" if not np.isfinite(d["y_share"]) else f"{100 * d['y_share']:.0f} %", f"{d['overlap']:.2f}",
+            kind, ", ".join(f"{f} (R² {r2:.2f})" for f, r2 in leak.get(name, [])) or "none",
+        ])  # fmt: skip
+    return tabulate(
+        rows,
+        headers=[
+            "suite",
+            "MSE train env",
+            "MSE test envs",
+            "from X",
+            "from Y∣X",
+            "Y∣X share",
+            "overlap",
+            "the drop is",
+            "leak (one feature, R² ≥ 0.95)",
+        ],  # fmt: skip
+        tablefmt="github",
+        disable_numparse=True,
+    )
+
+
+def diagnosis_section(root: Path, suites) -> list[str]:
+    """The shift diagnosis and the leak check of every suite (cached in ROOT/diagnosis.json)."""
+    cache = root / "diagnosis.json"
+    stored = json.loads(cache.read_text()) if cache.exists() else {}
+    for name in suites:
+        if name not in stored:
+            d = shift_diagnosis(name)
+            d.pop("pairs")
+            stored[name] = {"diagnosis": {k: float(v) for k, v in d.items()}, "leaks": leaks(name)}
+            root.mkdir(parents=True, exist_ok=True)
+            cache.write_text(json.dumps(stored, indent=1))
+    diag = {n: stored[n]["diagnosis"] for n in suites}
+    leak = {n: [tuple(x) for x in stored[n]["leaks"]] for n in suites}
+    return [
+        "## What kind of shift each suite holds",
+        "",
+        "The drop in squared error of `all_features` under ridge from the held-out training rows (P) to "
+        "the test environments (Q), split into the part due to the change in X and the part due to the "
+        "change in Y | X on the covariates both share (Cai, Namkoong and Yadlowsky 2023, the decomposition "
+        'WhyShift reports; docs/PROTOCOL.md section 10, "Diagnosis"). Means over the suite\'s (training, '
+        "test) environment pairs. *overlap*: mean of 2·min(π, 1 − π) of the domain classifier, 1 when the "
+        "two environments' covariates cannot be told apart, near 0 when they hardly overlap (the shared "
+        "part is then small and the split rests on few rows). Feature selection can only repair the X "
+        "part: where the drop is mostly Y∣X, no choice of features is expected to help; below an overlap of "
+        f"{MIN_OVERLAP:g} the split rests on too few rows to be read (the test rows lie mostly outside the "
+        "training rows' range). Diagnosed: at most 5 training environments per suite. *leak*: a feature "
+        "whose one-feature model explains at least 95 % of the target's variance on a training draw.",
+        "",
+        diagnosis_table(diag, leak),
+        "",
+    ]
+
+
 def _rmse(numbers: dict, method: str) -> float:
     return numbers["rmse"].loc[method, "mean"]
 
@@ -83,18 +256,29 @@ def _ci(mean, low, high, signed=False) -> str:
     return f"{_fmt(mean, signed)} [{_fmt(low, signed)}, {_fmt(high, signed)}]"
 
 
-def suite_numbers(path: Path, model: str) -> dict:
-    report = Report.from_path(path, downstream=model)
-    cells = report.cells("t")
+def source(root: Path, name: str) -> Path:
+    """The suite's results: ROOT/<suite> when it was run there, else the shipped reference results
+    (the same full grid, made by this script's runs; a suite whose identity changed is rerun)."""
+    folder = root / name
+    if (folder / "results.parquet").exists():
+        return folder
+    return shipped_dir() / f"{name}-default.parquet"
+
+
+def suite_numbers(path: Path, model: str, unit: str) -> dict:
+    report = Report.from_path(path, downstream=model, unit=unit)
+    analysis = Analysis(report)
+    cells = report.cells()
     rm = cells[(cells["metric"] == "rmse_mean") & (cells["r_train"] == "all")].set_index("method")
     vs = versus_yardstick(report)
-    # the leaderboard's best set among the methods (yardsticks left out): best mean and every method
-    # not significantly worse (paired Wilcoxon over the blocks, Holm)
-    per_run = report.per_run()
-    per_run = per_run[(per_run["r_train"] != "all") & ~per_run["method"].isin(["all_features", "mean"])]
-    best = stats.best_set(per_run.dropna(subset=["rmse_mean"]), "rmse_mean", True)
-    best_set = list(best.loc[best["in_best_set"] & best["decidable"], "method"])
-    return {"report": report, "rmse": rm, "vs": vs, "best_set": best_set}
+    # the leaderboard's tested best set among the methods (the analysis's; yardsticks left out)
+    setting = report.chosen["setting"].iloc[0]
+    best_set = sorted(analysis.best_sets().get((setting, "all", "rmse_mean"), set()))
+    units = int(vs["n_pairs"].max()) if len(vs) else 0
+    return dict(report=report, analysis=analysis, rmse=rm, vs=vs, best_set=best_set, units=units)
+
+
+UNIT_WORDS = {"environment": "environments", "resplit": "resplits (conditional)", "run": "runs"}
 
 
 def verdict_row(name: str, model: str, n: dict) -> list:
@@ -104,9 +288,11 @@ def verdict_row(name: str, model: str, n: dict) -> list:
     best = vs.sort_values("mean_diff").iloc[0]
     af = rm.loc["all_features"]
     mean = rm.loc["mean"]
+    unit = n["analysis"].family.unit
     return [
         f"`{name}`",
         model,
+        f"{n['units']} {UNIT_WORDS[unit]}",
         _ci(af["mean"], af["low"], af["high"]),
         _fmt(mean["mean"]),
         f"{best['method']} {_ci(best['mean_diff'], best['low'], best['high'], signed=True)} "
@@ -115,6 +301,68 @@ def verdict_row(name: str, model: str, n: dict) -> list:
         f"{len(worse)} of {len(vs)}",
         ", ".join(n["best_set"]),
     ]
+
+
+def across_section(numbers: dict, suites) -> list[str]:
+    """The verdict across suites, the suite as the unit (oodfs.report.analysis.across_suites)."""
+    lines = ["## Verdict across suites", ""]
+    for model in MODELS:
+        res = across_suites({n: numbers[n][model]["analysis"] for n in suites})
+        m, fam, pair = res["methods"], res["families"], res["family_pair"]
+        better = list(m.loc[m["verdict"].str.startswith("better"), "method"])
+        worse = list(m.loc[m["verdict"].str.startswith("worse"), "method"])
+        lines.append(
+            f"**{model}** ({res['n_suites']} suites, each one unit): "
+            + (f"{', '.join(better)} beat `all_features` across suites" if better else
+               "no method beats `all_features` across suites")
+            + (f"; {', '.join(worse)} are worse" if worse else "")
+            + " (two-sided Wilcoxon over the suites of each method's mean relative RMSE difference, Holm "
+            "over the methods)."
+        )  # fmt: skip
+        if res["friedman"] is not None:
+            stat, p, ranks = res["friedman"]
+            lines.append(
+                f"Friedman test of the methods and `all_features` over the suites: χ² = {stat:.2f}, "
+                f"p = {p:.3g}; average rank (1 = best): "
+                + ", ".join(f"{k} {v:.1f}" for k, v in ranks.items())
+                + "."
+            )
+        if pair is not None:
+            lines.append(
+                f"Families: {pair['a']} − {pair['b']} = {_ci(pair['diff'], pair['low'], pair['high'], True)} "
+                f"relative RMSE ({pair['a']} lower on {pair['a_better']} of {pair['suites']} suites; "
+                f"Wilcoxon p = {pair['p']:.3g})."
+            )
+        rows = [
+            [r.method, r.family, r.suites, _ci(100 * r.effect, 100 * r.low, 100 * r.high, True) + " %",
+             f"{r.better} of {r.suites}", f"{r.p:.3g}", f"{r.p_holm:.3g}", r.verdict]
+            for r in m.itertuples()
+        ] + [
+            [f"*{r.family}*", f"({r.members})", r.suites,
+             _ci(100 * r.effect, 100 * r.low, 100 * r.high, True) + " %", f"{r.better} of {r.suites}",
+             f"{r.p:.3g}", f"{r.p_holm:.3g}", r.verdict]
+            for r in fam.itertuples()
+        ]  # fmt: skip
+        lines += [
+            "",
+            tabulate(
+                rows,
+                headers=[
+                    "method",
+                    "family",
+                    "suites",
+                    "RMSE vs all_features [95 % bootstrap over suites]",
+                    "lower on",
+                    "Wilcoxon p",
+                    "p (Holm)",
+                    "verdict",
+                ],  # fmt: skip
+                tablefmt="github",
+                disable_numparse=True,
+            ),
+            "",
+        ]
+    return lines
 
 
 def comparison_table(vs: pd.DataFrame) -> str:
@@ -208,7 +456,7 @@ def forest_figure(numbers: dict, model: str, out: Path) -> Path:
         ax.grid(axis="x", alpha=0.3)
     fig.supxlabel("RMSE mean − all_features (left of 0: the method beats using every feature)", fontsize=9)
     fig.suptitle(
-        f"downstream model: {model}; 95 % t intervals over 10 paired blocks; green/red: Holm-adjusted "
+        f"downstream model: {model}; 95 % t intervals over each suite's units; green/red: Holm-adjusted "
         "Wilcoxon p < 0.05; hollow: fewer than 6 pairs (failed tasks)",
         fontsize=9,
     )
@@ -220,7 +468,8 @@ def forest_figure(numbers: dict, model: str, out: Path) -> Path:
 
 
 def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
-    numbers = {name: {m: suite_numbers(root / name, m) for m in MODELS} for name in suites}
+    units = {name: load_suite(name).unit for name in suites}
+    numbers = {n: {m: suite_numbers(source(root, n), m, units[n]) for m in MODELS} for n in suites}
     fig_dir = HERE / "figures"
     fig_dir.mkdir(exist_ok=True)
     forests = {m: forest_figure(numbers, m, fig_dir) for m in MODELS}
@@ -238,13 +487,19 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
         "",
         "Generated by `python benchmarks/realdata.py` from full-grid runs of every real-data suite (the "
         "`table` environment). Each suite is described by its data card (`oodfs suites`); the protocol is "
-        'in docs/PROTOCOL.md, "Real data". Every method\'s grid point is chosen by the `val` rule (held-out '
-        "rows of the training environment, no test data). Each suite has 10 paired blocks (r_train × run); "
-        "a verdict is a two-sided Wilcoxon signed-rank test of RMSE mean against `all_features` (the same "
-        "downstream model on every feature), Holm-corrected over the 10 methods of the suite, α = 0.05, with "
-        "the mean difference and its 95 % t interval. Both downstream models were trained on the same fits.",
+        "in docs/PROTOCOL.md, section 10. Every method's grid point is chosen by the `val` rule (held-out "
+        "rows of the training environment, no test data). Every verdict comes from the one analysis the "
+        "leaderboard, `oodfs compare` and the results page read (`oodfs.report.analysis`): per suite, each "
+        "method against `all_features` (the same downstream model on every feature), two-sided Wilcoxon "
+        "signed-rank over the suite's units, Holm over the 10 methods, α = 0.05, with the mean difference "
+        "and its 95 % t interval; `mean` is compared in a family of its own. A suite's unit is its "
+        "declared `unit`: a suite whose blocks resplit one table (`resplit`) gives verdicts conditional on "
+        "that table, not evidence that the result generalises; `txhousing-cities` has 23 training cities, "
+        "each one unit. Across suites, the suite is the unit (Demšar 2006). Both downstream models were "
+        "trained on the same fits.",
         "",
     ]
+    lines += across_section(numbers, suites)
     ridge_better = [
         n for n in suites if (numbers[n]["ridge"]["vs"]["verdict"].str.startswith("better")).any()
     ]
@@ -257,7 +512,7 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
         ]
         for m in MODELS
     }
-    lines += ["## Verdict", ""]
+    lines += ["## Verdict per suite", ""]
     lines += [
         f"- Under **ridge**, at least one method is significantly better than `all_features` on "
         f"{len(ridge_better)} of {len(suites)} suites ({', '.join(ridge_better) or 'none'}).",
@@ -275,10 +530,11 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
         lines += ["", notes.read_text().strip()]
     lines += [
         "",
-        "Per suite and model: `all_features` RMSE mean [95 % t], the `mean` yardstick, the method with the "
-        "lowest mean difference to `all_features` (difference [95 % t], Holm p), the methods significantly "
-        "better than `all_features`, how many are significantly worse, and the leaderboard's best set among "
-        "the methods (the best mean and every method not significantly worse; yardsticks left out).",
+        "Per suite and model: the units behind its tests, `all_features` RMSE mean [95 % bootstrap], "
+        "the `mean` yardstick, the method with the lowest mean difference to `all_features` (difference "
+        "[95 % t], Holm p), the methods significantly better than `all_features`, how many are "
+        "significantly worse, and the leaderboard's tested best set among the methods (the best mean and "
+        "every method whose test could have shown it worse and did not; yardsticks left out).",
         "",
     ]
     rows = [verdict_row(n, m, numbers[n][m]) for n in suites for m in MODELS]
@@ -288,6 +544,7 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
             headers=[
                 "suite",
                 "model",
+                "units",
                 "all_features",
                 "mean",
                 "closest method − all_features",
@@ -306,6 +563,7 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
         f"![each method against all_features, MLP]({forests['mlp'].relative_to(HERE)})",
         "",
     ]
+    lines += diagnosis_section(root, suites)
     lines += ["## What was run", ""]
     run_rows = []
     for name in suites:
@@ -315,7 +573,8 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
         run_rows.append(
             [
                 f"`{name}`",
-                ", ".join(map(str, s.r_train)),
+                s.unit,
+                ", ".join(map(str, s.r_train)) if len(s.r_train) < 6 else f"{len(s.r_train)} cities",
                 ", ".join(map(str, s.r_test)),
                 s.runs,
                 f"{s.n_train} / {s.n_val}",
@@ -326,7 +585,16 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
     lines.append(
         tabulate(
             run_rows,
-            headers=["suite", "r_train", "r_test", "runs", "n_train / n_val", "k", f"wall (--jobs {jobs})"],
+            headers=[
+                "suite",
+                "unit",
+                "r_train",
+                "r_test",
+                "runs",
+                "n_train / n_val",
+                "k",
+                f"wall (--jobs {jobs})",
+            ],  # fmt: skip
             tablefmt="github",
             disable_numparse=True,
         )

@@ -369,6 +369,23 @@ def test_evaluate_reports_rmse_per_held_out_environment(tmp_path, capsys, downst
         assert 0 < e["rmse_selected"] < e["rmse_mean"] and 0 < e["rmse_all"] < e["rmse_mean"]
     code, out, _ = select(capsys, *args, "--evaluate", "--downstream", downstream)
     assert code == 0 and f"downstream {downstream} trained on A (150 rows)" in out
+    assert ev["note"] is None and "worse than predicting the training mean" not in out
+
+
+def test_evaluate_says_when_every_model_is_worse_than_the_training_mean(tmp_path, capsys):
+    # the relation turns round in period B (y = x in A, y = -x in B): no feature set can repair it
+    rng = np.random.default_rng(0)
+    x, z = rng.normal(size=(2, 300))
+    period = np.repeat(["A", "B"], 150)
+    y = np.where(period == "A", x, -x) + 0.1 * rng.normal(size=300)
+    path = write(pd.DataFrame({"x": x, "z": z, "period": period, "y": y}), tmp_path)
+    args = (path, "--target", "y", "--method", "ols", "--env-column", "period", "--train-envs", "A")
+    code, out, _ = select(capsys, *args, "--top-k", "1", "--evaluate", "--downstream", "ridge")
+    assert code == 0 and "note: in 1 of 1 environments (B) every model is worse than predicting the" in out
+    doc = json.loads(
+        select(capsys, *args, "--top-k", "1", "--evaluate", "--downstream", "ridge", "--json")[1]
+    )
+    assert "no choice of features repairs" in doc["evaluation"]["note"]
 
 
 def test_evaluate_needs_training_environments(tmp_path, capsys):

@@ -60,7 +60,7 @@ def test_a_clearly_better_method_is_the_only_best_and_cells_carry_intervals():
     assert best == {"good", "same"}  # identical values are not distinguishable from the best
     text = board.to_markdown()
     good = next(line for line in text.splitlines() if line.startswith("| good"))
-    assert "**0.298 [0.295, 0.301]**" in good  # mean, interval, bold
+    assert "**0.298 [0.296, 0.300]**" in good  # mean, percentile-bootstrap interval, bold
     assert good.split("|")[2].strip() == "10"  # runs
     assert "Wilcoxon signed-rank" in text and "Holm" in text
 

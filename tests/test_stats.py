@@ -128,12 +128,24 @@ def test_one_run_gives_no_best():
     assert "No best where no method has 2 runs: setting=poly" in S.describe_best_rule(res)
 
 
+def test_a_method_with_too_few_pairs_is_not_in_the_best_set():
+    # rf has values in 5 of 10 blocks (failed tasks): its test cannot reach 0.05, so it is not in
+    # the best set, although the group is decidable for the others
+    b = base(10)
+    df = table({"dwr": b, "ols": b + 0.001 * base(10, 3), "rf": b + 0.2})
+    df = df[~((df["method"] == "rf") & (df["r_train"] == 2.0))]
+    res = S.best_set(df, "rmse_mean", LOWER).set_index("method")
+    assert res.loc["rf", "n_pairs"] == 5 and res.loc["rf", "decidable"]
+    assert not res.loc["rf", "in_best_set"] and "too few pairs (5)" in res.loc["rf", "note"]
+
+
 def test_few_pairs_cannot_reach_alpha_and_say_so():
     # 5 pairs, every one worse: the smallest two-sided Wilcoxon p is 2/32 = 0.0625 > 0.05
     b = base(5)
     res = S.best_set(table({"dwr": b, "ols": b + 1}, r_trains=(2.0,)), "rmse_mean", LOWER).set_index("method")
     assert res.loc["ols", "p_raw"] == pytest.approx(0.0625)
-    assert res.loc["ols", "in_best_set"] and not res.loc["ols", "decidable"]
+    # not shown worse, but no test could have: it is not in the best set (nothing is bolded)
+    assert not res.loc["ols", "in_best_set"] and not res.loc["ols", "decidable"]
     assert res.loc["ols", "note"] == "too few pairs to reach alpha"
     assert "Too few pairs for the test to reach alpha" in S.describe_best_rule(res.reset_index())
     # the paired t-test can decide on 5 pairs
@@ -211,7 +223,7 @@ def test_pairwise_counts_dropped_blocks():
     df = df.drop(df.index[(df["method"] == "dwr") & (df["r_train"] == 2.0)])  # dwr: 5 of 10
     row = S.pairwise_tests(df, "rmse_mean", LOWER).iloc[0]
     assert (row["n_a"], row["n_b"], row["n_pairs"], row["n_dropped"]) == (5, 10, 5, 5)
-    assert row["verdict"] == "not distinguishable"  # 5 pairs cannot reach 0.05
+    assert row["verdict"] == "too few pairs to decide"  # 5 pairs cannot reach 0.05: not "no difference"
 
 
 # -- friedman --------------------------------------------------------------------------------

@@ -253,20 +253,24 @@ def run(args) -> int:
     results = store.frame()
     columns = list(suite.metrics) or None  # the suite's table metrics
     try:
-        report = Report(results, rule, store.get_meta("metrics"), list(suite.methods), columns=columns)
+        report = Report(
+            results, rule, store.get_meta("metrics"), list(suite.methods), columns=columns, unit=suite.unit
+        )
     except OodfsError as exc:  # e.g. a β error where the data declare no true coefficients
         print(
             f"oodfs: the suite's metrics cannot be shown ({exc}); showing the headline metrics",
             file=sys.stderr,
         )
         columns = None
-        report = Report(results, rule, store.get_meta("metrics"), list(suite.methods))
+        report = Report(results, rule, store.get_meta("metrics"), list(suite.methods), unit=suite.unit)
     text = Leaderboard(report).to_markdown()
     try:
         export(results, out)
         write_text(out / "leaderboard.md", text)
         for model in report.downstream_models[1:]:  # the other downstream models, same fits
-            other = Report(results, rule, store.get_meta("metrics"), list(suite.methods), model, columns)
+            other = Report(
+                results, rule, store.get_meta("metrics"), list(suite.methods), model, columns, suite.unit
+            )
             write_text(out / f"leaderboard-{model}.md", Leaderboard(other).to_markdown())
         print(text)
         paths = make_figures(report, out)

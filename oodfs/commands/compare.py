@@ -15,9 +15,11 @@ def add_parser(sub) -> None:
         "compare",
         help="paired tests between methods, Friedman test and critical-difference diagrams",
         description="For each setting and headline metric of a results folder: a Friedman test across "
-        "methods, pairwise two-sided Wilcoxon signed-rank tests paired over (r_train, run) with Holm "
-        "correction, the mean paired difference with its 95 % interval, and a critical-difference diagram "
-        "(DIR/figures/cd_*.png). Writes DIR/compare.md and prints it.",
+        "methods and the tests of the analysis the leaderboard and the results page read (on real data each "
+        "method against all_features, else every pair; two-sided Wilcoxon signed-rank over the suite's units "
+        "of replication, Holm over the family), the mean paired difference with its 95 % interval, and a "
+        "critical-difference diagram for every-pair families (DIR/figures/cd_*.png). Writes DIR/compare.md "
+        "and prints it.",
     )
     p.add_argument("path", help="results folder written by `oodfs bench`")
     p.add_argument(

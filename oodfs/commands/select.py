@@ -328,4 +328,7 @@ def run(args) -> int:
                 disable_numparse=True,
             )
         )
+        note = result.worse_than_mean_note()
+        if note:
+            print(f"\nnote: {note}")
     return 0

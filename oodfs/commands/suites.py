@@ -31,6 +31,7 @@ def describe(name: str) -> dict:
         "r_test": list(s.r_test),
         "runs": s.runs,
         "paired_blocks": blocks,
+        "unit": s.unit,
         "n_train": s.n_train,
         "n_val": s.n_val,
         "n_test": s.n_test,
@@ -54,7 +55,8 @@ def run(args) -> int:
         print(f"  train on {', '.join(map(str, s['r_train']))}; test on {', '.join(map(str, s['r_test']))}")
         sizes = f"n_train {s['n_train']}, n_val {s['n_val']}, k {s['k']}"
         print(
-            f"  {s['runs']} runs ({s['paired_blocks']} paired blocks), {sizes}; "
+            f"  {s['runs']} runs ({s['paired_blocks']} paired blocks; unit of replication: {s['unit']}), "
+            f"{sizes}; "
             f"downstream {', '.join(s['downstream'])}"
             + (f"; yardsticks {', '.join(s['yardsticks'])}" if s["yardsticks"] else "")
         )

@@ -85,55 +85,41 @@ def selection_frequency(report) -> pd.DataFrame:
 
 
 def versus_yardstick(report, metric: str = "rmse_mean", yardstick: str = "all_features") -> pd.DataFrame:
-    """Every method against ``yardstick`` per setting, paired over (r_train, run): mean difference
-    (method - yardstick; negative = the method is better when lower is better) with its 95 % t
-    interval, the two-sided Wilcoxon signed-rank p and its Holm adjustment over the methods of the
-    setting, and a verdict. Empty when the results hold no such yardstick."""
-    per_run = report.per_run()
-    per_run = per_run[per_run["r_train"] != "all"]
-    if yardstick not in set(per_run["method"]) or metric not in per_run:
+    """Every method against ``yardstick`` per setting: the analysis's tests of the methods' family
+    (:class:`oodfs.report.analysis.Analysis`: two-sided Wilcoxon over the suite's units, Holm over
+    the methods of the setting), one row per method with the mean difference (method -
+    yardstick) and its 95 % t interval, p, p_holm and the verdict in words ("better than
+    all_features", "worse than all_features", "not distinguishable", "too few pairs to decide").
+    Empty when the results hold no such yardstick."""
+    from oodfs.report.analysis import Analysis
+
+    analysis = Analysis(report)
+    if analysis.family.reference != yardstick or metric not in report.headline:
         return pd.DataFrame()
-    lower = bool(report.metrics[metric].lower_is_better)
-    skip = _yardsticks(report)
     rows = []
-    for setting, g in per_run.groupby("setting", sort=False):
-        wide = g.pivot_table(index=["r_train", "run"], columns="method", values=metric, aggfunc="first")
-        if yardstick not in wide:
-            continue
-        group = []
-        order = [m for m in dict.fromkeys(report.results["method"]) if m in set(g["method"])]  # the suite's
-        for method in [m for m in order if m not in skip]:
-            pair = wide[[method, yardstick]].dropna()
-            d = (pair[method] - pair[yardstick]).to_numpy()
-            c = stats.cell_summary(d)
-            _, p, direction = stats._paired(d, "wilcoxon")  # the test of the best sets (stats.best_set)
-            group.append(
-                dict(setting=setting, method=method, n_pairs=len(d), mean_diff=c.mean, low=c.low, high=c.high,
-                     p=p, direction=direction)
-            )  # fmt: skip
-        for row, padj in zip(group, stats.adjust_pvalues([r["p"] for r in group], "holm")):
-            row["p_holm"] = padj
-            direction = row.pop("direction")  # +1: the method's values tend to be larger
-            better = direction < 0 if lower else direction > 0
-            if not np.isfinite(padj):
-                row["verdict"] = "not tested"
-            elif padj < stats.ALPHA and direction:
-                row["verdict"] = f"better than {yardstick}" if better else f"worse than {yardstick}"
-            else:
-                row["verdict"] = "not distinguishable"
-            rows.append(row)
+    for setting in dict.fromkeys(analysis.values["setting"]):
+        t = analysis.tests(setting, metric)
+        for r in t[t["family"] == "methods"].itertuples():
+            verdict = r.verdict
+            if r.better == r.method_a:
+                verdict = f"better than {yardstick}"
+            elif r.better == yardstick:
+                verdict = f"worse than {yardstick}"
+            rows.append(dict(setting=setting, method=r.method_a, n_pairs=r.n_pairs, mean_diff=r.mean_diff,
+                             low=r.diff_low, high=r.diff_high, p=r.p, p_holm=r.p_adjusted,
+                             verdict=verdict))  # fmt: skip
     return pd.DataFrame(rows)
 
 
 def per_env_rmse(report) -> pd.DataFrame:
     """Per (setting, method, test environment): the mean RMSE of the chosen points over every
-    (r_train, run), its 95 % t interval over those blocks and their count."""
+    (r_train, run), its 95 % percentile-bootstrap interval over those blocks and their count."""
     pe = report.per_env
     if pe.empty:
         return pd.DataFrame(columns=["setting", "method", "env", "mean", "low", "high", "n"])
     pe = pe[pe["metric"] == "rmse"]
     rows = []
     for (setting, method, env), g in pe.groupby(["setting", "method", "env"], sort=False):
-        c = stats.cell_summary(g["value"])
+        c = stats.cell_summary(g["value"], method="bootstrap")  # an RMSE interval never goes below 0
         rows.append(dict(setting=setting, method=method, env=env, mean=c.mean, low=c.low, high=c.high, n=c.n))
     return pd.DataFrame(rows)

@@ -18,11 +18,15 @@ from tabulate import tabulate
 from oodfs.contract.profiles import DOWNSTREAM_MODELS, PROFILES
 from oodfs.contract.task import env_sort_key
 from oodfs.report import stats
+from oodfs.report.analysis import Analysis
 from oodfs.report.escape import csv_frame, latex, latex_comment, md_code, md_text
 from oodfs.report.report import Report
 from oodfs.validation import OodfsError
 
-INTERVAL = "t"
+#: every cell's interval: the percentile bootstrap stays inside the range of the values, hence of
+#: the metric (F1 in [0, 1], an RMSE sd >= 0, a rank average within its possible ranks), where a t
+#: interval can leave it (docs/PROTOCOL.md section 10)
+INTERVAL = "bootstrap"
 
 
 def summarize(results: pd.DataFrame, rule: str = "val") -> pd.DataFrame:
@@ -53,6 +57,7 @@ class Leaderboard:
         self.per_run = report.per_run()
         self.cells = report.cells(INTERVAL)
         self.yardsticks = [m for m in dict.fromkeys(self.summary["method"]) if report.kind(m) == "yardstick"]
+        self.analysis = Analysis(report)
         self.best, self.notes = self._best()
 
     @classmethod
@@ -64,30 +69,8 @@ class Leaderboard:
     # -- numbers -------------------------------------------------------------------------
     def _best(self) -> tuple[dict, list[str]]:
         """Methods in the best set per (setting, r_train or "all", metric), and the sentences
-        describing the rule for the averaged and the per-r_train tables."""
-        best: dict = {}
-        notes = []
-        values = self.per_run[self.per_run["r_train"] != "all"]
-        values = values[~values["method"].isin(self.yardsticks)]  # references, never in a best set
-        scopes = [("all", ["setting"], ["r_train", "run"])]
-        if values.groupby("setting")["r_train"].nunique().max() > 1:  # there are tables by r_train
-            scopes.append(("by r_train", ["setting", "r_train"], ["run"]))
-        for scope, within, pair_on in scopes:
-            for m, info in self.metrics.items():
-                data = values.dropna(subset=[m])
-                if data.empty:
-                    continue
-                result = stats.best_set(data, m, info.lower_is_better, within=within, pair_on=pair_on)
-                for _, row in result.iterrows():
-                    r_train = "all" if scope == "all" else row["r_train"]
-                    if row["in_best_set"] and row["decidable"]:
-                        best.setdefault((row["setting"], r_train, m), set()).add(row["method"])
-                if m == next(iter(self.metrics)):  # the rule is the same for every metric
-                    notes.append(
-                        f"{'Averaged tables' if scope == 'all' else 'Tables by r_train'}: "
-                        + stats.describe_best_rule(result)
-                    )
-        return best, notes
+        describing the rule: the analysis's (oodfs.report.analysis), which every output shares."""
+        return self.analysis.best_sets(), self.analysis.best_notes()
 
     def _cell(self, setting, r_train, method, metric) -> tuple[str, bool]:
         c = self.cells[
@@ -166,17 +149,19 @@ class Leaderboard:
         from oodfs.report import features
 
         out = []
-        vs = features.versus_yardstick(self.report)
-        vs = vs[vs["setting"] == setting] if len(vs) else vs
-        if len(vs):
-            header = ["method", "pairs", "RMSE mean − all_features [95 % t]", "Wilcoxon p (Holm)", "verdict"]
+        tests = self.analysis.tests(setting, "rmse_mean") if "rmse_mean" in self.metrics else None
+        ref = self.analysis.family.reference
+        if ref and tests is not None and len(tests):
+            header = ["method", "pairs", f"RMSE mean − {ref} [95 % t]", "Wilcoxon p (Holm)", "verdict"]
             rows = []
-            for r in vs.itertuples():
-                p = "" if not np.isfinite(r.p_holm) else f"{r.p_holm:.3g}"
-                diff = _interval(r.mean_diff, r.low, r.high, r.n_pairs, "{:+.3f}")
-                rows.append([(r.method, False), (str(r.n_pairs), False), (diff, False), (p, False),
+            for r in tests.itertuples():
+                p = "" if not np.isfinite(r.p_adjusted) else f"{r.p_adjusted:.3g}"
+                diff = _interval(r.mean_diff, r.diff_low, r.diff_high, r.n_pairs, "{:+.3f}")
+                label = r.method_a if r.family == "methods" else f"{r.method_a} (yardstick, own family)"
+                rows.append([(label, False), (str(r.n_pairs), False), (diff, False), (p, False),
                              (r.verdict, False)])  # fmt: skip
-            title = f"Setting `{setting}`: each method against all_features (paired over r_train, run)"
+            units = ", ".join(self.analysis.family.blocks)
+            title = f"Setting `{setting}`: each method against {ref} (paired over {units})"
             out.append((title, header, rows))
         pe = features.per_env_rmse(self.report)
         pe = pe[pe["setting"] == setting] if len(pe) else pe
@@ -227,9 +212,15 @@ class Leaderboard:
             f"Profile: **{esc(self.report.profile)}** — {PROFILES.get(self.report.profile, '')}.",
             f"Model selection: **{self.rule.label}** — {self.rule.description}.",
             self._downstream_note(),
+            self.analysis.family.describe(),
+            *([self.analysis.undecidable_note()] if self.analysis.undecidable_note() else []),
             f"Cells: mean over runs and its {stats.describe_interval(INTERVAL)}; an r_train = all cell "
-            "averages each run over r_train first. ↓ lower is better, ↑ higher is better. **Bold**: in "
-            "the best set (below).",
+            + (
+                "is over the training environments, each the mean of its runs."
+                if self.report.unit == "environment"
+                else "averages each run over r_train first."
+            )
+            + " ↓ lower is better, ↑ higher is better. **Bold**: in the best set (below).",
         ]
 
     def _downstream_note(self) -> str:

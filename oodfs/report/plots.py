@@ -109,7 +109,7 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
     if labels:
         fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 10), bbox_to_anchor=(0.5, 1.03))
     n_runs = int(cells["n"].max())
-    band = "bands: 95 % t interval over runs" if not dot_plot else "bars: 95 % t interval over runs"
+    band = ("bands" if not dot_plot else "bars") + ": 95 % percentile-bootstrap interval over runs"
     fig.suptitle(
         f"profile: {report.profile}; downstream model: {report.downstream}; model selection: "
         f"{report.rule.label}; mean of up to {n_runs} runs; "
@@ -310,7 +310,7 @@ def make_figures(report: Report, out_dir) -> list[Path]:
 
 def rank_summary(report: Report) -> pd.DataFrame:
     """Each method's mean rank (1 = best, ties averaged) per setting and headline metric, and over
-    all settings at once, with a 95 % t interval over the blocks.
+    all settings at once, with a 95 % percentile-bootstrap interval over the blocks.
 
     A block is one (setting, r_train, run): the methods ranked on the same training and test data.
     Only complete blocks count (every method of the group has a value, as in the Friedman test);
@@ -350,7 +350,7 @@ def rank_summary(report: Report) -> pd.DataFrame:
             ranks_of["all settings"] = pd.concat(pooled, ignore_index=True)
         for setting, ranks in ranks_of.items():
             for method in ranks.columns:
-                c = cell_summary(ranks[method])
+                c = cell_summary(ranks[method], method="bootstrap")  # stays within the possible ranks
                 rows.append(
                     dict(
                         setting=setting,
@@ -367,7 +367,7 @@ def rank_summary(report: Report) -> pd.DataFrame:
 
 def summary_figure(report: Report, out_dir: Path, stem: str = "summary") -> list[Path]:
     """All settings at once: one panel per headline metric, one row per method, its mean rank in
-    each setting (coloured) and over all settings (black diamond) with 95 % t intervals over the
+    each setting (coloured) and over all settings (black diamond) with 95 % bootstrap intervals over the
     (r_train, run) blocks (see :func:`rank_summary`)."""
     summary = rank_summary(report)
     if summary.empty:
@@ -423,7 +423,8 @@ def summary_figure(report: Report, out_dir: Path, stem: str = "summary") -> list
     n_blocks = int(summary["n"].max())
     fig.suptitle(
         f"profile: {report.profile}; model selection: {report.rule.label}; ranks within each (setting, "
-        f"r_train, run) block, up to {n_blocks} blocks per point; bars: 95 % t interval over blocks",
+        f"r_train, run) block, up to {n_blocks} blocks per point; bars: 95 % percentile-bootstrap "
+        "interval over blocks",
         y=-0.02,
         fontsize=8.5,
     )

@@ -62,6 +62,12 @@ def _one_downstream(results: pd.DataFrame, downstream: str | None):
     return results[~ok | (model == chosen)], chosen, models
 
 
+def stored_unit(suite: dict) -> str:
+    """The unit of replication of a stored suite; a table suite stored before suites declared
+    one is a set of resplits of its table (docs/PROTOCOL.md section 10)."""
+    return suite.get("unit") or ("resplit" if suite.get("environment") == "table" else "run")
+
+
 class Report:
     """``points``: one row per evaluated grid point (metrics at the task's k as columns);
     ``chosen``: the point the rule picks per task; ``tasks``: status and error per task;
@@ -75,6 +81,7 @@ class Report:
         method_order: list[str] | None = None,
         downstream: str | None = None,
         columns: list[str] | None = None,
+        unit: str | None = None,
     ):
         if results.empty:
             raise OodfsError("the results table is empty: nothing to report")
@@ -91,6 +98,9 @@ class Report:
         self.rule = get_rule(rule)
         self.metrics = _declarations(metrics)
         self.suite = str(results["suite"].dropna().iloc[0]) if results["suite"].notna().any() else ""
+        #: the suite's unit of replication (oodfs.run.suite.UNITS), which the analysis tests over;
+        #: results stored before suites declared one: each (r_train, run) block, as then
+        self.unit = unit or "run"
         profiles = sorted(set(results["profile"].dropna())) if "profile" in results else []
         if len(profiles) > 1:
             raise OodfsError(f"these results mix profiles {', '.join(profiles)}; report each separately")
@@ -127,11 +137,17 @@ class Report:
 
     @classmethod
     def from_path(
-        cls, path, rule: str | None = None, downstream: str | None = None, columns: list[str] | None = None
+        cls,
+        path,
+        rule: str | None = None,
+        downstream: str | None = None,
+        columns: list[str] | None = None,
+        unit: str | None = None,
     ) -> "Report":
         """A report of a results folder (or a results .parquet/.csv file). ``rule``: the model-
         selection rule; by default the one the folder was last run with, else ``val``. ``columns``:
-        the metrics tables and tests show (default: the headline metrics)."""
+        the metrics tables and tests show (default: the headline metrics). ``unit``: the unit of
+        replication, for a results file that does not store its suite (default: the stored one)."""
         from oodfs.results.store import ResultStore, load_results
 
         store = ResultStore(path)
@@ -143,6 +159,7 @@ class Report:
                 order = list(runs[-1]["suite"]["methods"])
                 stored_rule = runs[-1]["suite"].get("selection")
                 stored_columns = list(runs[-1]["suite"].get("metrics") or []) or None
+                unit = unit or stored_unit(runs[-1]["suite"])
         return cls(
             load_results(path),
             rule or stored_rule or "val",
@@ -150,6 +167,7 @@ class Report:
             order,
             downstream,
             columns if columns is not None else stored_columns,
+            unit,
         )
 
     # -- building ------------------------------------------------------------------------
@@ -221,16 +239,21 @@ class Report:
         per_run_all["r_train"] = "all"
         return pd.concat([chosen, per_run_all[cols]], ignore_index=True)
 
-    def cells(self, interval: str = "t") -> pd.DataFrame:
+    def cells(self, interval: str = "bootstrap") -> pd.DataFrame:
         """What every table cell and figure point shows: one row per (setting, r_train, method,
-        headline metric) with the mean over runs, its 95 % ``interval`` (:func:`stats.cell_summary`)
-        and the run count; r_train = "all" averages each run over r_train first."""
+        headline metric) with the mean over runs, its 95 % ``interval`` (:func:`stats.cell_summary`;
+        the percentile bootstrap stays inside the metric's range) and the count; r_train = "all"
+        averages each run over r_train first, or, with the ``environment`` unit, is over the
+        training environments (each its runs' mean)."""
         from oodfs.report.stats import cell_summary
 
+        per_run = self.per_run()
+        if self.unit == "environment":  # the "all" cell: over the environments, each its runs' mean
+            by_env = per_run[per_run["r_train"] != "all"]
+            means = by_env.groupby(["setting", "r_train", "method"], sort=False)[self.headline].mean()
+            per_run = pd.concat([by_env, means.reset_index().assign(r_train="all")], ignore_index=True)
         rows = []
-        for (setting, r_train, method), g in self.per_run().groupby(
-            ["setting", "r_train", "method"], sort=False
-        ):
+        for (setting, r_train, method), g in per_run.groupby(["setting", "r_train", "method"], sort=False):
             for m in self.headline:
                 c = cell_summary(g[m], method=interval)
                 rows.append(

@@ -23,7 +23,7 @@ from oodfs.report.figure_files import figure_formats
 from oodfs.report.html import Cell, assets, environment, leaderboard_context, number_cell
 from oodfs.report.leaderboard import Leaderboard
 from oodfs.report.plots import feature_rankings, figure1, ood_s_figure, summary_figure
-from oodfs.report.report import Report
+from oodfs.report.report import Report, stored_unit
 from oodfs.report.site_folder import check_out, staged
 from oodfs.results.store import ResultStore, load_results
 from oodfs.validation import OodfsError
@@ -60,15 +60,16 @@ class _Where:
     fig_dir: Path
 
 
-def comparisons(report: Report, where: _Where, tag: str) -> list[dict]:
-    """``oodfs compare``'s comparisons (:func:`oodfs.report.compare.comparisons`), each with its
-    critical-difference diagram (files named by position: a setting's name may be anything)."""
+def comparisons(report: Report, where: _Where, tag: str, analysis=None) -> list[dict]:
+    """``oodfs compare``'s comparisons (:func:`oodfs.report.compare.comparisons`, the tests of
+    the report's analysis), each with its critical-difference diagram (files named by position:
+    a setting's name may be anything)."""
     settings = {}
     out = []
-    for c in compare.comparisons(report):
+    for c in compare.comparisons(report, analysis):
         i = settings.setdefault(c["setting"], len(settings))
         stem = where.fig_dir / f"cd-{i}-{_slug(c['metric'].name)}-{tag}"
-        drawn = compare.cd_diagram(report, c, stem)
+        drawn = compare.cd_diagram(report, c, stem, analysis)
         figure = None
         if not isinstance(drawn, str):
             paths = [stem.with_name(f"{stem.name}.{ext}") for ext in FIGURE_FILES]
@@ -180,6 +181,10 @@ class RunInfo:
     order: list | None
     invocations: list = field(default_factory=list)
     wall_seconds: float | None = None
+
+    @property
+    def unit(self) -> str | None:
+        return stored_unit(self.invocations[-1]["suite"]) if self.invocations else None
 
 
 def load_run(path) -> RunInfo:
@@ -304,7 +309,7 @@ def _machine(prov: dict) -> str:
 
 def _rule_view(run: RunInfo, rule: str, where: _Where, columns=None) -> dict:
     try:
-        report = Report(run.results, rule, run.metrics, run.order, columns=columns)
+        report = Report(run.results, rule, run.metrics, run.order, columns=columns, unit=run.unit)
     except OodfsError as exc:
         return dict(rule=get_rule(rule), error=str(exc))
     if report.points.empty:
@@ -315,8 +320,8 @@ def _rule_view(run: RunInfo, rule: str, where: _Where, columns=None) -> dict:
             summary_figure(report, where.fig_dir, f"summary-{rule}"),
             where,
             "All settings at once: mean rank",
-            "Each method's mean rank (1 = best) in each setting and over all settings, 95 % t interval "
-            "over the (r_train, run) blocks; ranks within a block, complete blocks only.",
+            "Each method's mean rank (1 = best) in each setting and over all settings, 95 % percentile-"
+            "bootstrap interval over the (r_train, run) blocks; ranks within a block, complete blocks only.",
         ),
         _figure(
             figure1(report, where.fig_dir, f"figure1-{rule}"),
@@ -335,7 +340,9 @@ def _rule_view(run: RunInfo, rule: str, where: _Where, columns=None) -> dict:
         report=report,
         leaderboard=leaderboard_context(board),
         figures=[f for f in figures if f],
-        comparisons=comparisons(report, where, rule),
+        comparisons=comparisons(report, where, rule, board.analysis),
+        family=board.analysis.family.describe(),
+        undecidable=board.analysis.undecidable_note(),
         selected=selected_features(report),
         rankings=feature_rankings(report),
         weights=weight_diagnostics(report),

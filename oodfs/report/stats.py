@@ -76,8 +76,8 @@ def describe_interval(method: str = "t", level: float = LEVEL) -> str:
             "interval when n < 2"
         )
     return (
-        f"{pct} percentile bootstrap interval of the mean over runs ({N_RESAMPLES} resamples, seeded); no "
-        "interval when n < 2"
+        f"{pct} percentile bootstrap interval of the mean over runs ({N_RESAMPLES} resamples, seeded; it "
+        "stays inside the range of the values, hence of the metric); no interval when n < 2"
     )
 
 
@@ -373,10 +373,18 @@ def best_set(
         adjusted = adjust_pvalues([out[m]["p_raw"] for m in tested], correction)
         decidable = _reachable(floors, correction, alpha)
         for m, p in zip(tested, adjusted):
-            out[m].update(p_vs_best=p, in_best_set=bool(p >= alpha))
+            floor = _p_floor(out[m]["n_pairs"], test)  # on its pairs: a tie on every one is no weakness
+            # a method whose own test could never reach alpha (e.g. 5 pairs: Wilcoxon p >= 0.0625)
+            # was not shown to be as good as the best: it stays out of the set, and says why
+            # (Holm's last step multiplies by 1, Bonferroni always by the family size)
+            own = floor * (len(floors) if correction == "bonferroni" else 1) < alpha
+            out[m].update(p_vs_best=p, in_best_set=bool(p >= alpha and own))
             notes = []
             if not decidable:
                 notes.append("too few pairs to reach alpha")
+            elif not own:
+                pairs = out[m]["n_pairs"]
+                notes.append(f"too few pairs ({pairs}) for its test to reach alpha: not in the set")
             if out[m]["n_pairs"] < max(n[m], n[best]):
                 notes.append(f"{max(n[m], n[best]) - out[m]['n_pairs']} unpaired values dropped")
             out[m]["note"] = "; ".join(notes)
@@ -543,19 +551,93 @@ def pairwise_tests(
                     _dir=direction,
                 )
             )
+        floors = [_p_floor(r["n_pairs"], test) for r in group if np.isfinite(r["p"])]
+        decidable = _reachable(floors, correction, alpha)  # can any pair of the family reach alpha?
         for row, padj in zip(group, adjust_pvalues([r["p"] for r in group], correction)):
             direction = row.pop("_dir")
             row["p_adjusted"] = padj
-            if np.isnan(padj):
-                row.update(better=None, verdict="not tested")
-            elif padj < alpha and direction:
-                a_larger = direction > 0
-                row["better"] = row["method_b"] if a_larger == low else row["method_a"]
-                row["verdict"] = f"{row['better']} better"
-            else:
-                row.update(better=None, verdict="not distinguishable")
+            row["decidable"] = bool(decidable and np.isfinite(padj))
+            _verdict(row, padj, direction, low, alpha)
         rows += group
-    return pd.DataFrame(rows, columns=[*within, *PAIRWISE_COLUMNS])
+    return pd.DataFrame(rows, columns=[*within, *PAIRWISE_COLUMNS, "decidable"])
+
+
+def versus_reference(
+    df: pd.DataFrame,
+    metric: str,
+    lower_is_better,
+    reference: str,
+    *,
+    within: Sequence[str] = ("setting",),
+    pair_on: Sequence[str] = ("r_train", "run"),
+    alpha: float = ALPHA,
+    test: str = "wilcoxon",
+    correction: str = "holm",
+    level: float = LEVEL,
+) -> pd.DataFrame:
+    """Every other method against ``reference`` in each ``within`` group: the rows of
+    :func:`pairwise_tests` (method_a = the method, method_b = the reference), adjusted over the
+    methods of the group only, and ``decidable``: could this adjusted p fall below alpha at all
+    (the test's smallest p on the pairs, times the family size for Bonferroni)? A comparison
+    that cannot reach alpha reads "too few pairs to decide", never "not distinguishable"."""
+    _choice(test, TESTS, "test")
+    _choice(correction, CORRECTIONS, "correction")
+    low = _lower(lower_is_better, metric)
+    within, pair_on = list(within), list(pair_on)
+    rows = []
+    for key, wide in _wide_groups(df, metric, within, pair_on):
+        if reference not in wide or wide[reference].isna().all():
+            continue
+        n = wide.notna().sum()
+        group = []
+        for a in [m for m in wide.columns if m != reference]:
+            xa, xb = _pairs(wide, a, reference)
+            d = xa - xb
+            stat, p, direction = _paired(d, test)
+            cs = cell_summary(d, level=level)
+            group.append(
+                dict(
+                    _key_columns(within, key),
+                    method_a=a,
+                    method_b=reference,
+                    n_a=int(n[a]),
+                    n_b=int(n[reference]),
+                    n_pairs=len(d),
+                    n_dropped=int(n[a] + n[reference] - 2 * len(d)),
+                    mean_a=xa.mean() if len(d) else np.nan,
+                    mean_b=xb.mean() if len(d) else np.nan,
+                    mean_diff=cs.mean,
+                    diff_low=cs.low,
+                    diff_high=cs.high,
+                    statistic=stat,
+                    p=p,
+                    _dir=direction,
+                )
+            )
+        floors = [_p_floor(r["n_pairs"], test) for r in group if np.isfinite(r["p"])]
+        family_ok = _reachable(floors, correction, alpha)  # can the family's smallest p pass at all?
+        for row, padj in zip(group, adjust_pvalues([r["p"] for r in group], correction)):
+            direction = row.pop("_dir")
+            floor = _p_floor(row["n_pairs"], test) * (len(floors) if correction == "bonferroni" else 1)
+            row["p_adjusted"] = padj
+            row["decidable"] = bool(np.isfinite(padj) and family_ok and floor < alpha)
+            _verdict(row, padj, direction, low, alpha)
+        rows += group
+    return pd.DataFrame(rows, columns=[*within, *PAIRWISE_COLUMNS, "decidable"])
+
+
+def _verdict(row: dict, padj: float, direction: int, low: bool, alpha: float) -> None:
+    """better and verdict of a comparison row (method_a against method_b)."""
+    if np.isnan(padj):
+        row.update(better=None, verdict="not tested")
+    elif padj < alpha and direction:
+        a_larger = direction > 0
+        row["better"] = row["method_b"] if a_larger == low else row["method_a"]
+        row["verdict"] = f"{row['better']} better"
+    elif not row.get("decidable", True):
+        row.update(better=None, verdict="too few pairs to decide")
+    else:
+        row.update(better=None, verdict="not distinguishable")
 
 
 # -- Friedman ------------------------------------------------------------------------------

@@ -401,8 +401,28 @@ class FeatureRanking:
                     }
                     for r in self.evaluation.itertuples()
                 ],
+                "note": self.worse_than_mean_note() or None,
             }
         return out
+
+    def worse_than_mean_note(self) -> str:
+        """A sentence when every model (selected features and all features) predicts an environment
+        worse than the training mean, or ''; docs/PROTOCOL.md section 10, "Guards"."""
+        if self.evaluation is None:
+            return ""
+        bad = [
+            r.env
+            for r in self.evaluation.itertuples()
+            if r.rmse_selected > r.rmse_mean and r.rmse_all > r.rmse_mean
+        ]
+        if not bad:
+            return ""
+        return (
+            f"in {len(bad)} of {len(self.evaluation)} environments ({', '.join(map(str, bad))}) every "
+            "model is worse than predicting the training mean: the relation of the target to these "
+            "features changed there (a shift in Y | X, or a model extrapolating outside its training "
+            "range), which no choice of features repairs"
+        )
 
     def as_frame(self) -> pd.DataFrame:
         """The ranking with every other field in ``DataFrame.attrs`` (the form

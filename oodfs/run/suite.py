@@ -40,7 +40,13 @@ SUITE_KEYS = (
     "yardsticks",
     "card",
     "metrics",
+    "unit",
 )
+#: what one unit of replication of a suite is (``unit = ...``; docs/PROTOCOL.md section 10):
+#: ``run``: every (r_train, run) block is a fresh draw from a data process (the synthetic suites);
+#: ``resplit``: blocks are resplits of one table (their p-values are conditional on that table);
+#: ``environment``: each training environment is one unit (its runs are averaged first)
+UNITS = ("run", "resplit", "environment")
 #: the keys of a suite's data card (``[card]``), listed by ``oodfs suites``
 CARD_KEYS = ("source", "licence", "rows", "environments", "target", "shift")
 CURVE_KEYS = ("methods", "r_train")
@@ -168,6 +174,9 @@ class Suite:
     #: the metrics its tables and tests show (empty: the headline metrics); not part of its
     #: identity: every metric is stored whatever the suite shows
     metrics: tuple[str, ...] = ()
+    #: the unit of replication (UNITS); not part of the identity: it changes how the results are
+    #: tested, not what is run. Default: ``resplit`` on a table, ``run`` on a data process
+    unit: str = "run"
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -324,6 +333,7 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             yardsticks=tuple(_check_list(raw.get("yardsticks", ()), "yardsticks")),
             card=_card(name, raw.get("card", {})),
             metrics=tuple(_check_list(raw.get("metrics", ()), "metrics")),
+            unit=raw.get("unit", "resplit" if raw["environment"] == "table" else "run"),
         )
         suite = replace(suite, methods=with_yardsticks(suite.methods, suite.yardsticks))
     except KeyError as exc:
@@ -448,6 +458,13 @@ def validate_suite(suite: Suite) -> None:
     for m in suite.yardsticks:
         _check_text(m, "a yardstick name")
     _check_metrics(suite.metrics)
+    if suite.unit not in UNITS:
+        raise OodfsError(f"unit must be one of {', '.join(UNITS)}, got {suite.unit!r}")
+    if suite.unit == "environment" and len(suite.r_train) < 2:
+        raise OodfsError(
+            "unit = 'environment' needs several r_train entries (each one unit); this suite has "
+            f"{len(suite.r_train)}"
+        )
     if suite.runs > MAX_RUNS:
         raise OodfsError(f"runs = {suite.runs} is more than {MAX_RUNS} runs; is it a typo?")
     tasks = len(suite.settings) * len(suite.r_train) * suite.runs * max(len(suite.methods), 1)

@@ -142,3 +142,12 @@ DATASETS = {
     "auto": {"load": load_auto, "target": "mpg", "env_column": "origin", "bins": None,
              "features": AUTO_FEATURES, "target_transform": "log"},
 }  # fmt: skip
+
+# the txhousing table with each city an environment (suite txhousing-cities); volume is left
+# out: divided by sales it is the mean sale price, a copy of the target
+DATASETS["txhousing_cities"] = {
+    **DATASETS["txhousing"],
+    "env_column": "city",
+    "bins": None,
+    "features": ["year", "month", "sales", "listings", "inventory"],
+}

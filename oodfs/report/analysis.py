@@ -1,0 +1,321 @@
+"""The one analysis of a report: its family of tests and their verdicts.
+
+The leaderboard, ``oodfs compare``, the results page and the real-data report all read their
+verdicts from :class:`Analysis`, so the same folder gives the same verdict for the same pair in
+every output. The family (docs/PROTOCOL.md section 10):
+
+- which comparisons: on real data (results holding the ``all_features`` yardstick) every method
+  against ``all_features``; elsewhere every pair of methods. Other yardsticks (``mean``) are
+  compared with the reference in a family of their own, never in the methods' Holm family,
+  where they would only make every test harder to pass;
+- which test and correction: two-sided Wilcoxon signed-rank, Holm over the family of a setting
+  and metric, alpha 0.05;
+- which unit of replication: the suite's ``unit`` (``run``, ``resplit`` or ``environment``);
+  with ``environment`` the runs of a training environment are averaged first, and each
+  environment is one unit;
+- which downstream model the RMSEs come from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import pandas as pd
+
+from oodfs.report import stats
+
+#: the yardstick real-data methods are compared with (docs/PROTOCOL.md, "Real data")
+REFERENCE = "all_features"
+
+UNIT_TEXT = {
+    "run": "each (r_train, run) block, a fresh draw from the data process",
+    "resplit": (
+        "each (r_train, run) block, a resplit of one table: the blocks share most of their rows, so a "
+        "p-value says the result holds across resplits of this table (conditional on it), not that "
+        "it generalises to other data"
+    ),
+    "environment": ("each training environment (its runs averaged first; the test environments are shared)"),
+}
+
+
+@dataclass(frozen=True)
+class Family:
+    """What is tested: the comparisons, the unit, the test and correction, the downstream model."""
+
+    reference: str | None  # None: every pair of methods
+    methods: tuple
+    yardsticks: tuple
+    unit: str
+    blocks: tuple  # the columns that name one unit
+    downstream: str
+    test: str = "wilcoxon"
+    correction: str = "holm"
+    alpha: float = stats.ALPHA
+
+    @property
+    def comparisons(self) -> str:
+        if self.reference:
+            return f"each of the {len(self.methods)} methods against {self.reference}"
+        k = len(self.methods)
+        return f"every pair of the {k} methods ({k * (k - 1) // 2} pairs)"
+
+    def describe(self) -> str:
+        """One paragraph naming the family, its unit and the downstream model."""
+        others = [y for y in self.yardsticks if y != self.reference]
+        text = (
+            f"Tested family: {self.comparisons}, per setting and metric; two-sided Wilcoxon signed-rank "
+            f"test, Holm-corrected over the family, alpha {self.alpha:g}. Unit of replication: "
+            f"{UNIT_TEXT[self.unit]}. Downstream model: {self.downstream}."
+        )
+        if others:
+            against = self.reference or "every method"
+            text += (
+                f" Yardsticks ({', '.join(others)}) are compared with {against} in a family of their own, "
+                "not counted in the methods' correction."
+            )
+        return text
+
+    @property
+    def conditional(self) -> bool:
+        """Are the verdicts conditional on one table (resplits, not independent replicates)?"""
+        return self.unit == "resplit"
+
+
+class Analysis:
+    """Per setting and headline metric of a :class:`~oodfs.report.report.Report`: the tests of
+    the family (:meth:`tests`), each pair's verdict (:meth:`verdict`) and the tested best sets
+    (:meth:`best_sets`)."""
+
+    def __init__(self, report):
+        self.report = report
+        methods = list(dict.fromkeys(report.chosen["method"])) if len(report.chosen) else []
+        yardsticks = tuple(m for m in methods if report.kind(m) == "yardstick")
+        unit = report.unit
+        self.family = Family(
+            reference=REFERENCE if REFERENCE in methods else None,
+            methods=tuple(m for m in methods if m not in yardsticks),
+            yardsticks=yardsticks,
+            unit=unit,
+            blocks=("r_train",) if unit == "environment" else ("r_train", "run"),
+            downstream=report.downstream,
+        )
+
+    @cached_property
+    def values(self) -> pd.DataFrame:
+        """One row per (setting, unit, method): the chosen points' headline metrics. With the
+        ``environment`` unit, a training environment's runs are averaged first."""
+        per_run = self.report.per_run()
+        per_run = per_run[per_run["r_train"] != "all"]
+        if self.family.unit != "environment":
+            return per_run.reset_index(drop=True)
+        keys = ["setting", "r_train", "method"]
+        return per_run.groupby(keys, sort=False)[self.report.headline].mean().reset_index().assign(run=0)
+
+    @cached_property
+    def _tests(self) -> dict:
+        out = {}
+        f = self.family
+        for metric in [m for m in self.report.headline if m in self.values]:
+            info = self.report.metrics[metric]
+            data = self.values.dropna(subset=[metric])
+            if data.empty:
+                continue
+            kw = dict(within=("setting",), pair_on=f.blocks, test=f.test, correction=f.correction)
+            methods = data[data["method"].isin(f.methods)]
+            if f.reference:
+                ref = data["method"] == f.reference
+                lower = info.lower_is_better
+                main = stats.versus_reference(
+                    data[ref | data["method"].isin(f.methods)], metric, lower, f.reference, **kw
+                )
+                extra = stats.versus_reference(
+                    data[ref | data["method"].isin(f.yardsticks)], metric, info.lower_is_better, f.reference,
+                    **kw,
+                )  # fmt: skip
+            else:
+                main = stats.pairwise_tests(methods, metric, info.lower_is_better, **kw)
+                extra = pd.DataFrame(columns=main.columns)
+                for y in f.yardsticks:  # each yardstick against every method, a family per yardstick
+                    both = data[(data["method"] == y) | data["method"].isin(f.methods)]
+                    extra = pd.concat(
+                        [extra, stats.versus_reference(both, metric, info.lower_is_better, y, **kw)],
+                        ignore_index=True,
+                    )
+            main = main.assign(family="methods")
+            extra = extra.assign(family="yardsticks")
+            for setting in dict.fromkeys(data["setting"]):
+                parts = [t[t["setting"] == setting] for t in (main, extra) if len(t)]
+                if parts:
+                    out[(setting, metric)] = pd.concat(parts, ignore_index=True)
+        return out
+
+    def tests(self, setting, metric: str) -> pd.DataFrame:
+        """The family's comparisons of one setting and metric (stats.PAIRWISE_COLUMNS, decidable,
+        family = "methods" or "yardsticks"); empty when there is nothing to compare."""
+        return self._tests.get((setting, metric), pd.DataFrame(columns=[*stats.PAIRWISE_COLUMNS, "family"]))
+
+    def all_tests(self) -> pd.DataFrame:
+        frames = [t.assign(metric=m) for (_, m), t in self._tests.items() if len(t)]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def verdict(self, setting, metric: str, a: str, b: str) -> str | None:
+        """The verdict on the pair (a, b) in either order, or None when the family does not test it."""
+        t = self.tests(setting, metric)
+        hit = t[((t["method_a"] == a) & (t["method_b"] == b)) | ((t["method_a"] == b) & (t["method_b"] == a))]
+        return None if hit.empty else str(hit["verdict"].iloc[0])
+
+    def decidable(self, setting, metric: str) -> bool:
+        """Can any test of the methods' family reach alpha? (Too few units: say so, bold nothing.)"""
+        t = self.tests(setting, metric)
+        t = t[t["family"] == "methods"]
+        return bool(len(t) and t["decidable"].any())
+
+    def undecidable_note(self) -> str:
+        """A sentence naming the settings where no test of the family can reach alpha, or ''."""
+        f = self.family
+        bad = list(dict.fromkeys(str(s) for (s, m) in self._tests if not self.decidable(s, m)))
+        if not bad:
+            return ""
+        t = self.all_tests()
+        n = int(t.loc[t["family"] == "methods", "n_pairs"].max()) if len(t) else 0
+        return (
+            f"With at most {n} units per comparison, the smallest p a {f.test} test can give is "
+            f"{stats._p_floor(n, f.test):.3g}: no test of the family can reach alpha {f.alpha:g} after "
+            f"correction in {', '.join(bad)}, so there is no verdict there and nothing is marked best."
+        )
+
+    # -- best sets --------------------------------------------------------------------------
+    @cached_property
+    def _best(self) -> tuple[dict, list[str]]:
+        f = self.family
+        best: dict = {}
+        notes = []
+        values = self.values[self.values["method"].isin(f.methods)]  # yardsticks: never in a best set
+        scopes = [("all", ["setting"], list(f.blocks))]
+        if f.unit != "environment" and values.groupby("setting")["r_train"].nunique().max() > 1:
+            scopes.append(("by r_train", ["setting", "r_train"], ["run"]))
+        for scope, within, pair_on in scopes:
+            for i, m in enumerate([m for m in self.report.headline if m in values]):
+                info = self.report.metrics[m]
+                data = values.dropna(subset=[m])
+                if data.empty:
+                    continue
+                result = stats.best_set(
+                    data, m, info.lower_is_better, within=within, pair_on=pair_on, test=f.test,
+                    correction=f.correction, alpha=f.alpha,
+                )  # fmt: skip
+                for _, row in result.iterrows():
+                    r_train = "all" if scope == "all" else row["r_train"]
+                    if row["in_best_set"] and row["decidable"] and _can_be_best(info):
+                        best.setdefault((row["setting"], r_train, m), set()).add(row["method"])
+                if i == 0:  # the rule is the same for every metric
+                    notes.append(
+                        f"{'Averaged tables' if scope == 'all' else 'Tables by r_train'}: "
+                        + stats.describe_best_rule(result)
+                    )
+        declared = [self.report.metrics[m] for m in self.report.headline]
+        spread = [m.title for m in declared if not _can_be_best(m)]
+        if spread:
+            notes.append(
+                f"{', '.join(spread)}: a measure of spread alone, never marked best (a method can have a "
+                "small spread by being uniformly bad)."
+            )
+        return best, notes
+
+    def best_sets(self) -> dict:
+        """{(setting, r_train or "all", metric): methods in the tested best set}."""
+        return self._best[0]
+
+    def best_notes(self) -> list[str]:
+        return self._best[1]
+
+
+def _can_be_best(metric) -> bool:
+    """A metric of spread alone (RMSE sd) never makes a method best: its tables mark nothing."""
+    return metric.name not in SPREAD_METRICS
+
+
+#: metrics that measure spread alone (docs/PROTOCOL.md section 10): shown, tested, never "best"
+SPREAD_METRICS = ("rmse_std",)
+
+
+# -- across suites ---------------------------------------------------------------------------
+
+#: how methods are grouped into families for the verdict across suites
+FAMILY_NAMES = {"weighter": "independence weighting", "selector": "other selectors"}
+
+
+def across_suites(analyses: dict, metric: str = "rmse_mean") -> dict:
+    """The benchmark-level verdict with the suite as the unit (Demšar, JMLR 2006): per suite,
+    each method's effect relative to the reference, (method - reference) / reference averaged
+    over the suite's units; per method, a two-sided Wilcoxon signed-rank test over the suites,
+    Holm over the methods; a Friedman test of the methods and the reference over the suites
+    with their average ranks; and per family of methods (:data:`FAMILY_NAMES`, by the report's
+    method kind) its members' mean relative effect, tested the same way, and the two families
+    against each other. ``analyses``: {suite name: Analysis}, each with the reference.
+
+    Returns dict(effects: suites x methods relative effects, methods: per-method rows, friedman:
+    (statistic, p, average ranks), families: per-family rows, family_pair: the families' test,
+    n_suites)."""
+    effects, kinds = {}, {}
+    for name, a in analyses.items():
+        ref = a.family.reference
+        if ref is None or metric not in a.values:
+            continue
+        wide = a.values.pivot_table(index=list(a.family.blocks), columns="method", values=metric)
+        rel = wide[list(a.family.methods)].div(wide[ref], axis=0) - 1
+        effects[name] = rel.mean()  # a method's failed units are left out of its mean
+        kinds.update({m: a.report.kind(m) for m in a.family.methods})
+    effects = pd.DataFrame(effects).T
+    n = len(effects)
+    rows = []
+    for m in effects.columns:
+        d = effects[m].dropna().to_numpy()
+        _, p, _ = stats._paired(d, "wilcoxon")
+        c = stats.cell_summary(d, method="bootstrap")
+        rows.append(dict(method=m, family=FAMILY_NAMES.get(kinds.get(m), kinds.get(m)), suites=len(d),
+                         effect=c.mean, low=c.low, high=c.high, better=int((d < 0).sum()), p=p))  # fmt: skip
+    methods = pd.DataFrame(rows)
+    if len(methods):
+        methods["p_holm"] = stats.adjust_pvalues(methods["p"].to_numpy(), "holm")
+        methods["verdict"] = [_across_verdict(r.effect, r.p_holm) for r in methods.itertuples()]
+    # Friedman over suites: the methods and the reference (relative effect 0)
+    complete = effects.assign(**{"all_features": 0.0}).dropna(axis=1, how="any")
+    friedman = None
+    if complete.shape[1] >= 3 and len(complete) >= 2:
+        res = stats.stats.friedmanchisquare(*[complete[c].to_numpy() for c in complete.columns])
+        ranks = stats._ranks(complete, True).mean().sort_values()
+        friedman = (float(res.statistic), float(res.pvalue), ranks)
+    fam_rows, fam_values = [], {}
+    for fam in dict.fromkeys(methods["family"]) if len(methods) else []:
+        members = list(methods.loc[methods["family"] == fam, "method"])
+        v = effects[members].mean(axis=1)
+        fam_values[fam] = v
+        _, p, _ = stats._paired(v.dropna().to_numpy(), "wilcoxon")
+        c = stats.cell_summary(v.dropna(), method="bootstrap")
+        fam_rows.append(dict(family=fam, members=", ".join(members), effect=c.mean, low=c.low, high=c.high,
+                             better=int((v < 0).sum()), suites=int(v.notna().sum()), p=p))  # fmt: skip
+    families = pd.DataFrame(fam_rows)
+    if len(families):
+        families["p_holm"] = stats.adjust_pvalues(families["p"].to_numpy(), "holm")
+        families["verdict"] = [_across_verdict(r.effect, r.p_holm) for r in families.itertuples()]
+    pair = None
+    if len(fam_values) == 2:
+        (fa, va), (fb, vb) = fam_values.items()
+        both = pd.concat([va, vb], axis=1).dropna()
+        d = (both.iloc[:, 0] - both.iloc[:, 1]).to_numpy()
+        _, p, _ = stats._paired(d, "wilcoxon")
+        c = stats.cell_summary(d, method="bootstrap")
+        pair = dict(a=fa, b=fb, suites=len(d), diff=c.mean, low=c.low, high=c.high, p=p,
+                    a_better=int((d < 0).sum()))  # fmt: skip
+    return dict(effects=effects, methods=methods, friedman=friedman, families=families, family_pair=pair,
+                n_suites=n)  # fmt: skip
+
+
+def _across_verdict(effect: float, p: float) -> str:
+    if not pd.notna(p):
+        return "not tested"
+    if p < stats.ALPHA:
+        return "better than all_features" if effect < 0 else "worse than all_features"
+    return "not distinguishable"
