@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import traceback
 from pathlib import Path
 
@@ -148,6 +149,20 @@ class RunAborted(OodfsError):
     """A run stopped for a reason that is not the user's input nor a method's failure: its
     results could not be stored (disk full, I/O error, a damaged store), or a worker process
     was killed from outside. Finished tasks stay stored; the CLI exits with status 1."""
+
+
+#: what an OSError says when the output could not be written for want of room or a working
+#: device (not a wrong path): the run is aborted (exit 1), the input was fine
+OUTPUT_FAILURES = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EPIPE})
+
+
+def write_failed(exc: OSError, what: str) -> OodfsError:
+    """An OSError from writing ``what`` as one line: :class:`RunAborted` (exit 1) for a full disk,
+    a file-size limit or an I/O error, :class:`OodfsError` (exit 2) for a path that cannot be
+    written (missing folder, no permission, a folder in the way)."""
+    where = f" ({exc.filename})" if exc.filename and str(exc.filename) not in what else ""
+    message = f"cannot write {what}{where}: {exc.strerror or exc}"
+    return RunAborted(message) if exc.errno in OUTPUT_FAILURES else OodfsError(message)
 
 
 def error_message(exc: BaseException) -> str:
