@@ -14,8 +14,11 @@ The LocalCluster oodfs starts serves nothing over HTTP and talks TLS:
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 
@@ -56,32 +59,29 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
         raise OodfsError("the dask backend needs dask.distributed: pip install 'oodfs[dask]'") from None
-    cluster, marked = None, None
-    if scheduler is None:
-        # a worker ends with this run from its first import of oodfs on, before its other imports
-        # (the nannies, which start the workers, run in this process)
-        marked = mark_run()
-        with dask.config.set(_QUIET_CLUSTER):
-            cluster = LocalCluster(
-                n_workers=jobs,
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address=None,
-                worker_dashboard_address=None,
-                security=_security(),
-                # not the nannies' warnings at shutdown ("still alive after 4 s, killing")
-                silence_logs=logging.ERROR,
-                scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
-            )
+    cluster = client = None
+    marked = mark_run() if scheduler is None else False  # False: nothing to unmark
     try:
-        client = Client(cluster if cluster is not None else scheduler, timeout="30s")
-    except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address at all
-        if cluster is not None:
-            cluster.close()
-            unmark_run(marked)
-        raise OodfsError(f"cannot reach the dask scheduler {scheduler!r}: {exc}") from None
-    try:
+        if scheduler is None:
+            # a worker ends with this run from its first import of oodfs on, before its other imports
+            # (the nannies, which start the workers, run in this process)
+            with dask.config.set(_QUIET_CLUSTER), _ctrl_c_held():
+                cluster = LocalCluster(
+                    n_workers=jobs,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address=None,
+                    worker_dashboard_address=None,
+                    security=_security(),
+                    # not the nannies' warnings at shutdown ("still alive after 4 s, killing")
+                    silence_logs=logging.ERROR,
+                    scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+                )
+        try:
+            client = Client(cluster if cluster is not None else scheduler, timeout="30s")
+        except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address at all
+            raise OodfsError(f"cannot reach the dask scheduler {scheduler!r}: {exc}") from None
         task = fn if cluster is None else _in_local_worker
         first = () if cluster is None else (fn,)
         futures = [client.submit(task, *first, *args, pure=False) for args in calls]
@@ -97,7 +97,26 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
                 ) from None
             yield result
     finally:
-        client.close()
+        if client is not None:
+            client.close()
         if cluster is not None:
             cluster.close()
+        if marked is not False:
             unmark_run(marked)
+
+
+@contextlib.contextmanager
+def _ctrl_c_held():
+    """Ctrl-C (SIGINT) blocked while the LocalCluster starts its worker processes: they, and the
+    event-loop thread that starts them, inherit the blocked signal, so a Ctrl-C to the terminal's
+    process group does not interrupt a worker still starting Python (a traceback from each,
+    before oodfs could ignore it: :func:`oodfs.run.executors.lifeline.arm`). This process gets
+    the held Ctrl-C as soon as the cluster is up, and stops it."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
