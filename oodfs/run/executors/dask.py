@@ -107,16 +107,18 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
 
 @contextlib.contextmanager
 def _ctrl_c_held():
-    """Ctrl-C (SIGINT) blocked while the LocalCluster starts its worker processes: they, and the
-    event-loop thread that starts them, inherit the blocked signal, so a Ctrl-C to the terminal's
-    process group does not interrupt a worker still starting Python (a traceback from each,
-    before oodfs could ignore it: :func:`oodfs.run.executors.lifeline.arm`). This process gets
-    the held Ctrl-C as soon as the cluster is up, and stops it."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+    """Ctrl-C (SIGINT) ignored while the LocalCluster starts its worker processes: they inherit
+    the ignored signal from their first instant (Python keeps an ignored SIGINT ignored), so a
+    Ctrl-C to the terminal's process group cannot interrupt a worker still starting Python (a
+    traceback from each, before oodfs could ignore it: :func:`oodfs.run.executors.lifeline.arm`).
+    The price: a Ctrl-C while the cluster starts (seconds) is lost, and needs pressing again once
+    the workers are up. Blocking the signal instead would keep it, but the workers are started
+    by distributed's threads, which do not inherit this thread's signal mask."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        signal.signal(signal.SIGINT, before)
