@@ -61,6 +61,7 @@ import inspect
 import os
 import re
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,8 +73,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from oodfs.contract.api import ranking_from_scores, support_mask
-from oodfs.validation import OodfsError, RunAborted, check_param
+from oodfs.contract.api import check_scores, ranking_from_scores, support_mask
+from oodfs.validation import OodfsError, RunAborted, check_limit, check_param
 
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".csv.xz", ".tsv", ".tsv.gz")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -130,21 +131,54 @@ def table_format(path) -> str:
 
 
 def _header(path: Path, fmt: str) -> list:
-    """The column names as written in the file (pandas renames a repeated CSV name ``a.1``)."""
+    """The column names as written in the file (pandas renames a repeated CSV name ``a.1``),
+    read with the standard library: pandas takes minutes and gigabytes for a header of 10**6
+    names, this reads it in about a second."""
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
         return list(pq.read_schema(path).names)
-    row = pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", header=None, nrows=1, dtype=str)
-    return [v for v in row.iloc[0].tolist() if isinstance(v, str)]  # blank names become "Unnamed: i"
+    import csv
+
+    with _open_text(path) as text:
+        row = next(csv.reader(text, delimiter="\t" if fmt == "tsv" else ","), [])
+    return [name for name in row if name]  # blank names become "Unnamed: i"
+
+
+def _open_text(path: Path):
+    """A CSV/TSV file as text, decompressed by its suffix as pandas does."""
+    import bz2
+    import gzip
+    import io
+    import lzma
+    import zipfile
+
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8", newline="")
+    if name.endswith(".bz2"):
+        return bz2.open(path, "rt", encoding="utf-8", newline="")
+    if name.endswith(".xz"):
+        return lzma.open(path, "rt", encoding="utf-8", newline="")
+    if name.endswith(".zip"):
+        archive = zipfile.ZipFile(path)
+        members = archive.namelist()
+        if len(members) != 1:
+            raise OodfsError(f"{path}: a zip file must hold exactly one table, it holds {len(members)} files")
+        return io.TextIOWrapper(archive.open(members[0]), encoding="utf-8", newline="")
+    return open(path, encoding="utf-8", newline="")
 
 
 def _repeated(names) -> list:
-    return list(dict.fromkeys(n for n in names if list(names).count(n) > 1))
+    """The names that appear more than once, in order (counted once: linear in the header)."""
+    counts = Counter(names)
+    return [n for n in counts if counts[n] > 1]
 
 
 def read_table(path) -> pd.DataFrame:
     """A CSV/TSV or parquet file (chosen by suffix) as a DataFrame, or one clear OodfsError."""
+    if "\0" in str(path):  # the system cannot open it: Path.exists would raise ValueError
+        raise OodfsError(f"{str(path)!r}: a file name cannot hold a NUL character")
     path = Path(path)
     fmt = table_format(path)
     if not path.exists():
@@ -154,12 +188,16 @@ def read_table(path) -> pd.DataFrame:
     if path.stat().st_size == 0:
         raise OodfsError(f"{path} is empty (0 bytes)")
     try:
-        repeated = _repeated(_header(path, fmt))
+        header = _header(path, fmt)
+        check_limit("columns", len(header), f"the number of columns of {path}")
+        repeated = _repeated(header)
         if not repeated:
             if fmt == "parquet":
                 df = pd.read_parquet(path)
             else:
                 df = pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", low_memory=False)
+    except OodfsError:
+        raise
     except pd.errors.EmptyDataError:
         raise OodfsError(f"{path} is empty (no columns)") from None
     except UnicodeDecodeError:
@@ -173,6 +211,13 @@ def read_table(path) -> pd.DataFrame:
             f"{path}: column name(s) {', '.join(map(repr, repeated))} appear more than once in the "
             "header; give every column its own name"
         )
+    for column in [c for c in df.columns if pd.api.types.is_object_dtype(df[c])]:
+        # pandas leaves an integer beyond float's range (a cell of 10**400) as a Python int in a
+        # text column: it is a number too large, +-inf, which the checks of infinite values name
+        if any(isinstance(v, int) and not isinstance(v, bool) for v in df[column]):
+            numbers = _to_numeric(df[column])
+            if numbers.notna().sum() == df[column].notna().sum():  # numbers only (not a text column)
+                df[column] = numbers
     if df.shape[1] == 0:
         raise OodfsError(f"{path} has no columns")
     if df.shape[0] == 0:
@@ -204,9 +249,29 @@ def _require_column(df: pd.DataFrame, column, role: str) -> None:
         raise OodfsError(f"{role} column {column!r} not found; {_columns_hint(df)}")
 
 
+def _beyond_float(v):
+    """An integer too large for a float (a CSV cell of 10**400) as +-inf, which the checks of
+    infinite values then name; anything else as it is."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        try:
+            return float(v)
+        except OverflowError:
+            return float("inf") if v > 0 else float("-inf")
+    return v
+
+
+def _to_numeric(s: pd.Series) -> pd.Series:
+    """``pd.to_numeric(s, errors="coerce")``, also for a column holding an integer beyond float's
+    range (pandas raises OverflowError there)."""
+    try:
+        return pd.to_numeric(s, errors="coerce")
+    except OverflowError:
+        return pd.to_numeric(s.map(_beyond_float), errors="coerce")
+
+
 def _first_non_numeric(s: pd.Series) -> tuple[object, object] | None:
     """(row label, value) of the first non-missing value that is not a number, if any."""
-    coerced = pd.to_numeric(s, errors="coerce")
+    coerced = _to_numeric(s)
     bad = coerced.isna() & s.notna()
     if not bad.any():
         return None
@@ -241,7 +306,7 @@ def _check_not_nested(df: pd.DataFrame, columns) -> None:
 def _mostly_numeric(s: pd.Series) -> str:
     """A note when most values of a text column are numbers (a stray '?' or 'n/a'), else ''."""
     first = _first_non_numeric(s)
-    if first is None or pd.to_numeric(s, errors="coerce").notna().mean() < 0.5:
+    if first is None or _to_numeric(s).notna().mean() < 0.5:
         return ""
     return f"it is numeric except values like {first[1]!r} (row {first[0]})"
 
@@ -366,22 +431,22 @@ def _id_reason(s: pd.Series) -> str:
     if not np.isfinite(x).all() or not np.array_equal(x, np.round(x)):
         return ""
     distinct = np.unique(x).size
-    if distinct == n and x.max() - x.min() + 1 <= 2 * n:
+    with np.errstate(over="ignore"):  # values near 1.8e308: a span of inf is no row numbering
+        span = x.max() - x.min() + 1
+    if distinct == n and span <= 2 * n:
         return "whole numbers, a different one in every row"
-    steps = np.diff(x)
-    if distinct > max(2, n / 10) and ((steps >= 0).all() or (steps <= 0).all()):
-        return (
-            f"whole numbers that only ever {'increase' if (steps >= 0).all() else 'decrease'} down the table"
-        )
+    rising, falling = (x[1:] >= x[:-1]).all(), (x[1:] <= x[:-1]).all()  # compared, not subtracted
+    if distinct > max(2, n / 10) and (rising or falling):
+        return f"whole numbers that only ever {'increase' if rising else 'decrease'} down the table"
     return ""
 
 
 def _correlation(a: np.ndarray, b: np.ndarray) -> float:
-    if np.ptp(a) == 0 or np.ptp(b) == 0:
+    if (a == a[0]).all() or (b == b[0]).all():  # constant (np.ptp overflows near 1.8e308)
         return 0.0
-    # scaled into [-1, 1] first: squares of values near 1e+-300 would overflow or underflow
-    a, b = a / np.abs(a).max(), b / np.abs(b).max()
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # an infinite value: no correlation here, the checks name it
+        # scaled into [-1, 1] first: squares of values near 1e+-300 would overflow or underflow
+        a, b = a / np.abs(a).max(), b / np.abs(b).max()
         r = np.corrcoef(a, b)[0, 1]
     return float(r) if np.isfinite(r) else 0.0
 
@@ -482,15 +547,20 @@ class PowerOfTwoScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """
 
     def fit(self, X, y=None):
-        X = validate_data(self, X, dtype=float, order="F")
+        with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn's finiteness check sums X
+            X = validate_data(self, X, dtype=float, order="F")
         _, exponent = np.frexp(np.abs(X).max(axis=0))  # max = f * 2**exponent, 0.5 <= f < 1
-        self.scale_ = np.ldexp(1.0, exponent)  # 1 for an all-zero column
+        self.exponent_ = exponent  # 0 for an all-zero column
+        with np.errstate(over="ignore"):  # 2**1024 (a column near 1.8e308) is inf as a float
+            self.scale_ = np.ldexp(1.0, exponent)
         return self
 
     def transform(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=float, reset=False, order="F")
-        return np.asfortranarray(X / self.scale_)
+        with np.errstate(over="ignore", invalid="ignore"):
+            X = validate_data(self, X, dtype=float, reset=False, order="F")
+        # X * 2**-exponent, computed without 2**exponent itself (which overflows for 1e308)
+        return np.asfortranarray(np.ldexp(X, -self.exponent_))
 
 
 def make_scaler() -> Pipeline:
@@ -982,7 +1052,12 @@ def _fit_scores(
         except (ValueError, ArithmeticError) as exc:  # numbers the selector's library refused
             return "failed", _one_line(exc)
         used = {p: v for p, v in selector.get_params(deep=False).items() if p not in ("k", "random_state")}
-        return "ok", (np.asarray(selector.scores_, dtype=float), used)
+        if getattr(selector, "scores_", None) is None:
+            return "refused", f"selector {method!r} set no scores_ in fit"
+        try:  # a plugin that overrides fit() sets scores_ itself: one per feature, finite
+            return "ok", (check_scores(selector.scores_, len(names), f"selector {method!r}"), used)
+        except (OodfsError, TypeError) as exc:
+            return "refused", str(exc)
 
     if isolate and hasattr(os, "fork"):
         from oodfs.run.executors.isolation import call_isolated

@@ -30,3 +30,46 @@ def run_limited(
         timeout=timeout,
         **kw,
     )
+
+
+_CASES_SCRIPT = """
+import contextlib, io, json, sys
+from oodfs.cli import main
+from oodfs.contract.registry import reset_registry
+results = {}
+for name, argv in json.loads(sys.stdin.read()).items():
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code
+        except BaseException as exc:  # what the test reports: the case escaped the command line
+            code, err = "escaped", io.StringIO(f"{type(exc).__name__}: {str(exc)[:300]}")
+    reset_registry()
+    results[name] = [code, err.getvalue()[-3000:]]
+print(json.dumps(results))
+"""
+
+
+def run_cases(cases: dict, *, memory: int = MEMORY_LIMIT, timeout: float = 600, env=None) -> dict:
+    """Every ``{name: argv}`` case run by ``oodfs.cli.main`` in ONE new process under ``memory``
+    bytes of address space (one import of oodfs for them all): ``{name: (exit status, stderr)}``.
+    A case that runs away (memory, time) fails the whole call, naming no case: run it alone."""
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+    import json
+
+    proc = subprocess.run(
+        [sys.executable, "-c", _CASES_SCRIPT],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+        timeout=timeout,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {name: tuple(value) for name, value in json.loads(proc.stdout.splitlines()[-1]).items()}

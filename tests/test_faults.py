@@ -568,6 +568,14 @@ CONTENT_DAMAGE = {
     "parts not JSON": ("UPDATE tasks SET parts = '{x' WHERE method = 'ols'", "parts is not valid JSON"),
     "metrics not JSON": ("UPDATE meta SET value = '{x' WHERE key = 'metrics'", "'metrics' is not valid JSON"),
     "invocation not JSON": ("UPDATE invocations SET provenance = 'x'", "invocation record"),
+    "invocation without its suite": (
+        "UPDATE invocations SET provenance = json_remove(provenance, '$.suite')",
+        "1 invocation record not valid JSON or without the suite",
+    ),
+    "invocation with methods not a list": (
+        "UPDATE invocations SET provenance = json_set(provenance, '$.suite.methods', 7)",
+        "invocation record not valid JSON or without the suite",
+    ),
     "task without rows": ("DELETE FROM results WHERE method = 'ols'", "method 'ols': no result rows"),
     "rows without task": ("DELETE FROM tasks WHERE method = 'ols'", "result rows of no stored task"),
     "text r_train": (
@@ -1131,8 +1139,9 @@ def test_ctrl_c_while_python_exits_is_status_130_and_one_line(tmp_path, table):
 @pytest.mark.parametrize("when", ["starting", "fitting"])
 def test_ctrl_c_of_a_dask_run_is_one_line_from_the_run_alone(tmp_path, faults, when):
     """Ctrl-C reaches the run and all its workers (the terminal's process group): while the
-    cluster starts, or while the workers fit, the run stops with status 130 and one line, and no
-    worker prints a traceback of its own."""
+    workers fit, the run stops with status 130 and one line, and no worker prints a traceback of
+    its own. While the cluster starts, a Ctrl-C is ignored (no worker still starting Python
+    prints a traceback either); a second one once the workers fit stops the run."""
     psutil = pytest.importorskip("psutil")
     pytest.importorskip("distributed")
     args = ["bench", "--suite", tiny_file(tmp_path), "--plugin", faults, "--out", str(tmp_path / "out")]
@@ -1145,16 +1154,16 @@ def test_ctrl_c_of_a_dask_run_is_one_line_from_the_run_alone(tmp_path, faults, w
         start_new_session=True,
     )
     try:
+        if when == "starting":
+            deadline = time.time() + 120
+            while time.time() < deadline and len(psutil.Process(proc.pid).children()) < 3:
+                time.sleep(0.05)  # the resource tracker and two workers, starting Python
+            os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
         deadline = time.time() + 120
-        while time.time() < deadline and proc.poll() is None:
-            if when == "fitting" and len(list(tmp_path.glob("marker.*"))) == 2:
-                break
-            if when == "starting" and len(psutil.Process(proc.pid).children()) >= 2:
-                time.sleep(0.5)  # the workers are importing
-                break
+        while time.time() < deadline and proc.poll() is None and len(list(tmp_path.glob("marker.*"))) < 2:
             time.sleep(0.1)
         assert proc.poll() is None, proc.stderr.read()
-        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
+        os.killpg(proc.pid, signal.SIGINT)
         err = proc.communicate(timeout=90)[1]
     finally:
         with contextlib.suppress(ProcessLookupError):

@@ -20,7 +20,7 @@ from oodfs.tabular import (
     TableWarning,
     rank_features,
 )
-from oodfs.validation import OodfsError, one_line_warning
+from oodfs.validation import OodfsError, check_nesting, one_line_warning
 
 #: what a column or a variable's levels are listed as in the terminal table, at most
 SHOWN_LEVELS = 4
@@ -41,6 +41,9 @@ def parse_param(text: str) -> tuple[str, object]:
         parsed = json.loads(value)
     except ValueError:
         return key, value
+    except RecursionError:  # thousands of [ in a row: the parser recurses on each
+        raise OodfsError(f"--param {key}: the value nests lists too deeply to read") from None
+    check_nesting(parsed, f"--param {key}")
     if isinstance(parsed, float) and not math.isfinite(parsed):
         return key, value
     return key, tuple(parsed) if isinstance(parsed, list) else parsed

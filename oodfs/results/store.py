@@ -298,7 +298,8 @@ class ResultStore:
             if "invocations" not in self._tables(con):
                 return []
             rows = con.execute("SELECT provenance FROM invocations ORDER BY started_at").fetchall()
-        return [self._loads(p, "an invocation record") for (p,) in rows]
+        # a damaged record is left out here; reading the results names it (check_store)
+        return [json.loads(p) for (p,) in rows if _invocation_ok(p)]
 
     def _loads(self, text, what: str):
         try:
@@ -332,7 +333,7 @@ class ResultStore:
 
     def repair(self, damage: Damage) -> None:
         """Delete what ``damage`` names (damaged tasks with all their rows, rows of no task,
-        invocation records that are not JSON) in one transaction: a resume then runs those tasks
+        damaged invocation records) in one transaction: a resume then runs those tasks
         again."""
         with self._transaction() as con:
             _delete_tasks(con, list(damage.tasks))
@@ -344,7 +345,7 @@ class ResultStore:
             bad = [
                 (rowid,)
                 for rowid, p in con.execute("SELECT rowid, provenance FROM invocations")
-                if not _json_ok(p)
+                if not _invocation_ok(p)
             ]
             con.executemany("DELETE FROM invocations WHERE rowid = ?", bad)
             bad = [(key,) for key, value in con.execute("SELECT key, value FROM meta") if not _json_ok(value)]
@@ -704,6 +705,29 @@ def _json_ok(text) -> bool:
     return True
 
 
+_INVOCATION_DAMAGE = "not valid JSON or without the suite the reports read"
+
+
+def _invocation_ok(text) -> bool:
+    """An invocation record is JSON with what the reports read from it: its suite's methods (a
+    list of names), selection rule (text) and metrics (a list of names)."""
+    try:
+        record = json.loads(text)
+    except (TypeError, ValueError):
+        return False
+    suite = record.get("suite") if isinstance(record, dict) else None
+    if not isinstance(suite, dict):
+        return False
+    methods, metrics = suite.get("methods"), suite.get("metrics")
+    return (
+        isinstance(methods, list)
+        and all(isinstance(m, str) for m in methods)
+        and isinstance(suite.get("selection"), (str, type(None)))
+        and isinstance(metrics, (list, type(None)))
+        and all(isinstance(m, str) for m in metrics or [])
+    )
+
+
 def check_store(con: sqlite3.Connection) -> Damage:
     """Check a store's contents (a read connection): SQLite's own integrity check, the type of
     every column, the JSON fields, each task's rows (a task without rows, rows without a task),
@@ -760,9 +784,9 @@ def check_store(con: sqlite3.Connection) -> Damage:
             if not _json_ok(value):
                 found.records.append(f"run metadata {key!r} is not valid JSON")
     if "invocations" in tables:
-        bad = sum(not _json_ok(p) for (p,) in con.execute("SELECT provenance FROM invocations"))
+        bad = sum(not _invocation_ok(p) for (p,) in con.execute("SELECT provenance FROM invocations"))
         if bad:
-            found.records.append(f"{bad} invocation record{'s' * (bad != 1)} not valid JSON")
+            found.records.append(f"{bad} invocation record{'s' * (bad != 1)} {_INVOCATION_DAMAGE}")
     return found
 
 
