@@ -663,3 +663,21 @@ def test_tables_anywhere_lets_a_suite_read_outside_its_folder(tmp_path, capsys):
     )
     assert code == 0, err
     assert "| ols" in board
+
+
+def test_a_column_near_the_float_limit_is_ranked_not_silently_left_out():
+    """Values of +-1.7e308 are finite: standardised (by powers of two, without computing 2**1024)
+    the column is fitted like any other, not left out as "fewer than 10 rows differ"."""
+    import warnings
+
+    from oodfs.tabular import rank_features
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(200, 3)), columns=["a", "b", "c"])
+    frame["y"] = frame["a"] + 0.1 * rng.normal(size=200)
+    frame["a"] = np.sign(frame["a"]) * 1.7e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning on the way either
+        ranking = rank_features(frame, "y", "correlation", isolate=False)
+    assert ranking.set_index("feature").loc["a", "score"] > 0.5
+    assert ranking.iloc[0]["feature"] == "a"

@@ -576,6 +576,24 @@ CONTENT_DAMAGE = {
         "UPDATE invocations SET provenance = json_set(provenance, '$.suite.methods', 7)",
         "invocation record not valid JSON or without the suite",
     ),
+    "NULL value": (
+        "UPDATE results SET value = NULL WHERE rowid = "
+        "(SELECT MIN(rowid) FROM results WHERE method = 'ols' AND metric IS NOT NULL)",
+        "method 'ols': a metric row without a value",
+    ),
+    "1e301 value": (
+        "UPDATE results SET value = 1e301 WHERE rowid = "
+        "(SELECT MIN(rowid) FROM results WHERE method = 'ols' AND metric = 'f1')",
+        "method 'ols': a value beyond 1e+300 or infinite",
+    ),
+    "inf value": (
+        "UPDATE results SET value = -9e999 WHERE method = 'ols' AND metric = 'rmse'",
+        "method 'ols': a value beyond 1e+300 or infinite",
+    ),
+    "rows relabelled to another downstream model": (
+        "UPDATE results SET downstream = 'ridge' WHERE method = 'ols'",
+        "rows of downstream model 'ridge', which the run did not train",
+    ),
     "task without rows": ("DELETE FROM results WHERE method = 'ols'", "method 'ols': no result rows"),
     "rows without task": ("DELETE FROM tasks WHERE method = 'ols'", "result rows of no stored task"),
     "text r_train": (

@@ -761,6 +761,7 @@ def check_store(con: sqlite3.Connection) -> Damage:
             for text in bad:
                 for key in con.execute(f"SELECT DISTINCT {_KEY_SQL} FROM {table} WHERE {col} = ?", (text,)):
                     found.task(key, f"{col} is not valid JSON")
+    _check_values(con, found, tables)
     statuses = ", ".join(f"'{s}'" for s in _STATUSES)
     for key in con.execute(f"SELECT {_KEY_SQL} FROM tasks WHERE status NOT IN ({statuses})"):
         found.task(key, "unknown status")
@@ -788,6 +789,45 @@ def check_store(con: sqlite3.Connection) -> Damage:
         if bad:
             found.records.append(f"{bad} invocation record{'s' * (bad != 1)} {_INVOCATION_DAMAGE}")
     return found
+
+
+#: the largest |value| a stored metric can have: inputs are refused beyond float32's 3.4e38
+#: (oodfs.validation.FLOAT32_MAX), so no RMSE, MSE, F1, rank, beta error or time computed from
+#: them comes near this; a larger value, or inf, was written by something other than oodfs
+MAX_STORED_VALUE = 1e300
+
+
+def _check_values(con: sqlite3.Connection, found: "Damage", tables: set) -> None:
+    """The values a read trusts: a finished task's metric rows hold a number (not NULL) no
+    larger than MAX_STORED_VALUE (not inf), each of a downstream model the run trained (its
+    invocation records name them: a row relabelled to another model is damage)."""
+    for key in con.execute(
+        f"SELECT DISTINCT {_KEY_SQL} FROM results WHERE status = 'ok' AND metric IS NOT NULL "
+        "AND value IS NULL"
+    ):
+        found.task(key, "a metric row without a value")
+    for key in con.execute(
+        f"SELECT DISTINCT {_KEY_SQL} FROM results WHERE typeof(value) IN ('real', 'integer') AND "
+        f"abs(value) > {MAX_STORED_VALUE!r}"
+    ):
+        found.task(key, f"a value beyond {MAX_STORED_VALUE:g} or infinite")
+    have = {row[1] for row in con.execute("PRAGMA table_info(results)")}
+    if "invocations" not in tables or "downstream" not in have:
+        return
+    trained = set()
+    for (text,) in con.execute("SELECT provenance FROM invocations"):
+        suite = json.loads(text).get("suite", {}) if _invocation_ok(text) else {}
+        models = suite.get("downstream")
+        trained |= {models} if isinstance(models, str) else set(models or ())
+    if not trained:  # a store from before invocations named their models
+        return
+    marks = ", ".join("?" * len(trained))
+    for row in con.execute(
+        f"SELECT DISTINCT {_KEY_SQL}, downstream FROM results WHERE downstream IS NOT NULL AND "
+        f"downstream NOT IN ({marks})",
+        sorted(trained),
+    ):
+        found.task(row[:4], f"rows of downstream model {row[4]!r}, which the run did not train")
 
 
 def _kind(kinds) -> str:
