@@ -1190,3 +1190,29 @@ def test_ctrl_c_of_a_dask_run_is_one_line_from_the_run_alone(tmp_path, faults, w
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert lines == ["oodfs: interrupted; finished tasks are saved (continue with --resume)"], err
+
+
+def _leave_the_session():
+    """A fit's helpers that leave its process group: a ``start_new_session`` child, and a daemon
+    (``setsid`` in a shell that exits at once, so it is orphaned during the fit)."""
+    helper = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    daemon = subprocess.Popen(
+        ["sh", "-c", "setsid sleep 301 > /dev/null 2>&1 & echo $!"], stdout=subprocess.PIPE, text=True
+    )
+    orphan = int(daemon.communicate()[0])
+    return [helper.pid, orphan]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a child subreaper is Linux's")
+def test_what_a_fit_starts_in_a_new_session_ends_with_the_fit():
+    """The worker is a child subreaper: a process the fit started in a new session (which the
+    kill of the fit's process group misses) is reparented to the worker, and killed and waited
+    for when the fit ends."""
+    from oodfs.run.executors.isolation import call_isolated
+
+    started = call_isolated(_leave_the_session)
+    assert len(started) == 2
+    deadline = time.time() + 5
+    while time.time() < deadline and _alive(started):
+        time.sleep(0.1)
+    assert _alive(started) == []
