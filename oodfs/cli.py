@@ -9,11 +9,13 @@ this module builds the parser from the registry and turns an
 from __future__ import annotations
 
 import argparse
+import io
+import os
 import signal
 import sys
 import warnings
 
-from oodfs.validation import OodfsError, RunAborted, format_warning
+from oodfs.validation import OUTPUT_FAILURES, OodfsError, RunAborted, format_warning, write_failed
 
 EXIT_USAGE = 2
 EXIT_ABORTED = 1  # the run stopped for a reason other than the input (disk full, a killed worker)
@@ -78,6 +80,9 @@ _default_formatwarning = warnings.formatwarning
 
 
 def main(argv=None) -> int:
+    """Run ``oodfs ARGV`` and return its exit status. As the program (``argv`` None, the main
+    thread), an interruption after the command has finished still exits with one line."""
+    program = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     # known before the parser exists: building it loads the plugins, whose warnings are one line too
     debug = "--debug" in argv
@@ -88,31 +93,82 @@ def main(argv=None) -> int:
         return _main(argv)
     finally:
         warnings.formatwarning = _default_formatwarning
+        if program and _main_thread():
+            _exit_quietly_on_signals()
 
 
 def _main(argv: list[str]) -> int:
     try:
         parser = build_parser()
     except OodfsError as exc:  # two installed plugins offer one name: nothing can run
-        print(f"oodfs: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _one_line(exc)
     args = parser.parse_args(argv)
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
+    _buffer_stdout()
     try:
-        return commands()[args.command].run(args)
+        status = commands()[args.command].run(args)
+        sys.stdout.flush()  # a full disk or a file-size limit shows here, not silently at exit
+        return status
+    except OSError as exc:  # writing the output failed: stdout on a full disk, a figure past RLIMIT_FSIZE
+        if args.debug or exc.errno not in OUTPUT_FAILURES:
+            raise
+        _discard_stdout()
+        if isinstance(exc, BrokenPipeError):  # the reader left (`oodfs select ... | head`): nothing to say
+            return EXIT_ABORTED
+        return _one_line(write_failed(exc, "the output"))
     except OodfsError as exc:
         if args.debug:
             raise
-        from oodfs.report.escape import terminal
-
-        print(f"oodfs: error: {terminal(exc)}", file=sys.stderr)  # a name's ESC sequence stays text
-        return EXIT_ABORTED if isinstance(exc, RunAborted) else EXIT_USAGE
+        return _one_line(exc)
     except KeyboardInterrupt as exc:
         print("oodfs: interrupted; finished tasks are saved (continue with --resume)", file=sys.stderr)
         return 143 if isinstance(exc, _Terminated) else 130
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _one_line(exc: OodfsError) -> int:
+    """Print the error as one line on stderr; return the exit status it calls for."""
+    from oodfs.report.escape import terminal
+
+    print(f"oodfs: error: {terminal(exc)}", file=sys.stderr)  # a name's ESC sequence stays text
+    return EXIT_ABORTED if isinstance(exc, RunAborted) else EXIT_USAGE
+
+
+def _buffer_stdout() -> None:
+    """Under PYTHONUNBUFFERED, Python writes standard output straight to its file and drops what
+    a short write left over (a file-size limit, a nearly full disk) without an error: a buffer
+    in between writes the rest, and so gets the error."""
+    if sys.stdout is sys.__stdout__ and isinstance(getattr(sys.stdout, "buffer", None), io.FileIO):
+        out = sys.stdout
+        sys.stdout = io.TextIOWrapper(
+            io.BufferedWriter(out.buffer), encoding=out.encoding, errors=out.errors, line_buffering=True
+        )
+
+
+def _discard_stdout() -> None:
+    """Point standard output at the null device, so that Python's flush at exit does not fail
+    again with a second message."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # no real descriptor (tests, an embedding host)
+        pass
+
+
+def _interrupted_at_exit(signum, frame):
+    print("oodfs: interrupted while exiting", file=sys.stderr)
+    os._exit(130)
+
+
+def _exit_quietly_on_signals() -> None:
+    """Once main is done, Python still joins threads and runs the exit handlers of libraries
+    (joblib's worker pool, dask): Ctrl-C or SIGTERM then ends the process with status 130 or 143
+    and one line, instead of a ``threading._shutdown`` traceback and status 0."""
+    signal.signal(signal.SIGINT, _interrupted_at_exit)
+    signal.signal(signal.SIGTERM, lambda signum, frame: os._exit(143))
 
 
 def _main_thread() -> bool:

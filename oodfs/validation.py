@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import traceback
 from pathlib import Path
 
@@ -148,6 +149,88 @@ class RunAborted(OodfsError):
     """A run stopped for a reason that is not the user's input nor a method's failure: its
     results could not be stored (disk full, I/O error, a damaged store), or a worker process
     was killed from outside. Finished tasks stay stored; the CLI exits with status 1."""
+
+
+#: what an OSError says when the output could not be written for want of room or a working
+#: device (not a wrong path): the run is aborted (exit 1), the input was fine
+OUTPUT_FAILURES = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EPIPE})
+
+
+def write_failed(exc: OSError, what: str) -> OodfsError:
+    """An OSError from writing ``what`` as one line: :class:`RunAborted` (exit 1) for a full disk,
+    a file-size limit or an I/O error, :class:`OodfsError` (exit 2) for a path that cannot be
+    written (missing folder, no permission, a folder in the way)."""
+    where = f" ({exc.filename})" if exc.filename and str(exc.filename) not in what else ""
+    message = f"cannot write {what}{where}: {exc.strerror or exc}"
+    return RunAborted(message) if exc.errno in OUTPUT_FAILURES else OodfsError(message)
+
+
+#: bounds on what a user hands in, checked before any work starts (README, "Limits"). A user who
+#: needs more raises one with the environment variable OODFS_LIMITS, e.g.
+#: ``OODFS_LIMITS="r_test=5000,tasks=2000000"``
+LIMITS = {
+    "suite_bytes": 1 << 20,  # a suite file's size
+    "nesting": 8,  # lists and tables inside each other, in a suite file or a --param value
+    "settings": 1_000,  # settings of a suite
+    "r_train": 1_000,  # r_train entries of a suite
+    "r_test": 1_000,  # r_test values of a suite
+    "set_members": 64,  # environments in one r_train set
+    "runs": 10_000,  # runs per (setting, r_train)
+    "tasks": 100_000,  # settings x r_train x runs x methods
+    "evaluations": 10_000_000,  # tasks x test environments
+    "columns": 50_000,  # columns of a table (select, the table environment)
+}
+LIMITS_VARIABLE = "OODFS_LIMITS"
+
+
+def limit(name: str) -> int:
+    """The bound ``name`` of :data:`LIMITS`, as OODFS_LIMITS may raise it."""
+    import os
+
+    for item in os.environ.get(LIMITS_VARIABLE, "").split(","):
+        key, _, value = item.partition("=")
+        if key.strip() == name:
+            if not value.strip().isdigit():
+                raise OodfsError(f"{LIMITS_VARIABLE}: {name} must be a whole number, got {value.strip()!r}")
+            return int(value)
+    return LIMITS[name]
+
+
+def check_limit(name: str, value: int, what: str, hint: str = "") -> None:
+    """One line when ``value`` exceeds the bound ``name``: what, how many, the bound and how to
+    raise it."""
+    bound = limit(name)
+    if value > bound:
+        raise OodfsError(
+            f"{what} is {value}, more than the limit of {bound}{hint}; if that is meant, raise it with "
+            f"{LIMITS_VARIABLE}={name}={value}"
+        )
+
+
+def nesting_depth(value, stop: int) -> int:
+    """How deeply lists, tuples and dicts nest in ``value`` (0 for a scalar), counted without
+    recursion and only up to ``stop + 1`` (a hostile 30 000-deep value costs nothing more)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, (list, tuple)):
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth > stop:
+                return depth
+            stack.extend((v, depth) for v in item)
+    return deepest
+
+
+def check_nesting(value, what: str) -> None:
+    bound = limit("nesting")
+    if nesting_depth(value, bound) > bound:
+        raise OodfsError(
+            f"{what} nests lists or tables more than {bound} deep; if that is meant, raise it with "
+            f"{LIMITS_VARIABLE}=nesting=N"
+        )
 
 
 def error_message(exc: BaseException) -> str:

@@ -3,6 +3,7 @@ files, suite files -- is answered with one line naming what is wrong and exit st
 any work is done. The commands run in this process (``oodfs.cli.main``), which is what the
 ``oodfs`` script calls."""
 
+import json
 import os
 import textwrap
 
@@ -12,6 +13,7 @@ import pytest
 
 from .conftest import TINY_SUITE_TOML, assert_one_line
 from .conftest import run_cli as run
+from .hostile import run_cases
 
 SUITE = TINY_SUITE_TOML.format(runs=1)
 
@@ -278,15 +280,15 @@ CASES.update(
     {
         "runs absurd": (
             lambda t: BENCH + ["--suite", suite_with(t), "--runs", "1000000000"],
-            ["runs", "typo"],
+            ["runs is 1000000000", "limit of 10000", "OODFS_LIMITS=runs="],
         ),
         "suite runs absurd": (
             lambda t: BENCH + ["--suite", suite_with(t, drop=["runs"], extra="runs = 1000000000")],
-            ["runs = 1000000000", "typo"],
+            ["runs is 1000000000", "OODFS_LIMITS=runs="],
         ),
         "grid too large": (
-            lambda t: BENCH + ["--suite", suite_with(t), "--runs", "5000", "--r-train", MANY_R],
-            ["2000000 tasks", "--settings"],
+            lambda t: BENCH + ["--suite", suite_with(t), "--runs", "2500", "--r-train", MANY_R],
+            ["number of tasks", "is 1000000", "worker hours", "OODFS_LIMITS=tasks="],
         ),
         "jobs above the CPUs": (
             lambda t: BENCH[:2] + ["--suite", suite_with(t), "--jobs", "100000"],
@@ -452,3 +454,230 @@ def test_complex_scores_or_weights_are_refused_not_truncated():
         check_scores(np.array([1 + 1j, 2.0]), 2, "selector 'mine'")
     with pytest.raises(OodfsError, match="returned complex weights"):
         check_weights(np.array([1 + 0j, 2.0]), 2, "weighter 'mine'")
+
+
+# -- hostile inputs: each bounded before work starts, one line, under a memory limit ------------------
+WRONG_SCORES = """
+import numpy as np
+import oodfs
+
+class WrongScores(oodfs.Selector):
+    "sets scores_ itself, two of them whatever the table"
+    name = "wrong_scores"
+
+    def fit(self, X, y, sample_weight=None):
+        self.scores_ = np.ones(2)
+        return self
+
+@oodfs.hookimpl
+def oodfs_selectors():
+    return [WrongScores]
+"""
+
+
+def _table_suite(folder, path: str, name="t") -> str:
+    """A suite file in ``folder`` that reads the table at ``path`` (as written in the file)."""
+    suite = folder / f"{name}.toml"
+    suite.write_text(
+        textwrap.dedent(f"""
+        environment = "table"
+        r_train = ["A"]
+        r_test = ["B"]
+        n_train = 50
+        n_val = 10
+        n_test = 100
+        k = 2
+        methods = ["ols"]
+        [settings.t.params]
+        path = {json.dumps(path)}
+        target = "y"
+        env_column = "period"
+    """)
+    )
+    return str(suite)
+
+
+def _hostile_files(t) -> dict:
+    """``{case: (argv, needles)}``: hostile suite files, tables and options, written into ``t``."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(80, 3)), columns=["a", "b", "y"])
+    frame["period"] = np.repeat(["A", "B"], 40)
+    frame.to_csv(t / "table.csv", index=False)
+    huge = "1" + "0" * 400  # 10**400: beyond float
+    (t / "huge.csv").write_text(
+        "a,b,y\n" + "".join(f"{huge if i == 3 else i % 7},{i % 5},{i}\n" for i in range(40))
+    )
+    (t / "huge_int.csv").write_text(
+        "g,b,y\n" + "".join(f"{huge if i == 3 else i % 3},{i % 5},{i}\n" for i in range(40))
+    )
+    names = [f"c{i}" for i in range(10**6)]
+    (t / "wide.csv").write_text(",".join(names + ["c5"]) + "\n" + ",".join(["1"] * (len(names) + 1)) + "\n")
+    (t / "plug.py").write_text(WRONG_SCORES)
+    outside = t / "outside"
+    outside.mkdir()
+    frame.to_csv(outside / "secret.csv", index=False)
+    study = t / "study"
+    study.mkdir()
+    (study / "link.csv").symlink_to(outside / "secret.csv")
+    select = ["select", str(t / "table.csv"), "--target", "y", "--method", "ols"]
+    deep = "[" * 1000 + "2.5" + "]" * 1000
+    many = ", ".join(str(i) for i in range(2, 10**5 + 2))  # under the limit of a suite file's size
+    many_test = ", ".join(str(-i) for i in range(2, 10**5 + 2))
+    member_set = "[" + ", ".join(str(1.5 + i / 1000) for i in range(1000)) + "]"
+    settings = "".join(f'[settings.s{i}]\nparams = {{ setting = "poly" }}\n' for i in range(10**4))
+    return {
+        "suite arrays 1000 deep": (
+            ["--suite", suite_with(t, name="h1", drop=["r_train"], extra=f"r_train = {deep}")],
+            ["nests"],
+        ),
+        "suite arrays 9 deep": (
+            ["--suite", suite_with(t, name="h2", drop=["r_train"], extra=f"r_train = {'[' * 9}2.5{']' * 9}")],
+            ["more than 8 deep", "OODFS_LIMITS=nesting"],
+        ),
+        "100000 r_train values": (
+            ["--suite", suite_with(t, name="h3", drop=["r_train"], extra=f"r_train = [{many}]")],
+            ["number of r_train values is 100000", "OODFS_LIMITS=r_train=100000"],
+        ),
+        "100000 r_test values": (
+            ["--suite", suite_with(t, name="h4", drop=["r_test"], extra=f"r_test = [{many_test}]")],
+            ["number of r_test values is 100000"],
+        ),
+        "10000 settings": (
+            ["--suite", suite_with(t, name="h5", drop=["[settings.poly]", "params"], extra=settings)],
+            ["number of settings", "is 10000"],
+        ),
+        "a set of 1000 environments": (
+            ["--suite", suite_with(t, name="h6", drop=["r_train"], extra=f"r_train = [{member_set}]")],
+            ["number of environments in the r_train set", "is 1000"],
+        ),
+        "a 401-member --r-train set": (
+            ["--suite", suite_with(t), "--r-train", "+".join(str(1.5 + i / 100) for i in range(401))],
+            ["is 401", "OODFS_LIMITS=set_members"],
+        ),
+        "a grid of evaluations": (
+            [
+                "--suite",
+                suite_with(
+                    t,
+                    name="g101",
+                    drop=["r_test"],
+                    extra=f"r_test = [{', '.join(str(-1.5 - i / 10) for i in range(900))}]",
+                ),
+                "--runs",
+                "9000",
+            ],
+            ["test evaluations", "worker hours"],
+        ),
+        "unknown key in params": (
+            [
+                "--suite",
+                suite_with(
+                    t,
+                    name="g102",
+                    drop=["[settings.poly]", "params"],
+                    extra='[settings.poly]\nparams = { setting = "poly", bogus = 1 }',
+                ),
+            ],
+            ["has no parameter 'bogus'", "valid: clip", "setting"],
+        ),
+        "NUL in a table path": (["--suite", _table_suite(t, "a\0b.csv", "nul")], ["NUL"]),
+        "a table path ../": (
+            ["--suite", _table_suite(study, "../outside/secret.csv", "up")],
+            ["outside the suite file's folder", "--tables-anywhere"],
+        ),
+        "an absolute table path": (
+            ["--suite", _table_suite(study, str(outside / "secret.csv"), "abs")],
+            ["outside the suite file's folder"],
+        ),
+        "a symlink out": (
+            ["--suite", _table_suite(study, "link.csv", "link")],
+            ["outside the suite file's folder"],
+        ),
+        "select: NUL in the file name": (["select", "a\0b.csv", "--target", "y", "--method", "ols"], ["NUL"]),
+        "select: --param 30000 deep": (
+            select + ["--param", "alpha=" + "[" * 30000 + "]" * 30000],
+            ["--param alpha", "too deeply"],
+        ),
+        "select: --param 9 deep": (
+            select + ["--param", "alpha=" + "[" * 9 + "]" * 9],
+            ["--param alpha", "more than 8 deep"],
+        ),
+        "select: a cell of 10**400": (
+            ["select", str(t / "huge.csv"), "--target", "y", "--method", "ols"],
+            ["'a'", "infinite"],
+        ),
+        "select: 10**6 columns": (
+            ["select", str(t / "wide.csv"), "--target", "c1", "--method", "ols"],
+            ["number of columns", "is 1000001", "OODFS_LIMITS=columns"],
+        ),
+        "select: scores of the wrong length": (
+            select[:-1] + ["wrong_scores", "--plugin", str(t / "plug.py")],
+            ["selector 'wrong_scores'", "returned 2 scores for"],
+        ),
+    }
+
+
+def test_hostile_inputs_are_one_line_under_a_memory_limit(tmp_path):
+    """Each case ends in one line (exit status 2) before any work, in one process limited to
+    MEMORY_LIMIT of address space: a regression that recurses, loops or allocates without bound
+    fails here instead of taking the machine."""
+    cases = _hostile_files(tmp_path)
+    argv = {
+        name: (a if a[0] == "select" else [*BENCH, *a, "--out", str(tmp_path / "o")])
+        for name, (a, _) in cases.items()
+    }
+    results = run_cases(argv)
+    wrong = {}
+    for name, (_, needles) in cases.items():
+        status, err = results[name]
+        lines = [line for line in err.splitlines() if line.strip()]
+        if status != 2 or len(lines) != 1 or "Traceback" in err or not all(n in err for n in needles):
+            wrong[name] = (status, err[-600:])
+    assert not wrong, wrong
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_header_of_a_million_names_is_read_in_linear_time(tmp_path):
+    """With the column limit raised, the duplicate-name check of 10**6 names is one pass (it was
+    quadratic: 10**5 names took minutes), and names the repeated column."""
+    names = [f"c{i}" for i in range(10**6)]
+    (tmp_path / "wide.csv").write_text(
+        ",".join(names + ["c5"]) + "\n" + ",".join(["1"] * (len(names) + 1)) + "\n"
+    )
+    env = {**os.environ, "OODFS_LIMITS": "columns=2000000"}
+    argv = {"wide": ["select", str(tmp_path / "wide.csv"), "--target", "c1", "--method", "ols"]}
+    status, err = run_cases(argv, env=env, timeout=120)["wide"]
+    assert status == 2 and "'c5' appear more than once" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_tables_anywhere_lets_a_suite_read_outside_its_folder(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(240, 3)), columns=["a", "b", "y"])
+    frame["period"] = np.repeat(["A", "B"], 120)
+    frame.to_csv(tmp_path / "table.csv", index=False)
+    study = tmp_path / "study"
+    study.mkdir()
+    suite = _table_suite(study, "../table.csv")
+    code, board, err = run(
+        capsys, *BENCH, "--suite", suite, "--out", str(tmp_path / "o"), "--tables-anywhere"
+    )
+    assert code == 0, err
+    assert "| ols" in board
+
+
+def test_a_column_near_the_float_limit_is_ranked_not_silently_left_out():
+    """Values of +-1.7e308 are finite: standardised (by powers of two, without computing 2**1024)
+    the column is fitted like any other, not left out as "fewer than 10 rows differ"."""
+    import warnings
+
+    from oodfs.tabular import rank_features
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(200, 3)), columns=["a", "b", "c"])
+    frame["y"] = frame["a"] + 0.1 * rng.normal(size=200)
+    frame["a"] = np.sign(frame["a"]) * 1.7e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning on the way either
+        ranking = rank_features(frame, "y", "correlation", isolate=False)
+    assert ranking.set_index("feature").loc["a", "score"] > 0.5
+    assert ranking.iloc[0]["feature"] == "a"

@@ -16,6 +16,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -24,6 +25,7 @@ from oodfs.results.store import ResultStore, StorageError, load_results
 from oodfs.run.runner import run_suite
 
 from .conftest import TINY_SUITE_TOML, tiny
+from .hostile import run_limited
 
 FAULTS = """
 import ctypes, os, signal, sys, time
@@ -566,6 +568,32 @@ CONTENT_DAMAGE = {
     "parts not JSON": ("UPDATE tasks SET parts = '{x' WHERE method = 'ols'", "parts is not valid JSON"),
     "metrics not JSON": ("UPDATE meta SET value = '{x' WHERE key = 'metrics'", "'metrics' is not valid JSON"),
     "invocation not JSON": ("UPDATE invocations SET provenance = 'x'", "invocation record"),
+    "invocation without its suite": (
+        "UPDATE invocations SET provenance = json_remove(provenance, '$.suite')",
+        "1 invocation record not valid JSON or without the suite",
+    ),
+    "invocation with methods not a list": (
+        "UPDATE invocations SET provenance = json_set(provenance, '$.suite.methods', 7)",
+        "invocation record not valid JSON or without the suite",
+    ),
+    "NULL value": (
+        "UPDATE results SET value = NULL WHERE rowid = "
+        "(SELECT MIN(rowid) FROM results WHERE method = 'ols' AND metric IS NOT NULL)",
+        "method 'ols': a metric row without a value",
+    ),
+    "1e301 value": (
+        "UPDATE results SET value = 1e301 WHERE rowid = "
+        "(SELECT MIN(rowid) FROM results WHERE method = 'ols' AND metric = 'f1')",
+        "method 'ols': a value beyond 1e+300 or infinite",
+    ),
+    "inf value": (
+        "UPDATE results SET value = -9e999 WHERE method = 'ols' AND metric = 'rmse'",
+        "method 'ols': a value beyond 1e+300 or infinite",
+    ),
+    "rows relabelled to another downstream model": (
+        "UPDATE results SET downstream = 'ridge' WHERE method = 'ols'",
+        "rows of downstream model 'ridge', which the run did not train",
+    ),
     "task without rows": ("DELETE FROM results WHERE method = 'ols'", "method 'ols': no result rows"),
     "rows without task": ("DELETE FROM tasks WHERE method = 'ols'", "result rows of no stored task"),
     "text r_train": (
@@ -1017,3 +1045,174 @@ def test_what_a_plugin_prints_at_import_and_exit_goes_to_stderr(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == (out / "leaderboard.md").read_text() + "\n"
     assert "IMPORT-NOISE" in proc.stderr and "EXIT-NOISE" in proc.stderr
+
+
+# -- output failures and interruptions: one line, exit 1 (130 for Ctrl-C) ------------------------------
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(120, 4)), columns=["a", "b", "c", "d"])
+    frame["y"] = frame["a"] + rng.normal(size=120)
+    path = tmp_path_factory.mktemp("table") / "t.csv"
+    frame.to_csv(path, index=False)
+    return str(path)
+
+
+def assert_output_failure(proc, *needles):
+    """One line and status 1 (besides select's summary of what it ranked, printed before)."""
+    lines = [line for line in proc.stderr.splitlines() if line.strip() and " features, " not in line]
+    proc = subprocess.CompletedProcess(proc.args, proc.returncode, "", "\n".join(lines))
+    assert_one_line(proc, 1, *needles)
+
+
+def _output_command(kind, table, stored):
+    return {
+        "select": ["select", table, "--target", "y", "--method", "correlation"],
+        "select --json": ["select", table, "--target", "y", "--method", "correlation", "--json"],
+        "leaderboard": ["leaderboard", str(stored)],
+    }[kind]
+
+
+@pytest.mark.parametrize("kind", ["select", "select --json", "leaderboard"])
+def test_standard_output_on_a_full_device_is_one_line(table, stored, kind):
+    with open("/dev/full", "w") as full:
+        proc = run_limited(*_output_command(kind, table, stored), stdout=full)
+    assert_output_failure(proc, "cannot write the output", "No space left on device")
+
+
+def test_leaderboard_output_on_a_full_device_is_one_line(stored):
+    proc = run_limited("leaderboard", str(stored), "--output", "/dev/full")
+    assert_one_line(proc, 1, "cannot write --output /dev/full", "No space left on device")
+
+
+@pytest.mark.parametrize("kind", ["select", "leaderboard"])
+def test_output_past_a_file_size_limit_is_one_line_not_a_silently_cut_file(tmp_path, table, stored, kind):
+    """Also under PYTHONUNBUFFERED, where Python itself drops what a short write left over."""
+    with open(tmp_path / "out.txt", "w") as out:
+        proc = run_limited(
+            *_output_command(kind, table, stored),
+            file_size=200,
+            stdout=out,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    assert_output_failure(proc, "cannot write the output", "File too large")
+    proc = run_limited("leaderboard", str(stored), "-o", str(tmp_path / "board.md"), file_size=200)
+    assert_one_line(proc, 1, "board.md", "File too large")
+
+
+LINGERING = """
+import os, threading, time
+import numpy as np
+import oodfs
+
+def linger():  # a library's worker thread that outlives the command by a minute
+    while threading.main_thread().is_alive():
+        time.sleep(0.05)
+    open(os.environ["OODFS_TEST_MARKER"], "w").close()  # Python is joining the threads at exit
+    time.sleep(60)
+
+class Lingering(oodfs.Selector):
+    "fits, leaving a thread running"
+    name = "lingering"
+
+    def _fit_scores(self, X, y, sample_weight):
+        threading.Thread(target=linger).start()
+        return np.abs(np.corrcoef(X.T, y)[-1, :-1])
+
+@oodfs.hookimpl
+def oodfs_selectors():
+    return [Lingering]
+"""
+
+
+def test_ctrl_c_while_python_exits_is_status_130_and_one_line(tmp_path, table):
+    """Ctrl-C after the command has finished, while Python joins a library's threads: status 130
+    and one line, not status 0 and a ``threading._shutdown`` traceback."""
+    plugin = tmp_path / "lingering.py"
+    plugin.write_text(LINGERING)
+    marker = tmp_path / "marker"
+    args = ["select", table, "--target", "y", "--method", "lingering", "--plugin", str(plugin)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "oodfs.cli", *args, "--no-isolation"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OODFS_TEST_MARKER": str(marker)},
+    )
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not marker.exists() and proc.poll() is None:
+            time.sleep(0.1)
+        assert marker.exists(), proc.stderr.read() if proc.poll() is not None else "no exit"
+        proc.send_signal(signal.SIGINT)
+        err = proc.communicate(timeout=30)[1]
+    finally:
+        proc.kill()
+    lines = [line for line in err.splitlines() if line.strip() and " features, " not in line]
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and lines == ["oodfs: interrupted while exiting"], err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("when", ["starting", "fitting"])
+def test_ctrl_c_of_a_dask_run_is_one_line_from_the_run_alone(tmp_path, faults, when):
+    """Ctrl-C reaches the run and all its workers (the terminal's process group): while the
+    workers fit, the run stops with status 130 and one line, and no worker prints a traceback of
+    its own. While the cluster starts, a Ctrl-C is ignored (no worker still starting Python
+    prints a traceback either); a second one once the workers fit stops the run."""
+    psutil = pytest.importorskip("psutil")
+    pytest.importorskip("distributed")
+    args = ["bench", "--suite", tiny_file(tmp_path), "--plugin", faults, "--out", str(tmp_path / "out")]
+    args += ["--jobs", "2", "--backend", "dask", "--methods", "sleep_long", "--quiet"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "oodfs.cli", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        if when == "starting":
+            deadline = time.time() + 120
+            while time.time() < deadline and len(psutil.Process(proc.pid).children()) < 3:
+                time.sleep(0.05)  # the resource tracker and two workers, starting Python
+            os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None and len(list(tmp_path.glob("marker.*"))) < 2:
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.stderr.read()
+        os.killpg(proc.pid, signal.SIGINT)
+        err = proc.communicate(timeout=90)[1]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert lines == ["oodfs: interrupted; finished tasks are saved (continue with --resume)"], err
+
+
+def _leave_the_session():
+    """A fit's helpers that leave its process group: a ``start_new_session`` child, and a daemon
+    (``setsid`` in a shell that exits at once, so it is orphaned during the fit)."""
+    helper = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    daemon = subprocess.Popen(
+        ["sh", "-c", "setsid sleep 301 > /dev/null 2>&1 & echo $!"], stdout=subprocess.PIPE, text=True
+    )
+    orphan = int(daemon.communicate()[0])
+    return [helper.pid, orphan]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a child subreaper is Linux's")
+def test_what_a_fit_starts_in_a_new_session_ends_with_the_fit():
+    """The worker is a child subreaper: a process the fit started in a new session (which the
+    kill of the fit's process group misses) is reparented to the worker, and killed and waited
+    for when the fit ends."""
+    from oodfs.run.executors.isolation import call_isolated
+
+    started = call_isolated(_leave_the_session)
+    assert len(started) == 2
+    deadline = time.time() + 5
+    while time.time() < deadline and _alive(started):
+        time.sleep(0.1)
+    assert _alive(started) == []

@@ -257,3 +257,74 @@ def test_a_report_file_that_is_a_link_is_refused(tmp_path):
         escape.write_text(tmp_path / "hard.md", "x")
     assert victim.read_text() == "precious"
     assert Path(escape.write_text(tmp_path / "fine.md", "ok")).read_text() == "ok"
+
+
+def test_the_html_page_shows_control_characters_as_escapes(hostile):
+    """A name's ESC and right-to-left override reach the page as visible escapes: raw, they
+    would make one name display as another."""
+    code, page, err = run("leaderboard", str(hostile["out"]), "--format", "html")
+    assert code == 0, err
+    assert "\x1b" not in page and "\u202e" not in page
+    assert "\\x1b[31mred" in page and "\\u202eevil" in page
+
+
+def test_select_prints_column_names_and_environment_labels_escaped(tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(200, 2)), columns=["a\x1b[31mRED", "ev\u202elig"])
+    frame["y"] = frame.iloc[:, 0] + rng.normal(size=200)
+    frame["env"] = np.where(np.arange(200) < 100, "e\x1b]0;title\x07", "e2")
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    args = ["select", str(tmp_path / "t.csv"), "--target", "y", "--method", "ols", "--no-isolation"]
+    code, out, err = run(
+        *args, "--env-column", "env", "--train-envs", "e2", "--evaluate", "--downstream", "ridge"
+    )
+    assert code == 0, err
+    for text in (out, err):
+        assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text, text
+    assert "a\\x1b[31mRED" in out and "ev\\u202elig" in out and "e\\x1b]0;title\\x07" in out
+
+
+def test_short_names_are_cut_visible_and_distinct():
+    long = "m" * 20_000
+    shown = escape.short_names([long, long + "x", "ols", "\x1b[31m"])
+    assert all(len(s) <= escape.DISPLAY_WIDTH for s in shown)
+    assert len(set(shown)) == 4 and shown[2] == "ols" and shown[3] == "\\x1b[31m"
+    assert shown[0].endswith("\u2026")
+
+
+CD_FIGURE = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (%d, %d))
+import numpy as np, pandas as pd
+from PIL import Image
+from oodfs.report.stats import cd_diagram
+
+rng = np.random.default_rng(0)
+long = "m" * 20000
+rows = [
+    {"setting": "s", "r_train": r, "run": run, "method": m, "f1": rng.random()}
+    for m in [long, long + "x", "ols", "dwr"] for r in range(3) for run in range(4)
+]
+png, _ = cd_diagram(pd.DataFrame(rows), "f1", False, sys.argv[1])
+print(*Image.open(png).size)
+"""
+
+
+def test_a_20000_character_method_name_draws_a_figure_of_ordinary_size(tmp_path):
+    """The critical-difference figure was sized by its labels (a 20 000-character name: > 6 GB);
+    labels are cut for display, and the figure is drawn within the tests' memory limit."""
+    import subprocess
+    import sys
+
+    from .hostile import MEMORY_LIMIT
+
+    code = CD_FIGURE % (MEMORY_LIMIT, MEMORY_LIMIT)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "cd")], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    width, height = map(int, proc.stdout.split())
+    assert width < 3000 and height < 1000, (width, height)

@@ -32,6 +32,11 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--suite", required=True, help="suite name (e.g. synthetic) or path to a suite .toml")
     p.add_argument("--quick", action="store_true", help="the suite's small version (fewer r_train and runs)")
+    p.add_argument(
+        "--tables-anywhere",
+        action="store_true",
+        help="let a suite file read tables outside its own folder (../, absolute paths, links out)",
+    )
     p.add_argument("--out", type=folder, default=None, help="output folder (default: results/SUITE[-quick])")
     p.add_argument(
         "--jobs",
@@ -199,14 +204,14 @@ def run(args) -> int:
         profile=args.profile,
         downstream=args.downstream,
     )
-    suite = customise(load_suite(args.suite), methods=args.methods, **options)
+    suite = customise(load_suite(args.suite, args.tables_anywhere), methods=args.methods, **options)
     reference = reference_methods = None
     if args.reference is not None:  # read and checked before anything is written
         from oodfs.run.reference import load_reference
 
         reference = load_reference(suite.name, suite.profile, args.reference or None)
         reference_methods = customise(
-            load_suite(args.suite), **options
+            load_suite(args.suite, args.tables_anywhere), **options
         ).methods  # the suite's, before --methods
         if args.methods is None:
             suite = customise(suite, methods=[])

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from oodfs.commands.options import add_metrics, add_selection
-from oodfs.validation import OodfsError
+from oodfs.validation import write_failed
 
 
 def add_parser(sub) -> None:
@@ -46,7 +46,7 @@ def run(args) -> int:
         try:
             Path(args.output).write_text(text)
         except OSError as exc:
-            raise OodfsError(f"cannot write --output {args.output!r}: {exc.strerror or exc}") from None
+            raise write_failed(exc, f"--output {args.output}") from None
     else:
         sys.stdout.write(text)
     return 0

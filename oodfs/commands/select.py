@@ -10,9 +10,10 @@ import sys
 import warnings
 
 from oodfs.commands.options import csv_list, positive_int
+from oodfs.report.escape import terminal
 from oodfs.run.rank import DOWNSTREAM_MODELS, GROUP_AGGREGATES, RankOptions, rank_features
 from oodfs.tables import CATEGORICAL_MODES, DATE_MODES, MAX_LEVELS, MIN_LEVEL_ROWS, TableWarning
-from oodfs.validation import OodfsError, one_line_warning
+from oodfs.validation import OodfsError, check_nesting, one_line_warning
 
 #: what a column or a variable's levels are listed as in the terminal table, at most
 SHOWN_LEVELS = 4
@@ -33,6 +34,9 @@ def parse_param(text: str) -> tuple[str, object]:
         parsed = json.loads(value)
     except ValueError:
         return key, value
+    except RecursionError:  # thousands of [ in a row: the parser recurses on each
+        raise OodfsError(f"--param {key}: the value nests lists too deeply to read") from None
+    check_nesting(parsed, f"--param {key}")
     if isinstance(parsed, float) and not math.isfinite(parsed):
         return key, value
     return key, tuple(parsed) if isinstance(parsed, list) else parsed
@@ -219,7 +223,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """Notes and warnings as one line on stderr, never a source line (the CLI's format)."""
-    (file or sys.stderr).write(one_line_warning(message, category))
+    (file or sys.stderr).write(terminal(one_line_warning(message, category), newlines=True))
 
 
 def _options(args, params: dict, declared: list) -> RankOptions:
@@ -248,7 +252,7 @@ def _options(args, params: dict, declared: list) -> RankOptions:
 
 
 def _levels(features: list[str]) -> str:
-    shown = ", ".join(features[:SHOWN_LEVELS])
+    shown = ", ".join(terminal(f) for f in features[:SHOWN_LEVELS])
     return shown + (f", ... ({len(features)})" if len(features) > SHOWN_LEVELS else "")
 
 
@@ -270,27 +274,27 @@ def run(args) -> int:
         return 0
     a = result
     ranking, variables, evaluation = result.ranking, result.variables, result.evaluation
-    used = (
-        f"{a.rows} of {a.rows_in_table} rows (environments {', '.join(a.train_envs)})"
-        if a.train_envs
-        else f"{a.rows} rows"
-    )
+    # names from the table (columns, environment labels) are printed with control characters and
+    # bidirectional overrides escaped: a name must not move the cursor or read as another name
+    envs = ", ".join(terminal(e) for e in a.train_envs or ())
+    used = f"{a.rows} of {a.rows_in_table} rows (environments {envs})" if a.train_envs else f"{a.rows} rows"
     unit = "variables" if variables is not None else "features"
+    name = terminal(a.target)
     target = (
-        f"log({a.target})"
+        f"log({name})"
         if a.target_transform == "log"
-        else f"log1p({a.target})"
+        else f"log1p({name})"
         if a.target_transform == "log1p"
-        else a.target
+        else name
     )
     print(
-        f"{a.method} on {a.source}: target {target!r}, {a.features} features, {used}; "
+        f"{terminal(a.method)} on {terminal(a.source)}: target '{target}', {a.features} features, {used}; "
         f"top {a.top_k} {unit} marked *",
         file=sys.stderr,
     )
     if variables is not None:
         rows = [
-            [r.rank, r.variable, f"{r.score:.6g}", "*" if r.selected else "", _levels(r.features)]
+            [r.rank, terminal(r.variable), f"{r.score:.6g}", "*" if r.selected else "", _levels(r.features)]
             for r in variables.itertuples()
         ]
         print(
@@ -302,17 +306,18 @@ def run(args) -> int:
         )
     else:
         rows = [
-            [r.rank, r.feature, f"{r.score:.6g}", "*" if r.selected else ""] for r in ranking.itertuples()
+            [r.rank, terminal(r.feature), f"{r.score:.6g}", "*" if r.selected else ""]
+            for r in ranking.itertuples()
         ]
         print(tabulate(rows, headers=["rank", "feature", "score", "selected"], disable_numparse=True))
     if evaluation is not None:
         n_selected = int(ranking["selected"].sum())
         print(
-            f"\ndownstream {a.downstream} trained on {', '.join(a.train_envs)} ({a.rows} rows); "
+            f"\ndownstream {a.downstream} trained on {envs} ({a.rows} rows); "
             f"RMSE of {target} on each other environment:"
         )
         rows = [
-            [r.env, r.rows, f"{r.rmse_selected:.4g}", f"{r.rmse_all:.4g}", f"{r.rmse_mean:.4g}"]
+            [terminal(r.env), r.rows, f"{r.rmse_selected:.4g}", f"{r.rmse_all:.4g}", f"{r.rmse_mean:.4g}"]
             for r in evaluation.itertuples()
         ]
         print(

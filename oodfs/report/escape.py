@@ -45,6 +45,28 @@ def one_line(text) -> str:
     return terminal(" ".join(str(text).split()))
 
 
+#: the most characters a name takes where room is fixed (a figure's labels): longer names are
+#: cut with an ellipsis, so that a figure's size never depends on how long a name is
+DISPLAY_WIDTH = 28
+
+
+def short_names(names, width: int = DISPLAY_WIDTH) -> list[str]:
+    """Names as a figure shows them: one line, control characters escaped, at most ``width``
+    characters (cut with an ellipsis), and still distinct: a cut name that meets another one
+    ends in a short hash of the whole name."""
+    out, seen = [], set()
+    for name in names:
+        text = one_line(name)
+        if len(text) > width:
+            text = text[: width - 1] + "\u2026"
+            if text in seen:
+                digest = hashlib.sha256(str(name).encode()).hexdigest()[:6]
+                text = text[: width - 8] + "\u2026" + digest
+        seen.add(text)
+        out.append(text)
+    return out
+
+
 # -- markdown -----------------------------------------------------------------------------------
 #: only what could open an HTML tag or start an entity is escaped ("<1950" reads as itself)
 _HTML_START = re.compile(r"<(?=[A-Za-z/!?])")

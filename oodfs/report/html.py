@@ -30,20 +30,22 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        finalize=_no_controls,
+        finalize=_visible_controls,
     )
     env.filters["inline"] = inline_markup
     env.filters["number"] = _number
     return env
 
 
-def _no_controls(value):
-    """Every value a template writes, with control characters and bidi overrides shown as escapes
-    (a name's ESC sequence would reach the terminal of `oodfs leaderboard --format html`, a right-
-    to-left override would reorder the page's text)."""
-    if isinstance(value, markupsafe.Markup):
+def _visible_controls(value):
+    """Every value a template prints, with control characters and bidirectional overrides
+    written as visible escapes (``\x1b``, ``\u202e``; line breaks and tabs kept): a name on the
+    page never carries a raw ESC, nor reorders the text around it to read as another name."""
+    if isinstance(value, markupsafe.Markup):  # HTML already: those characters are never markup
         return markupsafe.Markup(terminal(value, newlines=True))
-    return terminal(value, newlines=True) if isinstance(value, str) else value
+    if isinstance(value, str):
+        return terminal(value, newlines=True)
+    return value
 
 
 def inline_markup(text) -> markupsafe.Markup:

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from oodfs.report.escape import mpl_text, short_names
 from oodfs.validation import OodfsError
 
 LEVEL = 0.95
@@ -911,6 +912,10 @@ def cd_diagram(
     if posthoc == "nemenyi":  # Demsar (2006): CD = q_alpha sqrt(k(k+1) / (6N)), q from the studentized range
         cd = stats.studentized_range.ppf(1 - alpha, k, np.inf) / np.sqrt(2) * np.sqrt(k * (k + 1) / (6 * nb))
 
+    # labels cut to a fixed width: the figure's size must not grow with a name (a 20 000-character
+    # method name made a figure of gigabytes)
+    shown = dict(zip(ranks.index, (mpl_text(n) for n in short_names(ranks.index))))
+    ranks, mat = ranks.rename(index=shown), mat.rename(index=shown, columns=shown)
     fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.32 * k), layout="constrained")
     # the CD value goes in the caption: drawn by the package it overlaps the rank tick labels
     sp.critical_difference_diagram(

@@ -298,7 +298,8 @@ class ResultStore:
             if "invocations" not in self._tables(con):
                 return []
             rows = con.execute("SELECT provenance FROM invocations ORDER BY started_at").fetchall()
-        return [self._loads(p, "an invocation record") for (p,) in rows]
+        # a damaged record is left out here; reading the results names it (check_store)
+        return [json.loads(p) for (p,) in rows if _invocation_ok(p)]
 
     def _loads(self, text, what: str):
         try:
@@ -332,7 +333,7 @@ class ResultStore:
 
     def repair(self, damage: Damage) -> None:
         """Delete what ``damage`` names (damaged tasks with all their rows, rows of no task,
-        invocation records that are not JSON) in one transaction: a resume then runs those tasks
+        damaged invocation records) in one transaction: a resume then runs those tasks
         again."""
         with self._transaction() as con:
             _delete_tasks(con, list(damage.tasks))
@@ -344,7 +345,7 @@ class ResultStore:
             bad = [
                 (rowid,)
                 for rowid, p in con.execute("SELECT rowid, provenance FROM invocations")
-                if not _json_ok(p)
+                if not _invocation_ok(p)
             ]
             con.executemany("DELETE FROM invocations WHERE rowid = ?", bad)
             bad = [(key,) for key, value in con.execute("SELECT key, value FROM meta") if not _json_ok(value)]
@@ -704,6 +705,29 @@ def _json_ok(text) -> bool:
     return True
 
 
+_INVOCATION_DAMAGE = "not valid JSON or without the suite the reports read"
+
+
+def _invocation_ok(text) -> bool:
+    """An invocation record is JSON with what the reports read from it: its suite's methods (a
+    list of names), selection rule (text) and metrics (a list of names)."""
+    try:
+        record = json.loads(text)
+    except (TypeError, ValueError):
+        return False
+    suite = record.get("suite") if isinstance(record, dict) else None
+    if not isinstance(suite, dict):
+        return False
+    methods, metrics = suite.get("methods"), suite.get("metrics")
+    return (
+        isinstance(methods, list)
+        and all(isinstance(m, str) for m in methods)
+        and isinstance(suite.get("selection"), (str, type(None)))
+        and isinstance(metrics, (list, type(None)))
+        and all(isinstance(m, str) for m in metrics or [])
+    )
+
+
 def check_store(con: sqlite3.Connection) -> Damage:
     """Check a store's contents (a read connection): SQLite's own integrity check, the type of
     every column, the JSON fields, each task's rows (a task without rows, rows without a task),
@@ -737,6 +761,7 @@ def check_store(con: sqlite3.Connection) -> Damage:
             for text in bad:
                 for key in con.execute(f"SELECT DISTINCT {_KEY_SQL} FROM {table} WHERE {col} = ?", (text,)):
                     found.task(key, f"{col} is not valid JSON")
+    _check_values(con, found, tables)
     statuses = ", ".join(f"'{s}'" for s in _STATUSES)
     for key in con.execute(f"SELECT {_KEY_SQL} FROM tasks WHERE status NOT IN ({statuses})"):
         found.task(key, "unknown status")
@@ -760,10 +785,49 @@ def check_store(con: sqlite3.Connection) -> Damage:
             if not _json_ok(value):
                 found.records.append(f"run metadata {key!r} is not valid JSON")
     if "invocations" in tables:
-        bad = sum(not _json_ok(p) for (p,) in con.execute("SELECT provenance FROM invocations"))
+        bad = sum(not _invocation_ok(p) for (p,) in con.execute("SELECT provenance FROM invocations"))
         if bad:
-            found.records.append(f"{bad} invocation record{'s' * (bad != 1)} not valid JSON")
+            found.records.append(f"{bad} invocation record{'s' * (bad != 1)} {_INVOCATION_DAMAGE}")
     return found
+
+
+#: the largest |value| a stored metric can have: inputs are refused beyond float32's 3.4e38
+#: (oodfs.validation.FLOAT32_MAX), so no RMSE, MSE, F1, rank, beta error or time computed from
+#: them comes near this; a larger value, or inf, was written by something other than oodfs
+MAX_STORED_VALUE = 1e300
+
+
+def _check_values(con: sqlite3.Connection, found: "Damage", tables: set) -> None:
+    """The values a read trusts: a finished task's metric rows hold a number (not NULL) no
+    larger than MAX_STORED_VALUE (not inf), each of a downstream model the run trained (its
+    invocation records name them: a row relabelled to another model is damage)."""
+    for key in con.execute(
+        f"SELECT DISTINCT {_KEY_SQL} FROM results WHERE status = 'ok' AND metric IS NOT NULL "
+        "AND value IS NULL"
+    ):
+        found.task(key, "a metric row without a value")
+    for key in con.execute(
+        f"SELECT DISTINCT {_KEY_SQL} FROM results WHERE typeof(value) IN ('real', 'integer') AND "
+        f"abs(value) > {MAX_STORED_VALUE!r}"
+    ):
+        found.task(key, f"a value beyond {MAX_STORED_VALUE:g} or infinite")
+    have = {row[1] for row in con.execute("PRAGMA table_info(results)")}
+    if "invocations" not in tables or "downstream" not in have:
+        return
+    trained = set()
+    for (text,) in con.execute("SELECT provenance FROM invocations"):
+        suite = json.loads(text).get("suite", {}) if _invocation_ok(text) else {}
+        models = suite.get("downstream")
+        trained |= {models} if isinstance(models, str) else set(models or ())
+    if not trained:  # a store from before invocations named their models
+        return
+    marks = ", ".join("?" * len(trained))
+    for row in con.execute(
+        f"SELECT DISTINCT {_KEY_SQL}, downstream FROM results WHERE downstream IS NOT NULL AND "
+        f"downstream NOT IN ({marks})",
+        sorted(trained),
+    ):
+        found.task(row[:4], f"rows of downstream model {row[4]!r}, which the run did not train")
 
 
 def _kind(kinds) -> str:

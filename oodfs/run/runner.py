@@ -30,7 +30,13 @@ from oodfs.run.executors.isolation import memory_limit_supported, parse_size
 from oodfs.run.identity import method_code_hashes, suite_identity, task_identities
 from oodfs.run.jobs import WorkerContext, plan, run_job
 from oodfs.run.progress import Progress
-from oodfs.run.suite import Suite, check_label_methods, check_training_rows, train_envs
+from oodfs.run.suite import (
+    Suite,
+    check_environment_params,
+    check_label_methods,
+    check_training_rows,
+    train_envs,
+)
 from oodfs.validation import OodfsError
 
 
@@ -41,6 +47,7 @@ def check_suite_plugins(suite: Suite) -> None:
     for method in suite.methods:
         reg.info("selector", method)
     valid_settings = getattr(env_cls, "settings", ())
+    check_environment_params(suite, env_cls)
     for s in suite.settings:
         name = s.params.get("setting")
         if valid_settings and name is not None and name not in valid_settings:

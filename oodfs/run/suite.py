@@ -10,7 +10,7 @@ from pathlib import Path
 from oodfs.contract.profiles import check_profile
 from oodfs.contract.seeds import derive_seed
 from oodfs.contract.task import DataKey, TaskKey, env_sort_key
-from oodfs.validation import OodfsError, check_positive_int
+from oodfs.validation import OodfsError, check_limit, check_nesting, check_positive_int
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -55,11 +55,9 @@ QUICK_KEYS = ("r_train", "r_test", "runs", "methods", "n_train", "n_val", "n_tes
 #: the largest number of rows a suite may draw at once (n_train + n_val, or n_test): a guard
 #: against typos such as n_train = 100000000000; a real data set's n_test may exceed its rows
 MAX_ROWS = 10_000_000
-#: the most runs per (setting, r_train), and the most tasks (settings x r_train x runs x methods) a
-#: suite may ask for: guards against typos such as runs = 1000000000, which would exhaust memory
-#: before the first task (the paper's grids: 10 runs, 700 tasks)
-MAX_RUNS = 10_000
-MAX_TASKS = 1_000_000
+#: worker seconds per task of the paper's synthetic grid with --jobs 2 (840 tasks in 8.8 min,
+#: README "Results"): the estimate a refused grid is told
+SECONDS_PER_TASK = 1.3
 
 
 def train_envs(r_train) -> tuple:
@@ -88,6 +86,23 @@ def _normalise_r_train(values) -> tuple:
 def _sortable(members) -> bool:
     """Members that can be put in order (numbers or names, not nested lists: _check_ids names those)."""
     return all(isinstance(v, (int, float, str)) and not isinstance(v, bool) for v in members)
+
+
+def check_environment_params(suite: "Suite", env_cls) -> None:
+    """Every parameter a setting gives (``params``, ``run_params``) is one the environment
+    declares in its constructor: one line naming the key and the valid ones, not a TypeError
+    from deep inside the run."""
+    try:
+        declared = list(env_cls._get_param_names())  # scikit-learn's reading of __init__
+    except (AttributeError, RuntimeError):  # not a BaseEstimator, or one taking **kwargs: anything goes
+        return
+    for setting in suite.settings:
+        for key in (*setting.params, *setting.run_params):
+            if key not in declared:
+                raise OodfsError(
+                    f"setting {setting.name!r} of suite {suite.name!r}: environment {suite.environment!r} "
+                    f"has no parameter {key!r}; valid: {', '.join(declared) or '(none)'}"
+                )
 
 
 def check_label_methods(suite: "Suite", registry) -> None:
@@ -205,14 +220,20 @@ def available_suites() -> list[str]:
     return sorted(p.name[:-5] for p in resources.files("oodfs.suites").iterdir() if p.name.endswith(".toml"))
 
 
-def load_suite(name_or_path: str) -> Suite:
+def load_suite(name_or_path: str, tables_anywhere: bool = False) -> Suite:
     """A shipped suite by name (``synthetic``) or a suite TOML file by path. In a suite file,
     a relative ``path`` in a setting's ``params`` (a table's file) is relative to the suite
-    file's folder, wherever oodfs is run from."""
+    file's folder, wherever oodfs is run from, and must lie inside that folder (no ``../``, no
+    absolute path or symbolic link leading out) unless ``tables_anywhere`` (``bench
+    --tables-anywhere``): a suite file handed around reads no file of its reader's it does not
+    name openly."""
     path = Path(name_or_path)
     if name_or_path.endswith(".toml"):
+        if "\0" in name_or_path:
+            raise OodfsError(f"suite file {name_or_path!r}: a path cannot hold a NUL character")
         if not path.is_file():
             raise OodfsError(f"suite file {name_or_path!r} does not exist")
+        check_limit("suite_bytes", path.stat().st_size, f"the size of suite file {name_or_path!r} in bytes")
         try:
             text, name = path.read_text(), path.stem
         except (OSError, UnicodeDecodeError) as exc:
@@ -228,21 +249,30 @@ def load_suite(name_or_path: str) -> Suite:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise OodfsError(f"suite {name!r} is not valid TOML: {exc}") from None
+    except RecursionError:  # arrays inside arrays hundreds deep: the parser recurses on each
+        raise OodfsError(f"suite {name!r} nests arrays or tables too deeply to read") from None
     if name_or_path.endswith(".toml"):
-        _resolve_paths(raw, path.parent)
+        _resolve_paths(raw, path.parent, name, tables_anywhere)
     return suite_from_dict(name, raw)
 
 
-def _resolve_paths(raw: dict, folder: Path) -> None:
+def _resolve_paths(raw: dict, folder: Path, name: str, anywhere: bool) -> None:
     settings = raw.get("settings")
-    for setting in settings.values() if isinstance(settings, dict) else ():
+    inside = folder.resolve()
+    for sname, setting in settings.items() if isinstance(settings, dict) else ():
         params = setting.get("params") if isinstance(setting, dict) else None
-        if (
-            isinstance(params, dict)
-            and isinstance(params.get("path"), str)
-            and not Path(params["path"]).is_absolute()
-        ):
-            params["path"] = str((folder / params["path"]).resolve())
+        if not isinstance(params, dict) or not isinstance(params.get("path"), str):
+            continue
+        where = f"setting {sname!r} of suite {name!r}"
+        if "\0" in params["path"]:
+            raise OodfsError(f"{where}: path {params['path']!r} holds a NUL character")
+        resolved = (folder / params["path"]).resolve()  # an absolute path stays itself; links followed
+        if not anywhere and not resolved.is_relative_to(inside):
+            raise OodfsError(
+                f"{where}: path {params['path']!r} leads outside the suite file's folder ({inside}); "
+                "put the table beside the suite file, or pass --tables-anywhere to allow it"
+            )
+        params["path"] = str(resolved)
 
 
 def _check_keys(raw, valid, where: str) -> None:
@@ -300,6 +330,7 @@ def _setting(name: str, raw: dict) -> Setting:
 
 
 def suite_from_dict(name: str, raw: dict) -> Suite:
+    check_nesting(raw, f"suite {name!r}")
     check_suite_keys(name, raw)
     for key in ("r_train", "r_test", "methods"):  # a list: "ols" is not ["o", "l", "s"]
         if key in raw:
@@ -431,6 +462,7 @@ def validate_suite(suite: Suite) -> None:
             raise OodfsError(f"{what} = {rows} is more than {MAX_ROWS} rows per draw; is it a typo?")
     if not suite.settings:
         raise OodfsError(f"suite {suite.name!r} has no settings")
+    _check_sizes(suite)
     _check_ids(suite.r_train, "r_train", sets=True)
     _check_ids(suite.r_test, "r_test")
     _check_list(suite.methods, "methods")  # may be empty: every method then comes from reference results
@@ -465,25 +497,41 @@ def validate_suite(suite: Suite) -> None:
             "unit = 'environment' needs several r_train entries (each one unit); this suite has "
             f"{len(suite.r_train)}"
         )
-    if suite.runs > MAX_RUNS:
-        raise OodfsError(f"runs = {suite.runs} is more than {MAX_RUNS} runs; is it a typo?")
-    tasks = len(suite.settings) * len(suite.r_train) * suite.runs * max(len(suite.methods), 1)
-    if tasks > MAX_TASKS:
-        raise OodfsError(
-            f"this suite has {tasks} tasks (settings x r_train x runs x methods), more than {MAX_TASKS}; "
-            "is it a typo? Split it with --settings or --r-train and merge the folders"
-        )
     for what, values in (("methods", suite.methods), ("r_train", suite.r_train), ("r_test", suite.r_test)):
-        keys = [repr(float(v)) if isinstance(v, (int, float)) else v for v in values]
-        twice = next((v for v, key in zip(values, keys) if keys.count(key) > 1), None)
-        if isinstance(twice, tuple):
-            raise OodfsError(
-                f"{what} names the environment set {list(twice)!r} twice "
-                "(the same set in any order is one set)"
-            )
-        if twice is not None:
-            raise OodfsError(f"{what} names {twice!r} twice")
+        seen = set()
+        for v in values:
+            key = repr(float(v)) if isinstance(v, (int, float)) else v
+            if key in seen and isinstance(v, tuple):
+                raise OodfsError(
+                    f"{what} names the environment set {list(v)!r} twice "
+                    "(the same set in any order is one set)"
+                )
+            if key in seen:
+                raise OodfsError(f"{what} names {v!r} twice")
+            seen.add(key)
     # environment ids (e.g. |r| > 1 for bias rates) are checked by the environment plugin
+
+
+def _check_sizes(suite: Suite) -> None:
+    """The sizes of a suite within the limits (oodfs.validation.LIMITS), before any work: the
+    counts first, then the grid they make, with an estimate of its time."""
+    check_limit("settings", len(suite.settings), f"the number of settings of suite {suite.name!r}")
+    for key in ("r_train", "r_test"):
+        check_limit(key, len(_check_list(getattr(suite, key), key)), f"the number of {key} values")
+    for r in suite.r_train:
+        if isinstance(r, (list, tuple)):
+            check_limit("set_members", len(r), f"the number of environments in the r_train set {r[:3]!r}...")
+    check_limit("runs", suite.runs, "runs")
+    tasks = len(suite.settings) * len(suite.r_train) * suite.runs * max(len(suite.methods), 1)
+    hours = tasks * SECONDS_PER_TASK / 3600
+    estimate = f" (about {hours:,.0f} worker hours at the synthetic grid's {SECONDS_PER_TASK} s a task)"
+    check_limit("tasks", tasks, "the number of tasks (settings x r_train x runs x methods)", estimate)
+    check_limit(
+        "evaluations",
+        tasks * len(suite.r_test),
+        "the number of test evaluations (tasks x r_test values)",
+        estimate,
+    )
 
 
 def _check_metrics(names) -> None:

@@ -14,8 +14,11 @@ The LocalCluster oodfs starts serves nothing over HTTP and talks TLS:
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 
@@ -77,39 +80,38 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
         raise OodfsError("the dask backend needs dask.distributed: pip install 'oodfs[dask]'") from None
-    cluster, marked = None, None
-    if scheduler is None:
-        # a worker ends with this run from its first import of oodfs on, before its other imports
-        # (the nannies, which start the workers, run in this process)
-        marked = mark_run()
-        with dask.config.set(_QUIET_CLUSTER):
-            cluster = LocalCluster(
-                n_workers=jobs,
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address=None,
-                worker_dashboard_address=None,
-                security=_security(),
-                # not the nannies' warnings at shutdown ("still alive after 4 s, killing")
-                silence_logs=logging.ERROR,
-                scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
-            )
+    cluster = client = None
+    marked = mark_run() if scheduler is None else False  # False: nothing to unmark
     try:
-        client = Client(cluster if cluster is not None else scheduler, timeout="30s")
-    except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address at all
-        if cluster is not None:
-            cluster.close()
-            unmark_run(marked)
-        raise OodfsError(f"cannot reach the dask scheduler {scheduler!r}: {exc}") from None
-    try:
+        if scheduler is None:
+            # a worker ends with this run from its first import of oodfs on, before its other imports
+            # (the nannies, which start the workers, run in this process)
+            with dask.config.set(_QUIET_CLUSTER), _ctrl_c_held():
+                cluster = LocalCluster(
+                    n_workers=jobs,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address=None,
+                    worker_dashboard_address=None,
+                    security=_security(),
+                    # not the nannies' warnings at shutdown ("still alive after 4 s, killing")
+                    silence_logs=logging.ERROR,
+                    scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+                )
+        try:
+            client = Client(cluster if cluster is not None else scheduler, timeout="30s")
+        except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address at all
+            raise OodfsError(f"cannot reach the dask scheduler {scheduler!r}: {exc}") from None
         task = fn if cluster is None else _in_local_worker
         first = () if cluster is None else (fn,)
         yield from completed(client, [(task, *first, *args) for args in calls], as_completed)
     finally:
-        client.close()
+        if client is not None:
+            client.close()
         if cluster is not None:
             cluster.close()
+        if marked is not False:
             unmark_run(marked)
 
 
@@ -127,3 +129,22 @@ def completed(client, calls: Sequence[tuple], as_completed) -> Iterator:
                 f"dask workers died running a job ({exc}); finished tasks are saved, continue with --resume"
             ) from None
         yield result
+
+
+@contextlib.contextmanager
+def _ctrl_c_held():
+    """Ctrl-C (SIGINT) ignored while the LocalCluster starts its worker processes: they inherit
+    the ignored signal from their first instant (Python keeps an ignored SIGINT ignored), so a
+    Ctrl-C to the terminal's process group cannot interrupt a worker still starting Python (a
+    traceback from each, before oodfs could ignore it: :func:`oodfs.run.executors.lifeline.arm`).
+    The price: a Ctrl-C while the cluster starts (seconds) is lost, and needs pressing again once
+    the workers are up. Blocking the signal instead would keep it, but the workers are started
+    by distributed's threads, which do not inherit this thread's signal mask."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -30,7 +30,7 @@ import threading
 import time
 import warnings
 
-from oodfs.run.executors.lifeline import die_with_parent
+from oodfs.run.executors.lifeline import _prctl, die_with_parent
 from oodfs.validation import OodfsError, error_message
 
 # Python 3.12+ warns on every fork of a process that has threads (a dask worker, torch's pool).
@@ -126,6 +126,65 @@ class _Reaper:
                 pass
 
 
+#: whether a worker becomes a child subreaper (Linux 3.4+), so that what a fit starts in a new
+#: session (``Popen(..., start_new_session=True)``, a daemon's double fork) is reparented to the
+#: worker instead of init and killed when the fit ends (:func:`_end_escaped`)
+SUBREAPER = True
+_PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+_subreaper_of: int | None = None  # the process that has made itself a subreaper
+
+
+def _become_subreaper() -> bool:
+    """Make this process a child subreaper, once (a forked fit does not inherit it)."""
+    global _subreaper_of
+    if not SUBREAPER:
+        return False
+    if _subreaper_of == os.getpid():
+        return True
+    if _prctl is None or _prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        return False
+    _subreaper_of = os.getpid()
+    return True
+
+
+def _children() -> set[int] | None:
+    """This process's children (every thread's), from /proc; None where /proc cannot say."""
+    found = set()
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as text:
+                found.update(int(pid) for pid in text.read().split())
+    except (OSError, ValueError):
+        return None
+    return found
+
+
+def _end_escaped(before: set[int]) -> None:
+    """Kill, and wait for, the children this subreaper gained during a fit (descendants of the fit
+    that left its process group and were orphaned), and theirs as they are reparented here in
+    turn; ``before``: the children it had before the fit (the reaper), which are left alone."""
+    for _ in range(100):  # each round reaches one more generation; a fork bomb outpaces no bound
+        escaped = (_children() or set()) - before
+        if not escaped:
+            return
+        for pid in escaped:
+            try:
+                group = os.getpgid(pid)
+                if group != os.getpgrp():  # its own group (a new session): all of it
+                    os.killpg(group, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in escaped:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
 _SIZE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([KMGT]?)", re.IGNORECASE)
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -191,6 +250,7 @@ def call_isolated(fn, timeout: float | None = None, memory: str | None = None):
     by its length, not to the end of the pipe, so a process left holding the pipe never keeps
     the run waiting, and a fit whose result arrived is never recorded as timed out."""
     reaper = _Reaper.fd()
+    before = _children() if _become_subreaper() else None
     read_fd, write_fd = os.pipe()
     for stream in (sys.stdout, sys.stderr):  # else the child would print the parent's buffer again
         try:
@@ -240,6 +300,8 @@ def call_isolated(fn, timeout: float | None = None, memory: str | None = None):
             _, waited = os.waitpid(pid, 0)
             status = waited if status is None else status
         _Reaper.tell(reaper, -pid)  # its group is gone (killed, and the fit waited for)
+        if before is not None:
+            _end_escaped(before)
     if data is None:
         if status == "timeout":
             raise OodfsError(f"timed out after {timeout:g} s (--task-timeout)")

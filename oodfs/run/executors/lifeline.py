@@ -4,7 +4,8 @@ A run that starts worker processes (a dask LocalCluster, joblib's loky pool) put
 in the environment they inherit (:func:`mark_run`). :func:`arm` runs when this module is imported,
 at the very start of ``import oodfs`` (a spawned worker imports oodfs first, as part of the main
 module it re-imports, before its seconds of other imports): it gives such a worker the kernel's
-parent-death signal, or ends it at once if the run has ended already. Without it, a worker still
+parent-death signal, or ends it at once if the run has ended already; it leaves Ctrl-C to the
+run, which stops its workers itself. Without it, a worker still
 importing when the run was killed went on for as long as its imports took (dask's own check of
 its parent comes after them).
 """
@@ -69,6 +70,9 @@ def arm() -> None:
     if not run.isdigit() or int(run) == os.getpid():
         return
     del os.environ[ENV]  # not for the processes this one starts
+    # Ctrl-C reaches the whole process group: the run answers it (it stops its workers and says so
+    # in one line); a worker that also raised KeyboardInterrupt would print a traceback of its own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     run = int(run)
     if os.getppid() == run:
         die_with_parent(run)
