@@ -6,6 +6,8 @@ Each declares ``uses_groups = True``: it receives one environment label per trai
 refuses to fit without them (docs/PROTOCOL.md, "Several training environments").
 """
 
+import importlib.util
+
 import oodfs
 from oodfs import diagnostic
 
@@ -14,11 +16,15 @@ from .drig import DRIG
 from .eills import EILLS
 from .icp import ICP
 from .irm import IRM
+from .robust import ROBUST_SELECTORS
 from .stabilized import Stabilized
 from .vrex import VREx
 
 SELECTORS = [ICP, Anchor, IRM]
 SELECTORS += [Stabilized, VREx, EILLS, DRIG]
+# the DRO selectors only where the optional `dro` package is installed (docs/PROTOCOL.md, section 13)
+if importlib.util.find_spec("dro") is not None:
+    SELECTORS += ROBUST_SELECTORS
 
 __all__ = ["ICP", "Anchor", "IRM", "SELECTORS", "oodfs_selectors"]
 __all__ += ["Stabilized", "VREx", "EILLS", "DRIG"]
