@@ -65,6 +65,16 @@ def datasets(n_per_env=None, settings=None, runs=RUNS):
     return out
 
 
+#: where the markdown goes (None: stdout at the end); rewritten after every row of the slow parts
+OUT = None
+
+
+def flush(lines):
+    """Write what is measured so far: the R and DomainBed parts take long on a loaded machine."""
+    if OUT is not None:
+        Path(OUT).write_text("\n".join(lines) + "\n")
+
+
 def jaccard(a, b) -> float:
     a, b = set(a), set(b)
     return len(a & b) / len(a | b) if a | b else 1.0
@@ -243,6 +253,7 @@ def part_stabilized(repo, lines, seeds, n_per_env, settings):
             + " | ".join(f"{v:.2f}" for v in row[:6])
             + f" | {diff:.1e} | {t_r:.1f} | {t_o:.2f} |"
         )
+        flush(lines)
     m = np.mean(rows, axis=0)
     lines += [
         "",
@@ -332,6 +343,7 @@ def part_vrex(repo, lines, seeds, settings):
         row = (floor(sel), cross(sel, [top5(mine)]), coef_diff)
         rows.append(row)
         lines.append(f"| {name} | {row[0]:.2f} | {row[1]:.2f} | {row[2]:.2f} | {t_ref:.1f} | {t_mine:.2f} |")
+        flush(lines)
     m = np.mean(rows, axis=0)
     lines += [
         "",
@@ -355,6 +367,8 @@ def main(argv=None):
     )
     ap.add_argument("--out")
     args = ap.parse_args(argv)
+    global OUT
+    OUT = args.out
     seeds = [int(s) for s in args.seeds.split(",")]
     settings = args.settings.split(",") if args.settings else None
     lines = ["# The new invariance methods against their authors' code", ""]
