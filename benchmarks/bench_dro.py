@@ -129,7 +129,8 @@ def main(argv=None):
     lines = [
         "# The dro package's robust linear models: rankers or downstream models?",
         "",
-        f"`python benchmarks/bench_dro.py` ({n} data sets: {', '.join(sorted({s for s, *_ in SETS}))}, run(s) "
+        f"`python benchmarks/bench_dro.py` ({n} data sets: {', '.join(sorted({s for s, *_ in SETS}))}, "
+        "run(s) "
         f"{', '.join(map(str, RUNS))}; one fit per data set and grid point). ERM = least squares on all "
         f"features: F1 {np.mean(erm_f1):.2f}, test RMSE {np.mean(erm):.3f}; least squares on the stable set "
         f"(the target of feature selection): test RMSE {np.mean(erm_stable):.3f}.",
