@@ -126,7 +126,11 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("folders", nargs="+", type=Path)
     p.add_argument("--out", type=Path)
+    p.add_argument("--labelled", help="comma-separated label-using methods (default: icp,anchor,irm)")
     args = p.parse_args(argv)
+    if args.labelled:
+        global LABELLED
+        LABELLED = tuple(args.labelled.split(","))
     out = []
     for folder in args.folders:
         for rule in RULES:
