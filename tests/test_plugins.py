@@ -53,7 +53,7 @@ def test_plugins_json_lists_required_fields():
     entries = json.loads(proc.stdout)
     for e in entries:
         assert {"kind", "name", "package", "version", "description"} <= set(e)
-        assert e["kind"] in ("selector", "weighter", "environment", "metric")
+        assert e["kind"] in ("selector", "weighter", "environment", "metric", "task", "downstream")
     by_name = {(e["kind"], e["name"]): e for e in entries}
     assert by_name[("selector", "ols")]["package"] == "oodfs"
     assert by_name[("environment", "synthetic")]["description"]

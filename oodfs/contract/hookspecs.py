@@ -61,3 +61,19 @@ def oodfs_metrics() -> list:
     the leaderboard shows those with ``role="headline"``. The built-in metrics are declared
     the same way, in :mod:`oodfs.contract.metrics`.
     """
+
+
+@hookspec
+def oodfs_task_types() -> list:
+    """Return a list of :class:`oodfs.contract.tasks.TaskType` declarations (objects, not classes).
+
+    A task type owns its target check, the per-environment scores of a downstream model, its
+    validation loss and its headline metrics; the built-ins (``regression``, ``binary``) are
+    declared the same way, in :mod:`oodfs.contract.tasks`.
+    """
+
+
+@hookspec
+def oodfs_downstream_models() -> list[type]:
+    """Return a list of :class:`oodfs.contract.downstream.DownstreamModel` subclasses: the models
+    trained on each selected feature subset (``downstream = [...]`` in a suite)."""

@@ -19,9 +19,11 @@ from pathlib import Path
 
 import pluggy
 
-from oodfs.contract import hookspecs, metrics
+from oodfs.contract import hookspecs, metrics, tasks
 from oodfs.contract.api import Environment, Selector, Weighter, describe
+from oodfs.contract.downstream import DownstreamModel
 from oodfs.contract.metrics import Metric
+from oodfs.contract.tasks import TaskType
 from oodfs.contract.wls import selector_for_weighter
 from oodfs.validation import OodfsError
 
@@ -32,7 +34,11 @@ KINDS = {
     "weighter": ("oodfs_weighters", Weighter),
     "environment": ("oodfs_environments", Environment),
     "metric": ("oodfs_metrics", Metric),  # declarations (instances), not classes
+    "task": ("oodfs_task_types", TaskType),  # declarations (instances), not classes
+    "downstream": ("oodfs_downstream_models", DownstreamModel),
 }
+#: the kinds whose hooks return declarations (instances) rather than classes
+DECLARED = ("metric", "task")
 
 
 class PluginLoadWarning(UserWarning):
@@ -59,7 +65,7 @@ class PluginInfo:
             "version": self.version,
             "description": self.description,
             "module": self.module,
-            "class": type(self.cls).__qualname__ if self.kind == "metric" else self.cls.__qualname__,
+            "class": type(self.cls).__qualname__ if self.kind in DECLARED else self.cls.__qualname__,
         }
 
 
@@ -120,6 +126,7 @@ class Registry:
         self._cache: dict[str, dict[str, PluginInfo]] | None = None
         self.extra_modules = tuple(extra_modules)
         self.register(metrics, name="oodfs:metrics", package=CORE_DISTRIBUTION, version=_core_version())
+        self.register(tasks, name="oodfs:tasks", package=CORE_DISTRIBUTION, version=_core_version())
         if load_entry_points:
             self._load_entry_points()
         for spec in self.extra_modules:
@@ -192,7 +199,7 @@ class Registry:
                         # an installed plugin is skipped, as one that fails to load: the others work
                         warnings.warn(f"oodfs: {message}; skipped", PluginLoadWarning, stacklevel=2)
                         continue
-                    if kind == "metric":
+                    if kind in DECLARED:
                         info = PluginInfo(
                             kind,
                             cls.name,
@@ -252,8 +259,8 @@ class Registry:
 
 def _not_a_plugin(kind: str, obj, base) -> str | None:
     """Why ``obj`` (returned by a hook) cannot be registered, or None."""
-    if kind == "metric":
-        return None if isinstance(obj, Metric) else "not an oodfs.contract.metrics.Metric"
+    if kind in DECLARED:
+        return None if isinstance(obj, base) else f"not an {base.__module__}.{base.__name__}"
     if not (isinstance(obj, type) and issubclass(obj, base)):
         return f"not a {base.__name__} subclass"
     if not isinstance(getattr(obj, "name", ""), str) or not getattr(obj, "name", ""):

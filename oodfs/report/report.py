@@ -62,6 +62,18 @@ def _one_downstream(results: pd.DataFrame, downstream: str | None):
     return results[~ok | (model == chosen)], chosen, models
 
 
+def task_of_results(results: pd.DataFrame) -> str:
+    """The task type whose mean test loss these results hold (regression when none does: results
+    stored before task types existed are regression's)."""
+    from oodfs.contract.tasks import BUILTIN_TASKS
+
+    metrics = set(results["metric"].dropna()) if "metric" in results else set()
+    for task in BUILTIN_TASKS:
+        if task.metric("mean") in metrics:
+            return task.name
+    return "regression"
+
+
 class Report:
     """``points``: one row per evaluated grid point (metrics at the task's k as columns);
     ``chosen``: the point the rule picks per task; ``tasks``: status and error per task;
@@ -75,6 +87,7 @@ class Report:
         method_order: list[str] | None = None,
         downstream: str | None = None,
         columns: list[str] | None = None,
+        task: str | None = None,
     ):
         if results.empty:
             raise OodfsError("the results table is empty: nothing to report")
@@ -102,8 +115,10 @@ class Report:
         )
         ok = results[results["status"] == "ok"]
         self._ok = ok
+        #: the task type of the run (oodfs.contract.tasks): stored with the run, else read off its metrics
+        self.task = task or task_of_results(ok)
         self.points = self._points(ok)
-        self.chosen = self.rule.choose(self.points) if len(self.points) else self.points
+        self.chosen = self.rule.choose(self.points, ok, self.task) if len(self.points) else self.points
         # (a run where every task failed has no values to check them against, and no columns)
         self._columns = None if columns is None or self.points.empty else self._checked_columns(list(columns))
 
@@ -135,7 +150,7 @@ class Report:
         from oodfs.results.store import ResultStore, load_results
 
         store = ResultStore(path)
-        stored = order = stored_rule = stored_columns = None
+        stored = order = stored_rule = stored_columns = stored_task = None
         if Path(path).is_dir() and store.exists():
             stored = store.get_meta("metrics")
             runs = store.invocations()
@@ -143,6 +158,7 @@ class Report:
                 order = list(runs[-1]["suite"]["methods"])
                 stored_rule = runs[-1]["suite"].get("selection")
                 stored_columns = list(runs[-1]["suite"].get("metrics") or []) or None
+                stored_task = runs[-1]["suite"].get("task")
         return cls(
             load_results(path),
             rule or stored_rule or "val",
@@ -150,6 +166,7 @@ class Report:
             order,
             downstream,
             columns if columns is not None else stored_columns,
+            stored_task,
         )
 
     # -- building ------------------------------------------------------------------------
@@ -169,6 +186,8 @@ class Report:
         wide = at_k.pivot_table(index=keys, columns="metric", values="value", aggfunc="first")
         wide.columns.name = None
         info = ok.groupby(keys, sort=False)[[c for c in POINT_INFO if c in ok]].first()
+        if "subset" in at_k:  # the features the downstream model was trained on, at the task's k
+            info = info.join(at_k.groupby(keys, sort=False)["subset"].first())
         return wide.join(info).join(task_k, on=TASK_KEY).rename(columns={"_task_k": "k"}).reset_index()
 
     def _of_chosen(self, rows: pd.DataFrame) -> pd.DataFrame:

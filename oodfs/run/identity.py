@@ -47,6 +47,7 @@ SUITE_IDENTITY = (
     "seed",
     "profile",
     "downstream",
+    "task",
 )
 
 #: how many hex digits of a SHA-256 are kept (64 bits: collisions are not a concern here)
@@ -74,6 +75,9 @@ def suite_identity(suite: Suite) -> dict:
     # the MLP alone is the default: identities stored before the model was a choice still hold
     if list(identity.get("downstream", ())) == ["mlp"]:
         del identity["downstream"]
+    # regression is the default: identities stored before task types existed still hold
+    if identity.get("task") in (None, "regression"):
+        identity.pop("task", None)
     identity["core"] = core_identity(suite)
     return json.loads(json.dumps(identity, default=repr))
 
@@ -84,16 +88,10 @@ def core_identity(suite: Suite) -> str:
     every task's RMSEs without being part of any method, so that a resume or a reference made
     with other settings is not mixed with this run's. Folders stored before oodfs recorded it
     have none, and are not compared on it."""
-    from oodfs.run.downstream import PROFILES
-    from oodfs.run.downstream_models import make_model
+    from oodfs.run.downstream_models import get_model
 
-    models = {}
-    for name in suite.downstream:
-        if name == "mlp":
-            models[name] = PROFILES.get(suite.profile, PROFILES["default"])
-        else:
-            models[name] = make_model(name, 0).get_params(deep=True)
-    return digest(models)
+    task = suite.task or "regression"
+    return digest({name: get_model(name, task, suite.profile).identity() for name in suite.downstream})
 
 
 # -- code ---------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from oodfs.run.executors.isolation import memory_limit_supported, parse_size
 from oodfs.run.identity import method_code_hashes, suite_identity, task_identities
 from oodfs.run.jobs import WorkerContext, plan, run_job
 from oodfs.run.progress import Progress
-from oodfs.run.suite import Suite, check_label_methods, check_training_rows, train_envs
+from oodfs.run.suite import Suite, check_label_methods, check_training_rows, train_envs, with_task
 from oodfs.validation import OodfsError
 
 
@@ -223,6 +223,9 @@ def run_suite(suite: Suite, out_dir, options: RunOptions | None = None, **change
     """
     options = replace(options or RunOptions(), **changes).checked(suite)
     registry(options.plugin_modules)
+    suite, skipped = with_task(suite, registry())  # the environment's task; methods without it skipped
+    for method, why in skipped.items():
+        options.notes(f"{method}: skipped: it {why}")
     check_suite_plugins(suite)
     executor = backend(options.backend_name)
     store = ResultStore(out_dir)

@@ -40,6 +40,7 @@ SUITE_KEYS = (
     "yardsticks",
     "card",
     "metrics",
+    "task",
 )
 #: the keys of a suite's data card (``[card]``), listed by ``oodfs suites``
 CARD_KEYS = ("source", "licence", "rows", "environments", "target", "shift")
@@ -71,6 +72,32 @@ def _normalise_r_train(values) -> tuple:
         else r
         for r in values
     )
+
+
+def with_task(suite: "Suite", registry) -> tuple["Suite", dict[str, str]]:
+    """The suite with its task type read from the environment (its class tag ``task``), without
+    the methods that do not declare that task, and ``{method: why skipped}`` for those. A suite
+    file's ``task`` that contradicts the environment: one line naming both."""
+    from oodfs.contract.tasks import get_task
+
+    env_task = get_task(getattr(registry.get("environment", suite.environment), "task", "regression")).name
+    if suite.task is not None and suite.task != env_task:
+        raise OodfsError(
+            f"suite {suite.name!r} says task = {suite.task!r}, but environment {suite.environment!r} "
+            f"gives a {env_task} target"
+        )
+    from oodfs.run.downstream_models import check_model
+
+    for model in suite.downstream:
+        check_model(model, env_task)
+    skipped = {}
+    for method in suite.methods:
+        cls = registry.get("selector", method)
+        if env_task not in cls.task_types:
+            skipped[method] = f"handles {' and '.join(cls.task_types)} targets only, not {env_task}"
+    methods = tuple(m for m in suite.methods if m not in skipped)
+    curve = tuple(m for m in suite.curve_methods if m not in skipped)
+    return replace(suite, task=env_task, methods=methods, curve_methods=curve), skipped
 
 
 def check_label_methods(suite: "Suite", registry) -> None:
@@ -157,6 +184,9 @@ class Suite:
     #: the metrics its tables and tests show (empty: the headline metrics); not part of its
     #: identity: every metric is stored whatever the suite shows
     metrics: tuple[str, ...] = ()
+    #: the task type (oodfs.contract.tasks): the environment's (its class tag ``task``); a suite
+    #: file may state it but not contradict it. None until the runner reads the environment's
+    task: str | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -313,6 +343,7 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             yardsticks=tuple(_check_list(raw.get("yardsticks", ()), "yardsticks")),
             card=_card(name, raw.get("card", {})),
             metrics=tuple(_check_list(raw.get("metrics", ()), "metrics")),
+            task=raw.get("task"),
         )
         suite = replace(suite, methods=with_yardsticks(suite.methods, suite.yardsticks))
     except KeyError as exc:
@@ -392,7 +423,7 @@ def _check_ids(values, what: str, sets: bool = False) -> None:
 
 def validate_suite(suite: Suite) -> None:
     """Every field of a suite has the right type and a sensible size: one line naming the key."""
-    from oodfs.contract.selection import ENV_METRICS, get_rule
+    from oodfs.contract.selection import ENV_QUANTITIES, VALIDATION_QUANTITIES, get_rule
 
     _check_text(suite.environment, "environment")
     if not isinstance(suite.description, str):
@@ -417,23 +448,28 @@ def validate_suite(suite: Suite) -> None:
         _check_text(m, "a method name")
     _check_text(suite.selection, "selection")
     rule = get_rule(suite.selection)
-    if rule.metric in ("rmse_val", "rmse_train_domain") and not suite.n_val:
+    if rule.quantity in VALIDATION_QUANTITIES and not suite.n_val:
         raise OodfsError(
             f"selection {suite.selection!r} needs validation data: set n_val > 0, or choose selection "
             "'default' or 'oracle'"
         )
-    if rule.metric in ENV_METRICS and not all(len(train_envs(r)) > 1 for r in suite.r_train):
+    if rule.quantity in ENV_QUANTITIES and not all(len(train_envs(r)) > 1 for r in suite.r_train):
         raise OodfsError(
             f"selection {suite.selection!r} needs several training environments in every r_train entry, "
             "e.g. r_train = [[1.5, 2.0, 3.0]]"
         )
     check_profile(suite.profile)
+    if suite.task is not None:
+        from oodfs.contract.tasks import get_task
+
+        _check_text(suite.task, "task")
+        get_task(suite.task)
     from oodfs.run.downstream_models import check_model
 
     if not suite.downstream or len(set(suite.downstream)) != len(suite.downstream):
         raise OodfsError(f"downstream must name one or more different models, got {list(suite.downstream)}")
     for model in suite.downstream:
-        check_model(model)
+        check_model(model, suite.task or "regression")
     for m in suite.yardsticks:
         _check_text(m, "a yardstick name")
     _check_metrics(suite.metrics)

@@ -121,6 +121,8 @@ def load_reference(suite: str, profile: str, path: str | Path | None = None) -> 
         raise OodfsError(f"reference results file {path} is corrupt ({type(exc).__name__}: {exc})") from None
     if "downstream" not in results:  # written before the downstream model was a choice: the MLP
         results["downstream"] = "mlp"
+    if "subset" not in results:  # written before the trained subset was stored with each row
+        results["subset"] = None
     missing = [c for c in COLUMNS if c not in results]
     if missing:
         raise OodfsError(f"reference results file {path} lacks the columns {', '.join(missing)}")
