@@ -1,8 +1,7 @@
 """Yardsticks: reference rows of a real-data leaderboard, not feature selectors.
 
 A yardstick answers "does selecting help at all?": ``all_features`` is the downstream model
-trained on every feature (no selection), ``mean`` predicts the training mean (no feature), and
-``prior`` its binary form: the training base rate as the probability of every row.
+trained on every feature (no selection), ``mean`` predicts the training mean (no feature).
 They are registered as selectors so that a run stores, resumes and reports them like any
 method, but the runner evaluates them at their own number of features (``yardstick_k``: every
 feature, or none) instead of the suite's k, and the leaderboard marks them as references and
@@ -26,7 +25,6 @@ class _Yardstick(oodfs.Selector):
     supports_sample_weight: ClassVar[bool] = False
     #: marks a reference row; "all": evaluated on every feature, 0: on none
     yardstick: ClassVar[object] = None
-    task_types: ClassVar[tuple[str, ...]] = ("regression", "binary")
 
     def __init__(self, k: int = 5, random_state=None):
         self.k = k
@@ -50,18 +48,9 @@ class TrainingMean(_Yardstick):
 
     name = "mean"
     yardstick = 0
-    task_types = ("regression",)
 
 
-class Prior(_Yardstick):
-    """Reference row: predicts the training base rate as every row's probability (no feature)."""
-
-    name = "prior"
-    yardstick = 0
-    task_types = ("binary",)
-
-
-YARDSTICKS = [AllFeatures, TrainingMean, Prior]
+YARDSTICKS = [AllFeatures, TrainingMean]
 
 
 def yardstick_k(cls, n_features: int) -> int | None:

@@ -195,7 +195,11 @@ def run(args) -> int:
     registry(tuple(args.plugin))
     suite, skipped = with_task(suite, registry())
     if args.methods and not [m for m in args.methods if m not in skipped]:
-        able = [n for n, i in registry().entries("selector").items() if suite.task in i.cls.task_types]
+        able = [
+            n
+            for n, i in registry().entries("selector").items()
+            if i.cls.handles(suite.task) and not i.cls.yardstick
+        ]
         raise OodfsError(
             f"--methods names only methods that cannot handle this suite's {suite.task} target "
             f"({', '.join(args.methods)}); methods that can: {', '.join(able)}"

@@ -224,7 +224,8 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
 
     #: whether fit honours ``sample_weight`` (checked by the conformance kit)
     supports_sample_weight: ClassVar[bool] = True
-    #: the task types the method handles (oodfs.contract.tasks); a suite skips the others
+    #: the task types the method handles (oodfs.contract.tasks); a suite skips the others. A
+    #: yardstick (below) ranks nothing and is evaluated on every task type (:meth:`handles`)
     task_types: ClassVar[tuple[str, ...]] = ("regression",)
     #: whether reordering the columns of X reorders the scores alike (checked by the conformance kit)
     permutation_invariant: ClassVar[bool] = True
@@ -242,6 +243,12 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
 
     # -- the shared machinery ------------------------------------------------------------
     @classmethod
+    def handles(cls, task: str) -> bool:
+        """Whether the class can be run on a target of task type ``task``: it declares it, or it is
+        a yardstick (every feature or none, whatever the target)."""
+        return task in cls.task_types or cls.yardstick is not None
+
+    @classmethod
     def _task(cls, y, task) -> tuple[str, np.ndarray]:
         """The task of a fit and its target as the method receives it. ``task=None`` infers it
         from y (:func:`oodfs.contract.tasks.infer_task`); an inferred task the class does not
@@ -250,11 +257,11 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
         the class does not declare is refused in one line."""
         if task is None:
             task = infer_task(y)
-            if task not in cls.task_types:
+            if not cls.handles(task):
                 task = cls.task_types[0]
         else:
             task = get_task(task).name
-            if task not in cls.task_types:
+            if not cls.handles(task):
                 raise OodfsError(f"{cls._label()} handles {' and '.join(cls.task_types)} targets, not {task}")
         if task == "binary":  # the contract: two levels reach every method as 0.0 / 1.0
             y = get_task("binary").check_target(y, "y")[0]

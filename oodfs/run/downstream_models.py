@@ -22,11 +22,12 @@ def models(task: str | None = None) -> dict[str, type]:
     return {n: c for n, c in table.items() if task is None or task in c.task_types}
 
 
-def check_model(name, task: str = "regression") -> str:
-    """``name`` if it is a registered model predicting ``task``; else one line naming the valid ones."""
+def check_model(name, task: str | None = "regression") -> str:
+    """``name`` if it is a registered model predicting ``task`` (None: any task); else one line
+    naming the valid ones."""
     if name not in models():
         raise OodfsError(f"unknown downstream model {name!r}; valid: {', '.join(models())}")
-    if name not in models(task):
+    if task is not None and name not in models(task):
         raise OodfsError(
             f"downstream model {name!r} does not predict a {task} target; valid for {task}: "
             f"{', '.join(models(task))}"

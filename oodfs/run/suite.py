@@ -93,7 +93,7 @@ def with_task(suite: "Suite", registry) -> tuple["Suite", dict[str, str]]:
     skipped = {}
     for method in suite.methods:
         cls = registry.get("selector", method)
-        if env_task not in cls.task_types:
+        if not cls.handles(env_task):
             skipped[method] = f"handles {' and '.join(cls.task_types)} targets only, not {env_task}"
     methods = tuple(m for m in suite.methods if m not in skipped)
     curve = tuple(m for m in suite.curve_methods if m not in skipped)
@@ -469,7 +469,7 @@ def validate_suite(suite: Suite) -> None:
     if not suite.downstream or len(set(suite.downstream)) != len(suite.downstream):
         raise OodfsError(f"downstream must name one or more different models, got {list(suite.downstream)}")
     for model in suite.downstream:
-        check_model(model, suite.task or "regression")
+        check_model(model, suite.task)  # None: the environment's task, checked by with_task
     for m in suite.yardsticks:
         _check_text(m, "a yardstick name")
     _check_metrics(suite.metrics)
