@@ -215,6 +215,8 @@ class TinyBinary(oodfs.Environment):
         S = rng.normal(size=(n, 2))
         y = (rng.random(n) < 1 / (1 + np.exp(-(2 * S[:, 0] - 1.5 * S[:, 1])))).astype(float)
         spurious = float(env) * (2 * y - 1) / 2 + rng.normal(size=n)
+        if float(env) == 9.0:  # an environment of one class (bad input)
+            y[:] = 1.0
         return np.column_stack([S, spurious, rng.normal(size=n)]), y
 
 
@@ -393,3 +395,31 @@ def test_a_regression_model_on_a_binary_suite_is_one_line(binary_files, capsys, 
         str(tmp_path / "x"),
     )
     assert_one_line(result, "'ridge' does not predict a binary target")
+
+
+def test_a_training_environment_of_one_class_fails_its_tasks_with_one_line(binary_files, tmp_path):
+    from oodfs.contract.registry import registry
+    from oodfs.results.store import ResultStore
+    from oodfs.run.runner import run_suite
+    from oodfs.run.suite import load_suite
+
+    (tmp_path / "s.toml").write_text(
+        SUITE.format(methods='["abscorr"]')
+        .replace("r_train = [1.5]", "r_train = [9.0]")
+        .replace("runs = 2", "runs = 1")
+    )
+    registry((str(binary_files / "tinybinary.py"),))
+    run_suite(
+        load_suite(str(tmp_path / "s.toml")),
+        tmp_path / "out",
+        jobs=1,
+        progress=False,
+        isolate=False,
+        plugin_modules=(str(binary_files / "tinybinary.py"),),
+    )
+    tasks, _ = ResultStore(tmp_path / "out").tables()
+    assert (tasks["status"] == "failed").all()
+    assert set(tasks["error"]) == {
+        "training environment 9.0 of setting 'base' holds one class of the binary target only (1.0); "
+        "it needs both"
+    }
