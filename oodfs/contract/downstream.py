@@ -29,6 +29,10 @@ import numpy as np
 
 from oodfs.validation import OodfsError
 
+#: the model a suite trains when it names none, and the model of results stored before the
+#: downstream model was a choice (they read as its rows)
+DEFAULT_MODEL = "mlp"
+
 
 @dataclass(frozen=True)
 class NoSettings:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.metrics import BUILTIN_METRICS, Metric
 from oodfs.contract.selection import get_rule
 from oodfs.contract.task import TASK_KEY
@@ -51,9 +52,9 @@ def _one_downstream(results: pd.DataFrame, downstream: str | None):
     (no model) is kept."""
     if "downstream" not in results:
         results = results.assign(downstream=np.nan)
-    model = results["downstream"].where(results["downstream"].notna(), "mlp")
+    model = results["downstream"].where(results["downstream"].notna(), DEFAULT_MODEL)
     ok = results["status"] == "ok"
-    models = list(dict.fromkeys(model[ok])) or ["mlp"]
+    models = list(dict.fromkeys(model[ok])) or [DEFAULT_MODEL]
     chosen = models[0] if downstream is None else downstream
     if chosen not in models:
         raise OodfsError(

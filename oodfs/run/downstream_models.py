@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.registry import registry
 from oodfs.contract.tasks import get_task
 from oodfs.validation import OodfsError
@@ -69,7 +70,9 @@ class DownstreamCache:
     it changes no number.
     """
 
-    def __init__(self, data, seed: int, *, model: str = "mlp", task: str = "regression", profile="default"):
+    def __init__(
+        self, data, seed: int, *, model: str = DEFAULT_MODEL, task: str = "regression", profile="default"
+    ):
         self.data = data
         self.seed = seed
         self.task = task
@@ -78,7 +81,7 @@ class DownstreamCache:
 
     @classmethod
     def for_profile(
-        cls, data, seed: int, profile: str, model: str = "mlp", task: str = "regression"
+        cls, data, seed: int, profile: str, model: str = DEFAULT_MODEL, task: str = "regression"
     ) -> DownstreamCache:
         """The cache that trains ``model`` with the settings of ``profile``."""
         return cls(data, seed, model=model, task=task, profile=profile)

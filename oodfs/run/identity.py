@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oodfs.contract.api import _GridMixin
+from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.registry import PluginInfo, registry
 from oodfs.run.suite import Suite
 
@@ -73,7 +74,7 @@ def suite_identity(suite: Suite) -> dict:
     a digest of how oodfs's core trains the downstream models (:func:`core_identity`)."""
     identity = {k: v for k, v in suite.to_dict().items() if k in SUITE_IDENTITY}
     # the MLP alone is the default: identities stored before the model was a choice still hold
-    if list(identity.get("downstream", ())) == ["mlp"]:
+    if list(identity.get("downstream", ())) == [DEFAULT_MODEL]:
         del identity["downstream"]
     # regression is the default: identities stored before task types existed still hold
     if identity.get("task") in (None, "regression"):

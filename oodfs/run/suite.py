@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
+from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.profiles import check_profile
 from oodfs.contract.seeds import derive_seed
 from oodfs.contract.task import DataKey, TaskKey
@@ -175,7 +176,7 @@ class Suite:
     quick: dict = field(default_factory=dict, compare=False, repr=False)
     #: the models trained on each selected subset (oodfs.run.downstream_models.MODELS), each on
     #: the same fits; the first is the one a leaderboard shows unless told otherwise
-    downstream: tuple[str, ...] = ("mlp",)
+    downstream: tuple[str, ...] = (DEFAULT_MODEL,)
     #: reference rows run beside the methods (``all_features``, ``mean``; docs/PROTOCOL.md,
     #: "Real data"); they are also in ``methods``, last
     yardsticks: tuple[str, ...] = ()
@@ -339,7 +340,7 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             seed=raw.get("seed", 0),
             profile=raw.get("profile", "default"),
             quick=dict(raw.get("quick", {})),
-            downstream=_models(raw.get("downstream", "mlp")),
+            downstream=_models(raw.get("downstream", DEFAULT_MODEL)),
             yardsticks=tuple(_check_list(raw.get("yardsticks", ()), "yardsticks")),
             card=_card(name, raw.get("card", {})),
             metrics=tuple(_check_list(raw.get("metrics", ()), "metrics")),
