@@ -139,13 +139,13 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
         "_fit_grid": _fit_grid,
         "name": weighter_cls.name,
         "grid": dict(weighter_cls.grid),
-        "profiles": dict(getattr(weighter_cls, "profiles", {})),
+        "profiles": dict(weighter_cls.profiles),
         "weighter_class": weighter_cls,
         # a label-using weighter makes a label-using selector (the labels pass through)
-        "uses_groups": getattr(weighter_cls, "uses_groups", False),
-        "min_group_rows": getattr(weighter_cls, "min_group_rows", 2),
+        "uses_groups": weighter_cls.uses_groups,
+        "min_group_rows": weighter_cls.min_group_rows,
         # a weighter whose fit depends on column order makes a selector that does too
-        "permutation_invariant": getattr(weighter_cls, "permutation_invariant", True),
+        "permutation_invariant": weighter_cls.permutation_invariant,
         "__doc__": f"{first.rstrip('.')} + weighted least squares; scores = |coefficients|.\n{rest}",
         "__module__": weighter_cls.__module__,
     }

@@ -40,7 +40,7 @@ def check_suite_plugins(suite: Suite) -> None:
     env_cls = reg.get("environment", suite.environment)
     for method in suite.methods:
         reg.info("selector", method)
-    valid_settings = getattr(env_cls, "settings", ())
+    valid_settings = env_cls.settings
     for s in suite.settings:
         name = s.params.get("setting")
         if valid_settings and name is not None and name not in valid_settings:

@@ -81,7 +81,7 @@ def with_task(suite: "Suite", registry) -> tuple["Suite", dict[str, str]]:
     file's ``task`` that contradicts the environment: one line naming both."""
     from oodfs.contract.tasks import get_task
 
-    env_task = get_task(getattr(registry.get("environment", suite.environment), "task", "regression")).name
+    env_task = get_task(registry.get("environment", suite.environment).task).name
     if suite.task is not None and suite.task != env_task:
         raise OodfsError(
             f"suite {suite.name!r} says task = {suite.task!r}, but environment {suite.environment!r} "
@@ -106,7 +106,7 @@ def check_label_methods(suite: "Suite", registry) -> None:
     least two environments with enough rows each: one line naming the method and the entry."""
     for method in suite.methods:
         cls = registry.get("selector", method)
-        if not getattr(cls, "uses_groups", False):
+        if not cls.uses_groups:
             continue
         for r in suite.r_train:
             if len(train_envs(r)) < 2:
@@ -114,7 +114,7 @@ def check_label_methods(suite: "Suite", registry) -> None:
                     f"method {method!r} learns from environment labels, but r_train entry {r!r} is one "
                     "environment; train on several, e.g. r_train = [[1.5, 2.0, 3.0]]"
                 )
-        need = getattr(cls, "min_group_rows", 2)
+        need = cls.min_group_rows
         for setting in suite.settings:
             n = setting.n_train or suite.n_train
             if n < need:
@@ -510,7 +510,7 @@ def check_training_rows(suite: Suite, setting: Setting, env) -> None:
     """A finite table (an environment with ``labels``) must hold n_train + n_val rows in each
     training environment: a run would otherwise train on fewer rows than the suite says. Test
     environments may hold fewer than n_test (then every row is used, as the shipped suites say)."""
-    if getattr(env, "labels", None) is None:  # drawn, not read: any size
+    if env.labels is None:  # drawn, not read: any size
         return
     wanted = (setting.n_train or suite.n_train) + suite.n_val  # per environment of a set too
     for r in dict.fromkeys(e for r_train in suite.r_train for e in train_envs(r_train)):
