@@ -13,7 +13,7 @@ besides its coordinates:
 * ``data`` -- the data the setting reads: the environment, its distribution and version, the
   setting's parameters, and the bytes of every file a parameter names (a table's CSV);
 * ``suite`` -- the suite identity (environment, settings, test environments, sizes, k, seed,
-  profile): what a resume must not change.
+  profile, and the task type when it is not regression): what a resume must not change.
 
 The core (downstream regressor, metrics) is not part of a task's identity; its version is in
 every invocation's provenance, and the downstream models' settings are part of the suite
