@@ -77,6 +77,8 @@ def builtin_plugins() -> list:
     plugins = []
     names = set()
     for info in registry().all():
+        # the kit checks selectors, weighters and environments (declarations and downstream models have
+        # their own tests: test_metrics, test_tasks)
         if (
             info.package != "oodfs"
             or info.name in ORACLES

@@ -31,7 +31,7 @@ from oodfs.report.escape import csv_frame
 class WorstTestEnvironment(SelectionRule):
     """A rule with its own choose(): the grid point with the lowest worst-case test RMSE."""
 
-    def choose(self, points: pd.DataFrame) -> pd.DataFrame:
+    def choose(self, points: pd.DataFrame, rows=None, task="regression") -> pd.DataFrame:
         ranked = points.sort_values([*TASK_KEY, "rmse_max", "point"], kind="stable")
         return ranked.groupby(TASK_KEY, sort=False).head(1).reset_index(drop=True)
 
@@ -147,7 +147,7 @@ def test_the_kit_finds_a_rule_that_keeps_two_points_per_task():
     from oodfs.contract.selection import SelectionRule
 
     class Both(SelectionRule):
-        def choose(self, points):
+        def choose(self, points, rows=None, task="regression"):
             return points[points["point"] < 2]
 
     with pytest.raises(AssertionError, match="check_rule_one_row_per_task failed"):

@@ -158,12 +158,38 @@ def test_a_multi_environment_run_stores_the_environment_aware_selection_metrics(
 def test_the_environment_aware_rules_choose_a_point_per_task(multi_run, rule):
     report = Report.from_path(str(multi_run), rule)
     assert report.rule.name == rule
-    metric = get_rule(rule).metric
+    metric = get_rule(rule).metric(report.task)
     for _, task in report.points.groupby(["r_train", "run", "method"]):
         chosen = report.chosen.merge(task[["r_train", "run", "method", "point"]])
         values = task[metric].dropna()
         if len(values):
             assert chosen[metric].iloc[0] == values.min()
+
+
+def test_each_training_environments_validation_rmse_is_stored_and_worst_env_reads_it(multi_run):
+    """One validation RMSE per training environment (column env), whose mean is train-domain's value,
+    and the worst-env rule picks per task the point whose largest one is smallest: a rule computed
+    after the run from what the run stored."""
+    results = pd.read_parquet(multi_run / "results.parquet")
+    keys = ["r_train", "run", "method", "point"]
+    per_env = results[results["metric"] == "rmse_val_env"]
+    assert per_env.groupby("r_train")["env"].agg(lambda e: sorted(set(e))).to_dict() == {
+        "(1.5, 3.0)": ["1.5", "3.0"],
+        "(2.0, 2.5, 3.0)": ["2.0", "2.5", "3.0"],
+    }
+    mean = per_env.groupby(keys)["value"].mean()
+    domain = results[results["metric"] == "rmse_train_domain"].set_index(keys)["value"]
+    assert np.allclose(mean.sort_index(), domain.loc[mean.sort_index().index], rtol=1e-12)
+    report = Report.from_path(str(multi_run), "worst-env")
+    worst = per_env.groupby(["setting", *keys])["value"].max().rename("worst").reset_index()
+    for (r, run_, method), g in worst.groupby(["r_train", "run", "method"]):
+        chosen = report.chosen[
+            (report.chosen["r_train"] == r)
+            & (report.chosen["run"] == run_)
+            & (report.chosen["method"] == method)
+        ]
+        best = g.sort_values(["worst", "point"], kind="stable").iloc[0]["point"]
+        assert int(chosen["point"].iloc[0]) == int(best)
 
 
 def test_the_environment_aware_rules_refuse_a_one_environment_run(tmp_path, capsys):

@@ -98,8 +98,8 @@ def test_ridge_downstream_is_scikit_learns_ridgecv_and_the_empty_subset_the_trai
     from sklearn.linear_model import RidgeCV
     from sklearn.preprocessing import StandardScaler
 
-    from oodfs.run.downstream import DownstreamCache
-    from oodfs.run.downstream_models import RIDGE_ALPHAS
+    from oodfs.run.downstream_models import DownstreamCache
+    from oodfs_plugins.downstream import RIDGE_ALPHAS
 
     data = _data()
     cache = DownstreamCache(data, 3, model="ridge")
@@ -108,11 +108,11 @@ def test_ridge_downstream_is_scikit_learns_ridgecv_and_the_empty_subset_the_trai
     m = RidgeCV(alphas=RIDGE_ALPHAS).fit(sc.transform(data.X_train[:, :2]), data.y_train)
     _, Xt, yt = data.tests[0]
     expected = np.sqrt(np.mean((m.predict(sc.transform(Xt[:, :2])) - yt) ** 2))
-    assert res[(0, 1)]["test"][0] == pytest.approx(expected, rel=1e-9)
-    assert res[()]["test"][0] == pytest.approx(np.sqrt(np.mean((yt - data.y_train.mean()) ** 2)))
+    assert res[(0, 1)]["test"]["rmse"][0] == pytest.approx(expected, rel=1e-9)
+    assert res[()]["test"]["rmse"][0] == pytest.approx(np.sqrt(np.mean((yt - data.y_train.mean()) ** 2)))
     # a subset's numbers do not depend on what it is evaluated with (the cache relies on it)
-    alone = DownstreamCache(data, 3, model="gbm").evaluate([(0, 2)])[(0, 2)]["test"]
-    batch = DownstreamCache(data, 3, model="gbm").evaluate([(1,), (0, 2), (3,)])[(0, 2)]["test"]
+    alone = DownstreamCache(data, 3, model="gbm").evaluate([(0, 2)])[(0, 2)]["test"]["rmse"]
+    batch = DownstreamCache(data, 3, model="gbm").evaluate([(1,), (0, 2), (3,)])[(0, 2)]["test"]["rmse"]
     assert np.array_equal(alone, batch)
 
 

@@ -156,7 +156,9 @@ def test_default_profile_is_the_signature_defaults():
 
     sig = inspect.signature(fit_downstream)
     defaults = {
-        k: p.default for k, p in sig.parameters.items() if p.kind is p.KEYWORD_ONLY and k != "block_size"
+        k: p.default
+        for k, p in sig.parameters.items()
+        if p.kind is p.KEYWORD_ONLY and k not in ("block_size", "task")
     }
     assert PROFILES["default"] == defaults
     # the paper's constant Adam lr 0.001: lr_start = lr; everything else as the default

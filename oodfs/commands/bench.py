@@ -70,15 +70,13 @@ def add_parser(sub) -> None:
         + "; ".join(f"{k}: {v}" for k, v in PROFILES.items())
         + " (default: the suite's, usually default; see docs/PROTOCOL.md)",
     )
-    from oodfs.run.downstream_models import MODELS
-
     p.add_argument(
         "--downstream",
         type=csv_list,
         metavar="MODEL[,MODEL]",
-        help="the models trained on each selected subset, each on the same fits: "
-        + "; ".join(f"{k}: {v}" for k, v in MODELS.items())
-        + " (default: the suite's; mlp for the synthetic suites). The leaderboard shows the first",
+        help="the models trained on each selected subset, each on the same fits (registered downstream "
+        "models: `oodfs plugins`; built in: mlp, ridge, gbm, and logistic for a binary target; default: "
+        "the suite's, mlp for the synthetic suites). The leaderboard shows the first",
     )
     p.add_argument(
         "--resume",
@@ -215,6 +213,21 @@ def run(args) -> int:
         ).methods  # the suite's, before --methods
         if args.methods is None:
             suite = customise(suite, methods=[])
+    from oodfs.contract.registry import registry
+    from oodfs.run.suite import with_task
+
+    registry(tuple(args.plugin))
+    suite, skipped = with_task(suite, registry())
+    if args.methods and not [m for m in args.methods if m not in skipped]:
+        able = [
+            n
+            for n, i in registry().entries("selector").items()
+            if i.cls.handles(suite.task) and not i.cls.yardstick
+        ]
+        raise OodfsError(
+            f"--methods names only methods that cannot handle this suite's {suite.task} target "
+            f"({', '.join(args.methods)}); methods that can: {', '.join(able)}"
+        )
     rule = get_rule(suite.selection).name
     profile = "" if suite.profile == "default" else f"-{suite.profile}"
     profile += f"-{'-'.join(args.downstream)}" if args.downstream else ""
@@ -259,7 +272,13 @@ def run(args) -> int:
     columns = list(suite.metrics) or None  # the suite's table metrics
     try:
         report = Report(
-            results, rule, store.get_meta("metrics"), list(suite.methods), columns=columns, unit=suite.unit
+            results,
+            rule,
+            store.get_meta("metrics"),
+            list(suite.methods),
+            columns=columns,
+            unit=suite.unit,
+            task=suite.task,
         )
     except OodfsError as exc:  # e.g. a β error where the data declare no true coefficients
         print(
@@ -267,16 +286,28 @@ def run(args) -> int:
             file=sys.stderr,
         )
         columns = None
-        report = Report(results, rule, store.get_meta("metrics"), list(suite.methods), unit=suite.unit)
-    text = Leaderboard(report).to_markdown()
+        report = Report(
+            results, rule, store.get_meta("metrics"), list(suite.methods), unit=suite.unit, task=suite.task
+        )
+    text = Leaderboard(report).to_markdown() + skipped_note(skipped, suite.task)
     try:
         export(results, out)
         write_text(out / "leaderboard.md", text)
         for model in report.downstream_models[1:]:  # the other downstream models, same fits
             other = Report(
-                results, rule, store.get_meta("metrics"), list(suite.methods), model, columns, suite.unit
+                results,
+                rule,
+                store.get_meta("metrics"),
+                list(suite.methods),
+                model,
+                columns,
+                unit=suite.unit,
+                task=suite.task,
             )
-            write_text(out / f"leaderboard-{model}.md", Leaderboard(other).to_markdown())
+            write_text(
+                out / f"leaderboard-{model}.md",
+                Leaderboard(other).to_markdown() + skipped_note(skipped, suite.task),
+            )
         print(text)
         paths = make_figures(report, out)
     except OSError as exc:
@@ -292,6 +323,18 @@ def run(args) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def skipped_note(skipped: dict, task: str) -> str:
+    """The leaderboard's line on the methods a suite skipped (they cannot handle its task type)."""
+    if not skipped:
+        return ""
+    lines = [f"- {method}: {why}" for method, why in skipped.items()]
+    return (
+        f'\n\nSkipped, not failed (the target is {task}; docs/PROTOCOL.md, "Task types"):\n'
+        + "\n".join(lines)
+        + "\n"
+    )
 
 
 def _note(line: str) -> None:

@@ -24,6 +24,8 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
+from oodfs.contract.seeds import derive_seed
+from oodfs.contract.tasks import get_task, infer_task
 from oodfs.numeric import max_abs_offdiag_corr
 from oodfs.validation import OodfsError, check_X, check_X_y
 
@@ -44,6 +46,17 @@ def ranking_from_scores(scores, random_state=0) -> np.ndarray:
     scores = np.asarray(scores, dtype=float)
     tie_order = check_random_state(random_state).permutation(scores.size)
     return np.lexsort((tie_order, -scores))
+
+
+def task_ranking(scores, seed: int, point: int, fitted: np.ndarray | None = None) -> np.ndarray:
+    """The ranking a task's downstream models are trained on (best first): ties in the order seeded
+    by ``(seed, point, "ties")``, every feature left out of the fit (``fitted`` False) after every
+    fitted one (docs/PROTOCOL.md, "Ties" and "Own tables"). The one recipe: the runner stores the
+    subset it gives with every row (column ``subset``), and reports read that."""
+    ranking = ranking_from_scores(scores, derive_seed(seed, point, "ties"))
+    if fitted is not None and not np.all(fitted):
+        ranking = ranking[np.argsort(~np.asarray(fitted)[ranking], kind="stable")]
+    return ranking
 
 
 def support_mask(scores, ranking, k: int) -> np.ndarray:
@@ -198,12 +211,27 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
     groups=labels)`` and ``fit_grid(..., groups=labels)`` check them (:func:`check_groups`) and
     pass integer codes 0..E-1 on, as ``_fit_scores(X, y, sample_weight, groups)`` and
     ``_fit_grid(..., groups=codes)``. A label-free selector accepts ``groups`` and ignores it.
+
+    A selector declares the task types it handles in ``task_types`` (default regression only;
+    docs/PROTOCOL.md, "Task types"). ``fit(X, y, task=...)`` sets ``task_`` before calling
+    ``_fit_scores`` (a binary target arrives as 0.0 / 1.0) and refuses a task the class does not
+    declare; ``fit_grid(..., task=...)`` passes ``task=`` on to the ``_fit_grid`` of a class that
+    declares ``"binary"`` (its override must accept the keyword), and the default ``_fit_grid``
+    fits instances with ``task_`` set.
     """
 
     kind: ClassVar[str] = "selector"
 
     #: whether fit honours ``sample_weight`` (checked by the conformance kit)
     supports_sample_weight: ClassVar[bool] = True
+    #: the task types the method handles (oodfs.contract.tasks); a suite skips the others. A
+    #: yardstick (below) ranks nothing and is evaluated on every task type (:meth:`handles`)
+    task_types: ClassVar[tuple[str, ...]] = ("regression",)
+    #: whether reordering the columns of X reorders the scores alike (checked by the conformance kit)
+    permutation_invariant: ClassVar[bool] = True
+    #: a reference row, not a method: "all" (the downstream model on every feature) or 0 (on none);
+    #: None for a method (docs/PROTOCOL.md, "Real data")
+    yardstick: ClassVar[object] = None
 
     def __init__(self, k: int = 5, random_state=None):
         self.k = k
@@ -214,9 +242,35 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
         raise NotImplementedError
 
     # -- the shared machinery ------------------------------------------------------------
-    def fit(self, X, y, sample_weight=None, groups=None):
+    @classmethod
+    def handles(cls, task: str) -> bool:
+        """Whether the class can be run on a target of task type ``task``: it declares it, or it is
+        a yardstick (every feature or none, whatever the target)."""
+        return task in cls.task_types or cls.yardstick is not None
+
+    @classmethod
+    def _task(cls, y, task) -> tuple[str, np.ndarray]:
+        """The task of a fit and its target as the method receives it. ``task=None`` infers it
+        from y (:func:`oodfs.contract.tasks.infer_task`); an inferred task the class does not
+        declare falls back to its first (a two-valued y stays a regression target for a
+        regression method, as scikit-learn's regressors take it). A task named explicitly that
+        the class does not declare is refused in one line."""
+        if task is None:
+            task = infer_task(y)
+            if not cls.handles(task):
+                task = cls.task_types[0]
+        else:
+            task = get_task(task).name
+            if not cls.handles(task):
+                raise OodfsError(f"{cls._label()} handles {' and '.join(cls.task_types)} targets, not {task}")
+        if task == "binary":  # the contract: two levels reach every method as 0.0 / 1.0
+            y = get_task("binary").check_target(y, "y")[0]
+        return task, y
+
+    def fit(self, X, y, sample_weight=None, groups=None, task=None):
         Xa, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=self._label())
         codes = self._groups(groups, Xa.shape[0])
+        self.task_, y = self._task(y, task)
         # scikit-learn's own bookkeeping of column names (feature_names_in_, n_features_in_)
         validate_data(self, X, skip_check_array=True, reset=True)
         raw = (
@@ -247,21 +301,42 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
 
     @classmethod
     def fit_grid(
-        cls, X, y, points: list[dict], random_state=None, *, sample_weight=None, groups=None
+        cls,
+        X,
+        y,
+        points: list[dict],
+        random_state=None,
+        *,
+        sample_weight=None,
+        groups=None,
+        task="regression",
     ) -> list[np.ndarray]:
         """Scores for each grid point, aligned with ``points`` (see the class docstring)."""
-        fits = cls.fit_grid_detailed(X, y, points, random_state, sample_weight=sample_weight, groups=groups)
+        fits = cls.fit_grid_detailed(
+            X, y, points, random_state, sample_weight=sample_weight, groups=groups, task=task
+        )
         return [f.values for f in fits]
 
     @classmethod
     def fit_grid_detailed(
-        cls, X, y, points: list[dict], random_state=None, *, sample_weight=None, groups=None
+        cls,
+        X,
+        y,
+        points: list[dict],
+        random_state=None,
+        *,
+        sample_weight=None,
+        groups=None,
+        task="regression",
     ) -> list[GridFit]:
         """As :meth:`fit_grid`, with each point's diagnostics: a list of :class:`GridFit`."""
         X, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=cls._label())
         codes = cls._groups(groups, X.shape[0])
+        task, y = cls._task(y, task)
         points = cls.full_points(points)
         extra = {} if codes is None else {"groups": codes}
+        if "binary" in cls.task_types:  # a regression-only override need not know the keyword
+            extra["task"] = task
         out = cls._fit_grid(X, y, points, sample_weight=sample_weight, random_state=random_state, **extra)
         if len(out) != len(points):
             raise OodfsError(
@@ -271,11 +346,19 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
         return [GridFit(check_scores(f.values, X.shape[1], cls._label()), dict(f.diagnostics)) for f in fits]
 
     @classmethod
-    def _fit_grid(cls, X, y, points: list[dict], *, sample_weight, random_state, groups=None) -> list:
+    def _fit_grid(
+        cls, X, y, points: list[dict], *, sample_weight, random_state, groups=None, task="regression"
+    ) -> list:
         """One separate fit per point; override to share work between points. Returns one score
-        vector (or :class:`GridFit`) per point. ``groups`` (codes) reaches label-using classes only."""
+        vector (or :class:`GridFit`) per point. ``groups`` (codes) reaches label-using classes only;
+        ``task`` classes that declare "binary" only."""
         extra = () if groups is None else (groups,)
-        return [cls(**p, random_state=random_state)._fit_scores(X, y, sample_weight, *extra) for p in points]
+        out = []
+        for p in points:
+            est = cls(**p, random_state=random_state)
+            est.task_ = task
+            out.append(est._fit_scores(X, y, sample_weight, *extra))
+        return out
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -330,6 +413,9 @@ class Weighter(_GridMixin, BaseEstimator):
 
     #: warn when the effective sample size falls below this fraction of n
     collapse_ess_fraction: ClassVar[float] = 0.05
+    #: whether reordering the columns of X leaves the weights unchanged (the selector made from
+    #: the weighter inherits it)
+    permutation_invariant: ClassVar[bool] = True
 
     def __init__(self, random_state=None):
         self.random_state = random_state
@@ -416,6 +502,14 @@ class Environment(BaseEstimator):
 
     name: ClassVar[str] = ""
     settings: ClassVar[tuple[str, ...]] = ()
+    #: the task type of its target (oodfs.contract.tasks): "regression" or "binary"; the runner
+    #: reads it, and a suite may not contradict it
+    task: ClassVar[str] = "regression"
+    #: a finite source's environment labels (a table's groups), None for a drawn environment:
+    #: the runner then checks that each training environment holds enough rows
+    labels: ClassVar[object] = None
+    #: a few valid environment ids the conformance kit samples with (oodfs.testing)
+    example_envs: ClassVar[tuple | None] = None
 
     @property
     def stable_set(self) -> tuple[int, ...] | None:

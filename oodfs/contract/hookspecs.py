@@ -63,6 +63,22 @@ def oodfs_metrics() -> list:
     """
 
 
+@hookspec
+def oodfs_task_types() -> list:
+    """Return a list of :class:`oodfs.contract.tasks.TaskType` declarations (objects, not classes).
+
+    A task type owns its target check, the per-environment scores of a downstream model, its
+    validation loss and its headline metrics; the built-ins (``regression``, ``binary``) are
+    declared the same way, in :mod:`oodfs.contract.tasks`.
+    """
+
+
+@hookspec
+def oodfs_downstream_models() -> list[type]:
+    """Return a list of :class:`oodfs.contract.downstream.DownstreamModel` subclasses: the models
+    trained on each selected feature subset (``downstream = [...]`` in a suite)."""
+
+
 # -- the extension points around the methods (oodfs.contract.selection, oodfs.contract.extensions) --
 @hookspec
 def oodfs_selection_rules() -> list:

@@ -14,6 +14,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 from oodfs.contract.hookspecs import hookimpl
+from oodfs.contract.tasks import BINARY
 from oodfs.validation import OodfsError
 
 
@@ -92,26 +93,50 @@ def rmse_summary(rmses) -> tuple[float, float]:
 class Evaluation:
     """What one grid point of one method produced on one data set, with ``k`` features kept.
 
-    ``ranking`` is best first with ties already broken by the task's seed; ``val_rmse`` and
-    ``test_rmse`` are the downstream regressor's RMSEs on the ``k`` top features (validation
-    data of the training environment, NaN without it; one value per test environment);
-    ``diagnostics`` are what the method reported about its fit (e.g. a weighter's ESS);
-    ``coef`` the OLS coefficients on the ``k`` top features (0 for the others) and ``true_coef``
-    the environment's, where it declares them (docs/PROTOCOL.md, "Metrics").
+    ``ranking`` is best first with ties already broken by the task's seed. ``validation`` holds
+    the downstream model's scores on validation data of the training environment(s) (``{score:
+    value}``, empty without it) and ``tests`` its scores in each test environment (``{env:
+    {score: value}}``), the scores of the task type ``task`` (:mod:`oodfs.contract.tasks`:
+    regression ``rmse``; binary ``log_loss``, ``brier``, ``accuracy``, ``auc``). A plain number
+    in their place is a regression RMSE (the form before task types). ``diagnostics`` are what
+    the method reported about its fit (e.g. a weighter's ESS); ``coef`` the OLS coefficients on
+    the ``k`` top features (0 for the others) and ``true_coef`` the environment's, where it
+    declares them (docs/PROTOCOL.md, "Metrics").
     """
 
     scores: np.ndarray
     ranking: np.ndarray
     k: int
     stable_set: tuple[int, ...] | None
-    val_rmse: float
-    test_rmse: dict
+    validation: dict
+    tests: dict
     diagnostics: dict
-    #: with several training environments: the environment-aware selection values of this point
-    #: (``rmse_train_domain``, ``rmse_loeo``; docs/PROTOCOL.md, "Several training environments")
+    #: with several training environments: the environment-aware selection values of this point,
+    #: by metric name (``rmse_train_domain``, ``rmse_loeo``; docs/PROTOCOL.md, "Several training
+    #: environments")
     environments: dict = field(default_factory=dict)
     coef: np.ndarray | None = None
     true_coef: np.ndarray | None = None
+    task: str = "regression"
+    #: with several training environments: the scores on each one's validation rows ({env: {score: value}})
+    validation_envs: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        def scores(v):
+            return dict(v) if isinstance(v, dict) else {"rmse": float(v)}
+
+        validation = scores(self.validation) if self.validation is not None else {}
+        object.__setattr__(self, "validation", validation)
+        object.__setattr__(self, "tests", {env: scores(v) for env, v in self.tests.items()})
+
+    @property
+    def test_rmse(self) -> dict:
+        """``{test env: RMSE}`` (regression; empty for another task)."""
+        return {env: v["rmse"] for env, v in self.tests.items() if "rmse" in v}
+
+    @property
+    def val_rmse(self) -> float:
+        return float(self.validation.get("rmse", float("nan")))
 
 
 @dataclass(frozen=True)
@@ -160,8 +185,13 @@ class Metric:
     per_env: bool = False
     description: str = ""
     suspect: SuspectRule | None = None
+    #: the task types it is computed for (None: every task); a metric declared before task types
+    #: existed is regression's
+    task_types: tuple[str, ...] | None = ("regression",)
 
     def __post_init__(self):
+        if isinstance(self.task_types, list):  # read back from a stored declaration
+            object.__setattr__(self, "task_types", tuple(self.task_types))
         if isinstance(self.suspect, dict):  # read back from a stored declaration
             object.__setattr__(
                 self, "suspect", SuspectRule(**{**self.suspect, "plus": tuple(self.suspect["plus"])})
@@ -178,10 +208,14 @@ class Metric:
             "curve": self.curve,
             "per_env": self.per_env,
             "description": self.description,
+            "task_types": None if self.task_types is None else list(self.task_types),
         }
         if self.suspect is not None:
             d["suspect"] = self.suspect.as_dict()
         return d
+
+    def applies_to(self, task: str) -> bool:
+        return self.task_types is None or task in self.task_types
 
     @property
     def comparable(self) -> bool:
@@ -217,6 +251,53 @@ def _rmse_env(e: Evaluation):
     return {env: float(v) for env, v in e.test_rmse.items()}
 
 
+def _finite(values) -> np.ndarray:
+    values = np.asarray([v for v in values], dtype=float)
+    return values[np.isfinite(values)]
+
+
+def _summary(score: str, stat: str, lower_is_better: bool = True):
+    """A summary over test environments of one score: its mean, sd (ddof 0) or worst value (the
+    largest loss, the smallest accuracy or AUC); environments where it is undefined (the AUC of
+    an environment with one class) are left out, and without any the metric is not stored."""
+
+    def compute(e: Evaluation):
+        values = _finite(t[score] for t in e.tests.values() if score in t)
+        if not values.size:
+            return None
+        if stat == "mean":
+            return float(values.mean())
+        if stat == "std":
+            return float(values.std(ddof=0))
+        return float(values.max() if lower_is_better else values.min())
+
+    return compute
+
+
+def _per_env(score: str):
+    def compute(e: Evaluation):
+        return {env: float(t[score]) for env, t in e.tests.items() if score in t and np.isfinite(t[score])}
+
+    return compute
+
+
+def _validation(score: str):
+    def compute(e: Evaluation):
+        value = e.validation.get(score)
+        return None if value is None or not np.isfinite(value) else float(value)
+
+    return compute
+
+
+def _validation_envs(score: str):
+    def compute(e: Evaluation):
+        return {
+            env: float(v[score]) for env, v in e.validation_envs.items() if np.isfinite(v.get(score, np.nan))
+        }
+
+    return compute
+
+
 def _beta_error(norm: int):
     def compute(e: Evaluation):
         if e.coef is None or e.true_coef is None:
@@ -247,6 +328,7 @@ def diagnostic(
         role="diagnostic",
         description=description,
         suspect=suspect,
+        task_types=None,
     )
 
 
@@ -257,6 +339,7 @@ BUILTIN_METRICS = (
         True,
         _rank_avg,
         needs_stable_set=True,
+        task_types=None,
         description="mean rank of the true stable features in the score order (ties: average rank)",
     ),
     Metric(
@@ -265,6 +348,7 @@ BUILTIN_METRICS = (
         False,
         _f1,
         needs_stable_set=True,
+        task_types=None,
         description="F1 of the top-k features against the stable set (expected over tied orders)",
     ),
     Metric(
@@ -307,6 +391,16 @@ BUILTIN_METRICS = (
         lambda e: e.environments.get("rmse_loeo"),
         role="selection",
         description="mean over training environments of the RMSE in it after refitting the method without it",
+    ),
+    Metric(
+        "rmse_val_env",
+        "validation RMSE per training environment",
+        True,
+        _validation_envs("rmse"),
+        role="selection",
+        per_env=True,
+        description="downstream RMSE on one training environment's held-out rows (column env: that "
+        "environment); the worst-env rule takes the largest",
     ),
     Metric(
         "rmse",
@@ -354,6 +448,85 @@ BUILTIN_METRICS = (
 )
 
 
+def task_metrics(task) -> tuple[Metric, ...]:
+    """The metrics of a task type's scores (:class:`oodfs.contract.tasks.TaskType`): per score,
+    its value in each test environment, its mean, sd and worst over them; for the validation
+    loss, its value on validation rows, per training environment, over training domains and
+    left one environment out (the quantities of the selection rules). Headline: the names in
+    ``task.headline``. Regression's are declared by hand above (its names predate task types)."""
+    loss = task.validation_loss
+    out = []
+    for score in task.scores:
+        title, lower = task.titles[score], task.lower_is_better[score]
+        for stat, what in (("mean", "mean"), ("std", "sd"), ("worst", "worst")):
+            name = f"{score}_{stat}"
+            worst = "largest" if lower else "smallest"
+            out.append(
+                Metric(
+                    name,
+                    f"{title} {what}",
+                    lower,
+                    _summary(score, stat, lower),
+                    role="headline" if name in task.headline else "detail",
+                    curve=score == loss and stat != "worst",
+                    description=f"{what if stat != 'worst' else worst} over test environments of the "
+                    f"downstream {title} on the top-k features ({task.name})",
+                    task_types=(task.name,),
+                )
+            )
+        out.append(
+            Metric(
+                score,
+                f"test {title}",
+                lower,
+                _per_env(score),
+                role="detail",
+                per_env=True,
+                description=f"downstream {title} in one test environment (column env; {task.name})",
+                task_types=(task.name,),
+            )
+        )
+    title = task.titles[loss]
+    for quantity, what, compute, extra in (
+        ("val", f"validation {title}", _validation(loss), {"curve": True}),
+        (
+            "train_domain",
+            f"training-domain {title}",
+            lambda e, n=task.metric("train_domain"): e.environments.get(n),
+            {},
+        ),
+        (
+            "loeo",
+            f"leave-one-environment-out {title}",
+            lambda e, n=task.metric("loeo"): e.environments.get(n),
+            {},
+        ),
+        (
+            "val_env",
+            f"validation {title} per training environment",
+            _validation_envs(loss),
+            {"per_env": True},
+        ),
+    ):
+        out.append(
+            Metric(
+                task.metric(quantity),
+                what,
+                True,
+                compute,
+                role="selection",
+                description=f"{what} of the downstream model, as the selection rules read it ({task.name})",
+                task_types=(task.name,),
+                **extra,
+            )
+        )
+    return tuple(out)
+
+
+#: the binary task type's metrics (docs/PROTOCOL.md, "Task types")
+BINARY_METRICS = task_metrics(BINARY)
+
+
 @hookimpl
 def oodfs_metrics():
-    return list(BUILTIN_METRICS)
+    return list(BUILTIN_METRICS) + list(BINARY_METRICS)

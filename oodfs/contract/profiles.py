@@ -6,6 +6,8 @@ A suite runs under one profile; each method (its class's ``profiles``) and the d
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from oodfs.validation import OodfsError
 
 #: the profiles a suite can run with (docs/PROTOCOL.md, "Profiles")
@@ -22,11 +24,25 @@ def check_profile(name: str) -> str:
     return name
 
 
+class _DownstreamModels(Mapping):
+    """``{name: description}`` of the registered downstream models (the registry is the one list;
+    docs/PROTOCOL.md, "Downstream model")."""
+
+    def _table(self) -> dict:
+        from oodfs.contract.registry import registry
+
+        return {name: info.description for name, info in registry().entries("downstream").items()}
+
+    def __getitem__(self, name):
+        return self._table()[name]
+
+    def __iter__(self):
+        return iter(self._table())
+
+    def __len__(self):
+        return len(self._table())
+
+
 #: the downstream models a suite (``downstream = [...]``) or ``--downstream`` may name, each trained
-#: on the selected features of every task (docs/PROTOCOL.md, "Real data"); the models themselves
-#: are in oodfs.run.downstream (mlp) and oodfs.run.downstream_models (ridge, gbm)
-DOWNSTREAM_MODELS = {
-    "mlp": "the paper's MLP (hidden layers 5 and 5, ReLU, Adam)",
-    "ridge": "scikit-learn RidgeCV on standardised features (alpha 1e-3 .. 1e3 by leave-one-out)",
-    "gbm": "scikit-learn HistGradientBoostingRegressor with its defaults",
-}
+#: on the selected features of every task: a read-only view of the registry
+DOWNSTREAM_MODELS = _DownstreamModels()

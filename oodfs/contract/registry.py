@@ -20,11 +20,13 @@ from pathlib import Path
 
 import pluggy
 
-from oodfs.contract import hookspecs, metrics, selection
+from oodfs.contract import hookspecs, metrics, selection, tasks
 from oodfs.contract.api import Environment, Selector, Weighter, describe
+from oodfs.contract.downstream import DownstreamModel
 from oodfs.contract.extensions import FORMAT_LANGUAGES, Backend, Command, OutputFormat
 from oodfs.contract.metrics import Metric
 from oodfs.contract.selection import SelectionRule
+from oodfs.contract.tasks import TaskType
 from oodfs.contract.wls import selector_for_weighter
 from oodfs.validation import OodfsError
 
@@ -35,6 +37,8 @@ KINDS = {
     "weighter": ("oodfs_weighters", Weighter),
     "environment": ("oodfs_environments", Environment),
     "metric": ("oodfs_metrics", Metric),  # declarations (instances), not classes
+    "task": ("oodfs_task_types", TaskType),  # declarations (instances), not classes
+    "downstream": ("oodfs_downstream_models", DownstreamModel),
     # the extension points around the methods (oodfs.contract.selection, oodfs.contract.extensions)
     "rule": ("oodfs_selection_rules", SelectionRule),  # declarations
     "backend": ("oodfs_backends", Backend),
@@ -42,7 +46,7 @@ KINDS = {
     "command": ("oodfs_commands", Command),  # declarations
 }
 #: the kinds whose hooks return declarations (objects with ``name`` and ``description``), not classes
-DECLARED = ("metric", "rule", "format", "command")
+DECLARED = ("metric", "task", "rule", "format", "command")
 
 
 class PluginLoadWarning(UserWarning):
@@ -130,6 +134,7 @@ class Registry:
         self._cache: dict[str, dict[str, PluginInfo]] | None = None
         self.extra_modules = tuple(extra_modules)
         self.register(metrics, name="oodfs:metrics", package=CORE_DISTRIBUTION, version=_core_version())
+        self.register(tasks, name="oodfs:tasks", package=CORE_DISTRIBUTION, version=_core_version())
         self.register(selection, name="oodfs:selection", package=CORE_DISTRIBUTION, version=_core_version())
         if load_entry_points:
             self._load_entry_points()

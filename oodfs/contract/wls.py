@@ -2,7 +2,11 @@
 
 Independence-driven importance weighting (paper, Algorithm 1) = learn sample weights that make
 the features independent, then fit weighted least squares (with intercept); feature scores are
-the absolute WLS coefficients.
+the absolute WLS coefficients. On a binary target (0.0 / 1.0) the weights are learnt from X as
+always, and the selection step is a weighted logistic regression without penalty on standardised
+features, scores = |coefficients| (``binary_fit="logistic"``, the default), or least squares on
+the 0/1 target as for regression (``binary_fit="wls"``, the declared alternative;
+docs/PROTOCOL.md, "Task types").
 """
 
 from __future__ import annotations
@@ -14,6 +18,39 @@ import numpy as np
 
 from oodfs.contract.api import GridFit, Selector, Weighter
 from oodfs.numeric import weighted_least_squares
+from oodfs.validation import OodfsError
+
+#: how a weighter's selector fits a binary target: weighted logistic regression, or least squares on 0/1
+BINARY_FITS = ("logistic", "wls")
+
+
+def weighted_logistic_scores(X: np.ndarray, y: np.ndarray, w: np.ndarray, max_iter: int = 1000) -> np.ndarray:
+    """|coefficients| of a logistic regression without penalty (intercept fitted) of the 0/1 target
+    ``y`` on the standardised columns of ``X`` with sample weights ``w`` (lbfgs). A constant column
+    scores 0."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+
+    from oodfs.numeric import standardize
+
+    Xs = standardize(X)[0]
+    with warnings.catch_warnings():
+        # a separable sample has no finite maximum: lbfgs stops at max_iter with large coefficients
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = LogisticRegression(C=np.inf, max_iter=max_iter).fit(Xs, y, sample_weight=w)
+    return np.abs(fit.coef_.ravel())
+
+
+def selection_scores(X, y, w, task: str, binary_fit: str) -> np.ndarray:
+    """The scores of a weighter's selection step on weights ``w`` (see the module docstring)."""
+    if task == "binary":
+        if binary_fit not in BINARY_FITS:
+            raise OodfsError(f"binary_fit must be one of {', '.join(BINARY_FITS)}, got {binary_fit!r}")
+        if binary_fit == "logistic":
+            return weighted_logistic_scores(X, y, w)
+    return np.abs(weighted_least_squares(X, y, w))
 
 
 class WLSSelector(Selector):
@@ -26,9 +63,13 @@ class WLSSelector(Selector):
 
     name = "wls"
     weighter_class: ClassVar[type[Weighter] | None] = None
+    task_types: ClassVar[tuple[str, ...]] = ("regression", "binary")
 
-    def __init__(self, weighter: Weighter | None = None, k: int = 5, random_state=None):
+    def __init__(
+        self, weighter: Weighter | None = None, binary_fit: str = "logistic", k: int = 5, random_state=None
+    ):
         self.weighter = weighter
+        self.binary_fit = binary_fit
         self.k = k
         self.random_state = random_state
 
@@ -43,7 +84,7 @@ class WLSSelector(Selector):
         self.weight_diagnostics_ = getattr(weighter, "diagnostics_", None)
         if sample_weight is not None:  # a caller's weights compose with the learned ones
             w = w * sample_weight
-        return np.abs(weighted_least_squares(X, y, w))
+        return selection_scores(X, y, w, getattr(self, "task_", "regression"), self.binary_fit)
 
 
 def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
@@ -54,6 +95,7 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
         [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
         + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in wparams]
         + [
+            inspect.Parameter("binary_fit", inspect.Parameter.KEYWORD_ONLY, default="logistic"),
             inspect.Parameter("k", inspect.Parameter.KEYWORD_ONLY, default=5),
             inspect.Parameter("random_state", inspect.Parameter.KEYWORD_ONLY, default=None),
         ]
@@ -75,15 +117,18 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
         )
 
     @classmethod
-    def _fit_grid(cls, X, y, points, *, sample_weight, random_state, groups=None):
+    def _fit_grid(cls, X, y, points, *, sample_weight, random_state, groups=None, task="regression"):
         # one weighter fit_grid call lets a weighter share work across its grid points
-        fits = weighter_cls.fit_grid_detailed(X, points, random_state=random_state, groups=groups)
+        wpoints = [{k: v for k, v in p.items() if k != "binary_fit"} for p in points]
+        fits = weighter_cls.fit_grid_detailed(X, wpoints, random_state=random_state, groups=groups)
         out = []
-        for f in fits:
+        for p, f in zip(points, fits):
             w = (
                 f.values if sample_weight is None else f.values * sample_weight
             )  # the caller's weights compose
-            out.append(GridFit(np.abs(weighted_least_squares(X, y, w)), f.diagnostics))
+            out.append(
+                GridFit(selection_scores(X, y, w, task, p.get("binary_fit", "logistic")), f.diagnostics)
+            )
         return out
 
     doc = inspect.getdoc(weighter_cls) or weighter_cls.__name__
@@ -94,13 +139,13 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
         "_fit_grid": _fit_grid,
         "name": weighter_cls.name,
         "grid": dict(weighter_cls.grid),
-        "profiles": dict(getattr(weighter_cls, "profiles", {})),
+        "profiles": dict(weighter_cls.profiles),
         "weighter_class": weighter_cls,
         # a label-using weighter makes a label-using selector (the labels pass through)
-        "uses_groups": getattr(weighter_cls, "uses_groups", False),
-        "min_group_rows": getattr(weighter_cls, "min_group_rows", 2),
+        "uses_groups": weighter_cls.uses_groups,
+        "min_group_rows": weighter_cls.min_group_rows,
         # a weighter whose fit depends on column order makes a selector that does too
-        "permutation_invariant": getattr(weighter_cls, "permutation_invariant", True),
+        "permutation_invariant": weighter_cls.permutation_invariant,
         "__doc__": f"{first.rstrip('.')} + weighted least squares; scores = |coefficients|.\n{rest}",
         "__module__": weighter_cls.__module__,
     }

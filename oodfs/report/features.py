@@ -2,10 +2,9 @@
 each method against a yardstick, and the RMSE per test environment.
 
 Everything here reads a :class:`~oodfs.report.report.Report` (the chosen grid point of every
-task) and recomputes nothing but what the runner stored: a task's selected features are the top
-k of its stored scores, ties ordered by the seed the runner used (``derive_seed(seed, point,
-"ties")``, :func:`oodfs.contract.api.ranking_from_scores`), so they are exactly the subset the
-downstream model was trained on.
+task) and recomputes nothing: a task's selected features are the subset the runner stored with
+each row (column ``subset``, :func:`trained_subset`), exactly the one the downstream model was
+trained on.
 """
 
 from __future__ import annotations
@@ -15,8 +14,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from oodfs.contract.api import ranking_from_scores
-from oodfs.contract.seeds import derive_seed
+from oodfs.contract.api import task_ranking
 from oodfs.report import stats
 from oodfs.tables.names import LEVEL_SEP  # how a one-hot level is named: column=level
 
@@ -39,13 +37,23 @@ def group_levels(names, scores) -> pd.Series:
     return s.groupby(level=0, sort=False).max()
 
 
+def trained_subset(row) -> list[int]:
+    """The column indices (best first) a stored row's downstream model was trained on: the row's
+    ``subset``. Rows stored before oodfs kept it are recomputed with the runner's recipe
+    (:func:`oodfs.contract.api.task_ranking`) from their scores, seed and point; that recipe can
+    no longer put the features a fit left out last (which the runner saw only in the data), so
+    for such old rows of a table with one-hot levels absent from training it may differ."""
+    stored = row.get("subset") if hasattr(row, "get") else None
+    if isinstance(stored, str):
+        return [int(j) for j in json.loads(stored)]
+    scores = np.asarray(json.loads(row["scores"]), dtype=float)
+    return [int(j) for j in task_ranking(scores, int(row["seed"]), int(row["point"]))[: int(row["k"])]]
+
+
 def selected_features(row) -> list[str]:
     """The names of the features a chosen task trained its downstream model on (best first)."""
     names = json.loads(row["feature_names"])
-    scores = np.asarray(json.loads(row["scores"]), dtype=float)
-    k = int(row["k"])
-    ranking = ranking_from_scores(scores, derive_seed(int(row["seed"]), int(row["point"]), "ties"))
-    return [names[j] for j in ranking[:k]]
+    return [names[j] for j in trained_subset(row)]
 
 
 def _yardsticks(report) -> set:

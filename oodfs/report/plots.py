@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
+from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.task import TASK_KEY, env_sort_key
 from oodfs.report.escape import inside, md_text, mpl_text, write_text
 from oodfs.report.figure_files import pyplot, save_figure
@@ -201,7 +202,7 @@ def ood_s_figure(report: Report, out_dir: Path, stem: str = "ood_s") -> list[Pat
             ax.set_ylim(bottom=0)
             ax.grid(alpha=0.3)
         axes[i, 0].legend(fontsize=8)
-    downstream = getattr(report, "downstream", "mlp")
+    downstream = getattr(report, "downstream", DEFAULT_MODEL)
     band = "bands: 95 % percentile-bootstrap interval over runs" if n_runs > 1 else "one run: no interval"
     title = f"downstream model: {downstream}; model selection: {report.rule.label}"
     fig.suptitle(f"{title}; mean of up to {n_runs} runs; {band}", y=-0.01, fontsize=9)

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.metrics import BUILTIN_METRICS, Metric
 from oodfs.contract.selection import get_rule
 from oodfs.contract.task import TASK_KEY
@@ -51,9 +52,9 @@ def _one_downstream(results: pd.DataFrame, downstream: str | None):
     (no model) is kept."""
     if "downstream" not in results:
         results = results.assign(downstream=np.nan)
-    model = results["downstream"].where(results["downstream"].notna(), "mlp")
+    model = results["downstream"].where(results["downstream"].notna(), DEFAULT_MODEL)
     ok = results["status"] == "ok"
-    models = list(dict.fromkeys(model[ok])) or ["mlp"]
+    models = list(dict.fromkeys(model[ok])) or [DEFAULT_MODEL]
     chosen = models[0] if downstream is None else downstream
     if chosen not in models:
         raise OodfsError(
@@ -66,6 +67,18 @@ def stored_unit(suite: dict) -> str:
     """The unit of replication of a stored suite; a table suite stored before suites declared
     one is a set of resplits of its table (docs/PROTOCOL.md section 10)."""
     return suite.get("unit") or ("resplit" if suite.get("environment") == "table" else "run")
+
+
+def task_of_results(results: pd.DataFrame) -> str:
+    """The task type whose mean test loss these results hold (regression when none does: results
+    stored before task types existed are regression's)."""
+    from oodfs.contract.tasks import BUILTIN_TASKS
+
+    metrics = set(results["metric"].dropna()) if "metric" in results else set()
+    for task in BUILTIN_TASKS:
+        if task.metric("mean") in metrics:
+            return task.name
+    return "regression"
 
 
 class Report:
@@ -82,6 +95,7 @@ class Report:
         downstream: str | None = None,
         columns: list[str] | None = None,
         unit: str | None = None,
+        task: str | None = None,
     ):
         if results.empty:
             raise OodfsError("the results table is empty: nothing to report")
@@ -112,8 +126,10 @@ class Report:
         )
         ok = results[results["status"] == "ok"]
         self._ok = ok
+        #: the task type of the run (oodfs.contract.tasks): stored with the run, else read off its metrics
+        self.task = task or task_of_results(ok)
         self.points = self._points(ok)
-        self.chosen = self.rule.choose(self.points) if len(self.points) else self.points
+        self.chosen = self.rule.choose(self.points, ok, self.task) if len(self.points) else self.points
         # (a run where every task failed has no values to check them against, and no columns)
         self._columns = None if columns is None or self.points.empty else self._checked_columns(list(columns))
 
@@ -151,7 +167,7 @@ class Report:
         from oodfs.results.store import ResultStore, load_results
 
         store = ResultStore(path)
-        stored = order = stored_rule = stored_columns = None
+        stored = order = stored_rule = stored_columns = stored_task = None
         if Path(path).is_dir() and store.exists():
             stored = store.get_meta("metrics")
             runs = store.invocations()
@@ -160,6 +176,7 @@ class Report:
                 stored_rule = runs[-1]["suite"].get("selection")
                 stored_columns = list(runs[-1]["suite"].get("metrics") or []) or None
                 unit = unit or stored_unit(runs[-1]["suite"])
+                stored_task = runs[-1]["suite"].get("task")
         return cls(
             load_results(path),
             rule or stored_rule or "val",
@@ -167,7 +184,8 @@ class Report:
             order,
             downstream,
             columns if columns is not None else stored_columns,
-            unit,
+            unit=unit,
+            task=stored_task,
         )
 
     # -- building ------------------------------------------------------------------------
@@ -187,6 +205,8 @@ class Report:
         wide = at_k.pivot_table(index=keys, columns="metric", values="value", aggfunc="first")
         wide.columns.name = None
         info = ok.groupby(keys, sort=False)[[c for c in POINT_INFO if c in ok]].first()
+        if "subset" in at_k:  # the features the downstream model was trained on, at the task's k
+            info = info.join(at_k.groupby(keys, sort=False)["subset"].first())
         return wide.join(info).join(task_k, on=TASK_KEY).rename(columns={"_task_k": "k"}).reset_index()
 
     def _of_chosen(self, rows: pd.DataFrame) -> pd.DataFrame:

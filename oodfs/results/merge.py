@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.task import TASK_KEY, TaskKey
 from oodfs.results.identity import combined_identity, explain, identity_conflicts
 from oodfs.results.provenance import environment
@@ -85,7 +86,7 @@ def _differences(a: dict, b: dict) -> str:
 
 def _rows(store: dict, key) -> pd.DataFrame:
     rows = store["results"].iloc[store["groups"][key]][COMPARED]
-    rows = rows.assign(env=rows["env"].fillna(""), downstream=rows["downstream"].fillna("mlp"))
+    rows = rows.assign(env=rows["env"].fillna(""), downstream=rows["downstream"].fillna(DEFAULT_MODEL))
     order = ["downstream", "point", "metric", "env", "k"]
     return rows.sort_values(order, kind="stable").reset_index(drop=True)
 

@@ -75,13 +75,14 @@ RESULT_COLUMNS = [
     "identity",
     "origin",
     "downstream",
+    "subset",
 ]
 #: per task: its status, identity (digest and parts, see oodfs.run.identity) and origin
 TASK_COLUMNS = [*TASK_KEY, "status", "error", "finished_at", "identity", "parts", "origin"]
 #: columns added since the first schema, added to older stores when they are opened
 _ADDED = {
     "tasks": {"identity": "TEXT", "parts": "TEXT", "origin": "TEXT"},
-    "results": {"identity": "TEXT", "origin": "TEXT", "downstream": "TEXT"},
+    "results": {"identity": "TEXT", "origin": "TEXT", "downstream": "TEXT", "subset": "TEXT"},
 }
 
 _SCHEMA = """
@@ -94,7 +95,8 @@ CREATE TABLE IF NOT EXISTS results (
     INTEGER,
     params TEXT, is_default INTEGER, metric TEXT, env TEXT, k INTEGER, value REAL, seed INTEGER,
     scores TEXT, feature_names TEXT, status TEXT, error TEXT, fit_seconds REAL, downstream_seconds REAL,
-    data_seconds REAL, oodfs_version TEXT, versions TEXT, identity TEXT, origin TEXT, downstream TEXT);
+    data_seconds REAL, oodfs_version TEXT, versions TEXT, identity TEXT, origin TEXT, downstream TEXT,
+    subset TEXT);
 CREATE TABLE IF NOT EXISTS invocations (started_at REAL, provenance TEXT);
 """
 
@@ -653,7 +655,7 @@ _TYPES = {
     },
 }
 #: columns holding JSON text
-_JSON = {"tasks": ("parts",), "results": ("params", "scores", "feature_names", "versions")}
+_JSON = {"tasks": ("parts",), "results": ("params", "scores", "feature_names", "versions", "subset")}
 _STATUSES = ("ok", "failed")
 _KEY_SQL = ", ".join(TASK_KEY)
 

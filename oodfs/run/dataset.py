@@ -81,6 +81,9 @@ def _make_dataset(suite: Suite, key: DataKey) -> DataSet:
     n_train = setting.n_train or suite.n_train  # a setting may override the suite's training size
     envs = train_envs(key.r_train)
     draws = [_draw_training(env, suite, key, r, n_train) for r in envs]  # n_train rows per environment
+    if suite.task == "binary":
+        for r, d in zip(envs, draws):
+            _check_binary(d[1], f"training environment {r!r} of setting {key.setting!r}", both=True)
     X = np.concatenate([d[0] for d in draws])
     y = np.concatenate([d[1] for d in draws])
     X_val = y_val = g_train = g_val = None
@@ -96,6 +99,9 @@ def _make_dataset(suite: Suite, key: DataKey) -> DataSet:
         (r_te, *map(_read_only, env.sample(r_te, suite.n_test, key.test_seed(suite.seed, r_te))))
         for r_te in suite.r_test
     )
+    if suite.task == "binary":
+        for r_te, _, y_te in tests:  # a test environment may hold one class (its AUC is then undefined)
+            _check_binary(y_te, f"test environment {r_te!r} of setting {key.setting!r}", both=False)
     stable = env.stable_set
     return DataSet(
         _read_only(X),
@@ -110,6 +116,16 @@ def _make_dataset(suite: Suite, key: DataKey) -> DataSet:
         envs if len(envs) > 1 else (),
         _true_coef(env, X.shape[1]),
     )
+
+
+def _check_binary(y: np.ndarray, where: str, both: bool) -> None:
+    """A binary target reaches every method as 0.0 / 1.0 (docs/PROTOCOL.md, "Task types"); a
+    classifier cannot be trained on one class."""
+    values = np.unique(y)
+    if not np.isin(values, (0.0, 1.0)).all():
+        raise OodfsError(f"the binary target of {where} must be 0.0 / 1.0; it holds {values[:5].tolist()}")
+    if both and values.size < 2:
+        raise OodfsError(f"{where} holds one class of the binary target only ({values[0]}); it needs both")
 
 
 def _true_coef(env, d: int) -> np.ndarray | None:

@@ -63,7 +63,7 @@ from oodfs.contract.seeds import derive_seed
 from oodfs.numeric import one_torch_thread, standardize
 from oodfs.validation import OodfsError, check_vector, check_X
 
-__all__ = ["fit_downstream", "DownstreamModels", "DownstreamCache", "PROFILES", "ENGINES"]
+__all__ = ["fit_downstream", "DownstreamModels", "PROFILES", "ENGINES"]
 
 #: who trains the MLPs: "numba", a fused per-model kernel (:mod:`oodfs.run.downstream_kernel`), or
 #: "torch", the packed tensor program; the same algorithm (module docstring, "Engines")
@@ -157,6 +157,10 @@ class DownstreamModels:
     engine: str = "torch"
     #: the numba engine's models: (hidden sizes, columns, column counts, flat parameters)
     kernel: tuple | None = None
+    #: "regression", or "binary": the outputs are logits and ``predict`` gives probabilities
+    task: str = "regression"
+    #: per model, its lowest validation loss (MSE of the standardised target, or binary cross-entropy)
+    val_loss: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def __len__(self) -> int:
         return len(self.subsets)
@@ -172,13 +176,20 @@ class DownstreamModels:
 
             hidden, cols, ks, theta = self.kernel
             out = predict(np.ascontiguousarray(Xs.T), hidden, cols, ks, theta, 256)
-            return out.astype(np.float64) * self.y_scale + self.y_mean
+            return self._output(out.astype(np.float64))
         Xs = torch.from_numpy(Xs)
         with torch.no_grad(), one_torch_thread():
             out = torch.cat([b.forward(Xs) for b in self.blocks], dim=1)
         # C-contiguous rows: numpy then reduces each model's row the same way whatever the
         # number of models, so rmse() too is independent of how subsets were batched
-        return np.ascontiguousarray(out.T.double().numpy()) * self.y_scale + self.y_mean
+        return self._output(np.ascontiguousarray(out.T.double().numpy()))
+
+    def _output(self, z: np.ndarray) -> np.ndarray:
+        if self.task == "binary":  # the logistic of the logit, in float64
+            from scipy.special import expit
+
+            return expit(z)
+        return z * self.y_scale + self.y_mean
 
     def rmse(self, X, y) -> np.ndarray:
         """Root mean squared error of every model on (X, y), shape ``(n_subsets,)`` (not the MSE)."""
@@ -244,6 +255,7 @@ def _train_block(
     seed,
     betas=(0.9, 0.999),
     eps=1e-8,
+    logistic=False,
 ):
     M = len(subsets)
     n, d = Xtr.shape
@@ -309,8 +321,9 @@ def _train_block(
                 if i < L - 1:
                     h.clamp_min_(0)
                     acts[i] = h
-            # backward of mean squared error, per model (columns of h)
-            delta = (h - yb).mul_(2.0 / B)  # (B, M)
+            # backward of the mean squared error (or, for a logit, the mean binary cross-entropy),
+            # per model (columns of h)
+            delta = (torch.sigmoid(h) - yb).mul_(1.0 / B) if logistic else (h - yb).mul_(2.0 / B)  # (B, M)
             for i in range(L - 1, -1, -1):
                 inp = acts[i - 1] if i > 0 else xb
                 torch.mm(inp.T, delta, out=gWs[i])
@@ -332,7 +345,12 @@ def _train_block(
                 h = torch.addmm(bs[i], h, Ws[i])
                 if i < L - 1:
                     h.clamp_min_(0)
-            val = ((h - yva) ** 2).mean(0)
+            if logistic:  # binary cross-entropy of the logits
+                val = torch.nn.functional.binary_cross_entropy_with_logits(
+                    h, yva.expand_as(h), reduction="none"
+                ).mean(0)
+            else:
+                val = ((h - yva) ** 2).mean(0)
         improved = active & (val < best_val * (1 - min_delta))
         if improved.any():
             best = torch.where(improved[owner], flat, best)
@@ -382,8 +400,9 @@ def fit_downstream(
     val_fraction: float = 0.15,
     block_size: int = 4,
     engine: str = "numba",
+    task: str = "regression",
 ) -> DownstreamModels:
-    """Train one MLP regressor per feature subset of ``X`` (all subsets batched) and return them.
+    """Train one MLP per feature subset of ``X`` (all subsets batched) and return them.
 
     ``subsets`` is a sequence of column-index tuples (lengths may differ; order within a tuple
     does not matter); ``seed`` fixes the validation split, the minibatch order and (with the
@@ -411,6 +430,11 @@ def fit_downstream(
     * ``engine`` -- ``"numba"`` (default), a fused per-model kernel, or ``"torch"``, the packed
       tensor program (for audits): the same algorithm, numbers equal up to float order
       (module docstring, "Engines").
+    * ``task`` -- ``"regression"``: a linear output on the standardised target, trained on the
+      mean squared error; ``"binary"`` (y of 0.0 / 1.0): a logistic output (one logit) trained
+      on the mean binary cross-entropy, which is also the validation loss of the schedule; the
+      target is not standardised and ``predict`` gives the probability of class 1.0
+      (docs/PROTOCOL.md, "Task types").
 
     :data:`PROFILES` names these settings per profile. Raises :class:`OodfsError` (a
     ValueError) on an empty, out-of-range or repeated column, a non-finite value, or a bad
@@ -469,6 +493,11 @@ def fit_downstream(
             raise OodfsError(f"{name} must be a positive integer, got {v!r}")
     if engine not in ENGINES:
         raise OodfsError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
+    if task not in ("regression", "binary"):
+        raise OodfsError(f"task must be 'regression' or 'binary', got {task!r}")
+    logistic = task == "binary"
+    if logistic and not np.isin(y, (0.0, 1.0)).all():
+        raise OodfsError("a binary target must hold 0.0 and 1.0 only")
     n_val = int(round(val_fraction * n))
     if n_val < 1 or n - n_val < 2:
         raise OodfsError(f"too few samples ({n}) for a validation split of {val_fraction:.0%}")
@@ -477,8 +506,9 @@ def fit_downstream(
     perm = rng.permutation(n)
     tr, va = perm[n_val:], perm[:n_val]
     _, x_mean, x_scale, _ = standardize(X[tr])  # the training part's mean and sd (1 if constant)
-    y_mean = float(y[tr].mean())
-    y_scale = float(y[tr].std()) or 1.0
+    # a logit is fitted to 0/1 as they are; a regression target is standardised
+    y_mean = 0.0 if logistic else float(y[tr].mean())
+    y_scale = 1.0 if logistic else float(y[tr].std()) or 1.0
     Xs = torch.from_numpy(((X - x_mean) / x_scale).astype(np.float32))
     ys = torch.from_numpy(((y - y_mean) / y_scale).astype(np.float32))[:, None]
     tr_t, va_t = torch.from_numpy(tr), torch.from_numpy(va)
@@ -495,6 +525,7 @@ def fit_downstream(
         patience=int(patience),
         min_delta=float(min_delta),
         seed=seed,
+        logistic=logistic,
     )
     if engine == "numba":
         kernel, epochs, best_epoch, val, steps = _train_kernel(subs, Xtr, ytr, Xva, yva, **schedule)
@@ -516,11 +547,13 @@ def fit_downstream(
         blocks=blocks,
         epochs=epochs,
         best_epoch=best_epoch,
-        val_rmse=np.sqrt(val.astype(float)) * y_scale,
+        val_rmse=np.full(len(subs), np.nan) if logistic else np.sqrt(val.astype(float)) * y_scale,
+        val_loss=val.astype(float),
         fit_seconds=time.perf_counter() - t0,
         n_steps=steps,
         engine=engine,
         kernel=kernel,
+        task=task,
     )
 
 
@@ -579,6 +612,7 @@ def _train_kernel(
     seed,
     betas=(0.9, 0.999),
     eps=1e-8,
+    logistic=False,
 ):
     """The numba engine: :func:`oodfs.run.downstream_kernel.train_epoch` trains every model,
     epoch by epoch, on the torch engine's minibatch order (one permutation per epoch from the
@@ -645,54 +679,9 @@ def _train_kernel(
             restore_best,
             A,
             D,
+            logistic,
         )
         if not active.any():
             break
     final = best_theta if restore_best else theta
     return (hid, cols, ks, final), epochs, best_epoch, best_val, model_steps
-
-
-class DownstreamCache:
-    """Downstream regressor RMSEs per feature subset, trained once per subset per data set.
-
-    Many grid points (and many methods) pick the same top-k features; the regressor for a
-    subset is seeded from (data set, subset), and batching does not change a subset's result,
-    so sharing it changes no number.
-    """
-
-    def __init__(self, data, seed: int, *, model: str = "mlp", **regressor_options):
-        self.data = data
-        self.seed = seed
-        self.model = model  # "mlp" (this module), or oodfs.run.downstream_models' ridge / gbm
-        self.options = regressor_options  # fit_downstream's settings of the run's profile
-        self.results: dict[tuple[int, ...], dict] = {}
-
-    @classmethod
-    def for_profile(cls, data, seed: int, profile: str, model: str = "mlp") -> DownstreamCache:
-        """The cache that trains ``model`` (the MLP with the settings of ``profile``, :data:`PROFILES`)."""
-        return cls(data, seed, model=model, **PROFILES.get(profile, {}))
-
-    def evaluate(self, subsets) -> dict[tuple[int, ...], dict]:
-        """``{subset: {"val": float (NaN without validation data), "test": array per env}}``, and
-        with several training environments ``"val_envs"``: the validation RMSE of each."""
-        wanted = list(dict.fromkeys(tuple(sorted(int(j) for j in s)) for s in subsets))
-        missing = [s for s in wanted if s not in self.results]
-        other = [s for s in missing if self.model != "mlp" or not s]  # ridge, gbm; the empty subset
-        if other:
-            from oodfs.run.downstream_models import evaluate_subsets
-
-            self.results.update(evaluate_subsets(self.model, self.data, other, self.seed))
-            missing = [s for s in missing if s not in self.results]
-        if missing:
-            d = self.data
-            models = fit_downstream(d.X_train, d.y_train, missing, self.seed, **self.options)
-            val = models.rmse(d.X_val, d.y_val) if d.X_val is not None else np.full(len(missing), np.nan)
-            tests = np.column_stack([models.rmse(X, y) for _, X, y in d.tests])
-            # several training environments: each one's held-out RMSE too (the train-domain rule)
-            g = getattr(d, "groups_val", None)
-            envs = [] if g is None else [models.rmse(d.X_val[g == e], d.y_val[g == e]) for e in np.unique(g)]
-            for i, s in enumerate(missing):
-                self.results[s] = {"val": float(val[i]), "test": tests[i]}
-                if envs:
-                    self.results[s]["val_envs"] = np.array([v[i] for v in envs])
-        return {s: self.results[s] for s in wanted}

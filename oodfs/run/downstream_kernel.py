@@ -74,6 +74,21 @@ def _forward(theta, A, hidden, k, wo, bo, B):
 
 
 @njit(**_JIT)
+def _sigmoid(z):
+    """1 / (1 + exp(-z)) in float32, without overflow for large |z|."""
+    if z >= 0:
+        return np.float32(1.0) / (np.float32(1.0) + np.exp(-z))
+    e = np.exp(z)
+    return e / (np.float32(1.0) + e)
+
+
+@njit(**_JIT)
+def _bce_logit(z, y):
+    """Binary cross-entropy of the logit ``z`` against ``y`` (0 or 1): softplus(z) - y z, stable."""
+    return max(z, np.float32(0.0)) - y * z + np.log1p(np.exp(-abs(z)))
+
+
+@njit(**_JIT)
 def _load(A, X, cols, m, k, start, B):
     for i in range(k):
         c = cols[m, i]
@@ -114,9 +129,12 @@ def train_epoch(
     keep_best,
     A,
     D,
+    logistic=False,
 ):
     """One epoch of every active model on the rows of ``Xp`` (d, n; columns in minibatch order),
-    then its validation MSE and the schedule, all in place. Returns the steps of the epoch."""
+    then its validation loss and the schedule, all in place. Returns the steps of the epoch.
+    ``logistic``: the output is a logit trained on the mean binary cross-entropy (a 0/1 target),
+    and the validation loss is that cross-entropy; otherwise the mean squared error."""
     n = Xp.shape[1]
     M = ks.size
     w1 = np.float32(1.0 - b1)
@@ -139,9 +157,14 @@ def train_epoch(
             B = min(batch, n - start)
             _load(A, Xp, cols, m, k, start, B)
             top = _forward(th, A, hidden, k, wo, bo, B)
-            c2 = np.float32(2.0 / B)  # d mean((h - y)^2) / d h
-            for r in range(B):
-                D[top, r] = (A[top, r] - yp[start + r]) * c2
+            if logistic:  # d mean(BCE(sigmoid(z), y)) / d z = (sigmoid(z) - y) / B
+                c1 = np.float32(1.0 / B)
+                for r in range(B):
+                    D[top, r] = (_sigmoid(A[top, r]) - yp[start + r]) * c1
+            else:
+                c2 = np.float32(2.0 / B)  # d mean((h - y)^2) / d h
+                for r in range(B):
+                    D[top, r] = (A[top, r] - yp[start + r]) * c2
             row_out = top
             for li in range(L - 1, -1, -1):
                 out = hidden[li] if li < L - 1 else 1
@@ -188,9 +211,13 @@ def train_epoch(
             B = min(batch, nva - start)
             _load(A, Xva, cols, m, k, start, B)
             top = _forward(th, A, hidden, k, wo, bo, B)
-            for r in range(B):
-                e = A[top, r] - yva[start + r]
-                total += e * e
+            if logistic:
+                for r in range(B):
+                    total += _bce_logit(A[top, r], yva[start + r])
+            else:
+                for r in range(B):
+                    e = A[top, r] - yva[start + r]
+                    total += e * e
         v = total / np.float32(nva)
         if v < best_val[m] * np.float32(1.0 - min_delta):
             best_val[m] = v

@@ -1,83 +1,116 @@
-"""Downstream models besides the paper's MLP, and the model of an empty subset.
+"""The downstream models of a run: the registry's models (:mod:`oodfs.contract.downstream`), and
+the cache that trains each feature subset once per data set and scores it with the task type.
 
-The downstream model turns a selected feature subset into the RMSEs a leaderboard reports
-(docs/PROTOCOL.md, "Downstream model"). ``mlp`` is the paper's (:mod:`oodfs.run.downstream`);
-the two here are scikit-learn estimators with settings fixed below, one fitted per subset:
-
-* ``ridge`` -- ``StandardScaler`` then ``RidgeCV`` over :data:`RIDGE_ALPHAS`, the penalty chosen
-  by leave-one-out on the training rows (no validation or test data);
-* ``gbm`` -- ``HistGradientBoostingRegressor`` with scikit-learn's defaults (100 iterations,
-  learning rate 0.1, 31 leaves; no early stopping below 10 000 rows).
-
-An empty subset (the ``mean`` yardstick) predicts the training mean, whatever the model.
-A model's seed comes from ``(seed, subset)`` only, so a subset's RMSEs do not depend on which
-other subsets are evaluated with it (the downstream cache relies on that).
+The downstream model turns a selected feature subset into the scores a leaderboard reports
+(docs/PROTOCOL.md, "Downstream model"). An empty subset (the ``mean`` and ``prior`` yardsticks)
+predicts the training mean (a binary target's base rate), whatever the model. Every subset's
+model is seeded from ``(seed, subset)`` only, so sharing it between methods changes no number.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from oodfs.contract.profiles import DOWNSTREAM_MODELS
-from oodfs.contract.seeds import derive_seed
+from oodfs.contract.downstream import DEFAULT_MODEL
+from oodfs.contract.registry import registry
+from oodfs.contract.tasks import get_task
 from oodfs.validation import OodfsError
 
-#: the downstream models a suite (``downstream = [...]``) or ``--downstream`` may name
-MODELS = DOWNSTREAM_MODELS
-#: the penalties RidgeCV chooses from: 13 values, 10^-3 .. 10^3
-RIDGE_ALPHAS = tuple(float(a) for a in np.logspace(-3, 3, 13))
+
+def models(task: str | None = None) -> dict[str, type]:
+    """``{name: class}`` of the registered downstream models (of those predicting ``task``)."""
+    table = {name: info.cls for name, info in registry().entries("downstream").items()}
+    return {n: c for n, c in table.items() if task is None or task in c.task_types}
 
 
-def check_model(name) -> str:
-    if name not in MODELS:
-        raise OodfsError(f"unknown downstream model {name!r}; valid: {', '.join(MODELS)}")
+def check_model(name, task: str | None = "regression") -> str:
+    """``name`` if it is a registered model predicting ``task`` (None: any task); else one line
+    naming the valid ones."""
+    if name not in models():
+        raise OodfsError(f"unknown downstream model {name!r}; valid: {', '.join(models())}")
+    if task is not None and name not in models(task):
+        raise OodfsError(
+            f"downstream model {name!r} does not predict a {task} target; valid for {task}: "
+            f"{', '.join(models(task))}"
+        )
     return name
 
 
-def make_model(name: str, seed: int):
-    """A fresh scikit-learn regressor for one subset (``ridge`` or ``gbm``)."""
-    from sklearn.ensemble import HistGradientBoostingRegressor
-    from sklearn.linear_model import RidgeCV
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    if name == "ridge":
-        return make_pipeline(StandardScaler(), RidgeCV(alphas=RIDGE_ALPHAS))
-    if name == "gbm":
-        return HistGradientBoostingRegressor(random_state=seed)
-    raise OodfsError(f"{name!r} is not a scikit-learn downstream model; valid: ridge, gbm")
+def get_model(name: str, task: str = "regression", profile: str = "default"):
+    """An instance of the model ``name`` for ``task`` with the settings of ``profile``."""
+    return models()[check_model(name, task)](task=task, profile=profile)
 
 
-def _rmse(pred: np.ndarray, y: np.ndarray) -> float:
-    return float(np.sqrt(np.mean((np.asarray(pred, dtype=float) - y) ** 2)))
-
-
-def evaluate_subsets(name: str, data, subsets, seed: int) -> dict[tuple[int, ...], dict]:
-    """``{subset: {"val": float (NaN without validation data), "test": array per test env}}``
-    for ``ridge`` / ``gbm`` subsets and for the empty subset (any model) of ``data`` (a
-    :class:`~oodfs.run.dataset.DataSet`)."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):  # one thread per worker, as the MLP: workers are the parallelism
-        return _evaluate(name, data, subsets, seed)
-
-
-def _evaluate(name: str, data, subsets, seed: int) -> dict[tuple[int, ...], dict]:
-    out = {}
-    for subset in subsets:
-        cols = list(subset)
-        if not cols:  # no feature: the training mean
-            mean = float(np.mean(data.y_train))
-
-            def predict(X, mean=mean):
-                return np.full(X.shape[0], mean)
-        else:
-            model = make_model(name, derive_seed(seed, "downstream-" + name, *subset))
-            model.fit(data.X_train[:, cols], data.y_train)
-
-            def predict(X, model=model, cols=cols):
-                return model.predict(X[:, cols])
-
-        val = _rmse(predict(data.X_val), data.y_val) if data.X_val is not None else float("nan")
-        out[tuple(subset)] = {"val": val, "test": np.array([_rmse(predict(X), y) for _, X, y in data.tests])}
+def score_subsets(
+    model, X_train, y_train, subsets, seed: int, targets: list[tuple], task: str = "regression"
+) -> list[dict]:
+    """Train ``model`` (an instance) on each subset (``()``: the training mean) and score it on
+    every ``(X, y)`` of ``targets``: per target, ``{score: array (subsets,)}``. What the runner's
+    cache and ``oodfs select --evaluate`` both call."""
+    task_type = get_task(task)
+    subsets = [tuple(s) for s in subsets]
+    fitted = [s for s in subsets if s]
+    preds = model.predict_subsets(X_train, y_train, fitted, seed, [X for X, _ in targets]) if fitted else []
+    mean = float(np.mean(y_train))
+    out = []
+    for t, (X, y) in enumerate(targets):
+        P = np.empty((len(subsets), X.shape[0]))
+        row = {s: i for i, s in enumerate(fitted)}
+        for i, s in enumerate(subsets):
+            P[i] = preds[t][row[s]] if s else mean
+        out.append(task_type.score(y, P))
     return out
+
+
+class DownstreamCache:
+    """Downstream scores per feature subset, trained once per subset per data set.
+
+    Many grid points (and many methods) pick the same top-k features; the model for a subset is
+    seeded from (data set, subset), and batching does not change a subset's result, so sharing
+    it changes no number.
+    """
+
+    def __init__(
+        self, data, seed: int, *, model: str = DEFAULT_MODEL, task: str = "regression", profile="default"
+    ):
+        self.data = data
+        self.seed = seed
+        self.task = task
+        self.model = get_model(model, task, profile)
+        self.results: dict[tuple[int, ...], dict] = {}
+
+    @classmethod
+    def for_profile(
+        cls, data, seed: int, profile: str, model: str = DEFAULT_MODEL, task: str = "regression"
+    ) -> DownstreamCache:
+        """The cache that trains ``model`` with the settings of ``profile``."""
+        return cls(data, seed, model=model, task=task, profile=profile)
+
+    def evaluate(self, subsets) -> dict[tuple[int, ...], dict]:
+        """``{subset: {"val": {score: value} (empty without validation data), "test": {score:
+        array per test env}}}``, and with several training environments ``"val_envs"``: ``{score:
+        array per training env}``, each one's validation scores."""
+        wanted = list(dict.fromkeys(tuple(sorted(int(j) for j in s)) for s in subsets))
+        missing = [s for s in wanted if s not in self.results]
+        if missing:
+            self._train(missing)
+        return {s: self.results[s] for s in wanted}
+
+    def _train(self, missing) -> None:
+        d = self.data
+        targets = [(X, y) for _, X, y in d.tests]
+        g = getattr(d, "groups_val", None)
+        envs = [] if g is None or d.X_val is None else list(np.unique(g))
+        if d.X_val is not None:  # each target predicted on its own rows, as oodfs always did
+            targets += [(d.X_val, d.y_val)] + [(d.X_val[g == e], d.y_val[g == e]) for e in envs]
+        scored = score_subsets(self.model, d.X_train, d.y_train, missing, self.seed, targets, self.task)
+        n_test = len(d.tests)
+        tests, rest = scored[:n_test], scored[n_test:]
+        for i, s in enumerate(missing):
+            result = {
+                "val": {k: float(v[i]) for k, v in rest[0].items()} if rest else {},
+                "test": {k: np.array([t[k][i] for t in tests]) for k in (tests[0] if tests else {})},
+            }
+            if envs:  # several training environments: each one's held-out scores (train-domain, worst-env)
+                result["val_envs"] = {k: np.array([t[k][i] for t in rest[1:]]) for k in rest[0]}
+            self.results[s] = result

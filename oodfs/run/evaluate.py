@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from oodfs.contract.api import GridFit, WeightCollapseWarning, ranking_from_scores
+from oodfs.contract.api import GridFit, WeightCollapseWarning, ranking_from_scores, task_ranking
 from oodfs.contract.metrics import Evaluation, Metric
 from oodfs.contract.registry import registry
 from oodfs.contract.seeds import derive_seed
 from oodfs.contract.task import DataKey, env_key
+from oodfs.contract.tasks import get_task
 from oodfs.contract.wls import WLSSelector
 from oodfs.numeric import weighted_least_squares
 from oodfs.run.dataset import DataSet, _read_only
@@ -53,14 +54,14 @@ class MethodFit:
 
 
 def method_kind(cls) -> str:
-    if getattr(cls, "yardstick", None) is not None:
+    if cls.yardstick is not None:
         return "yardstick"
     return "weighter" if issubclass(cls, WLSSelector) else "selector"
 
 
 def yardstick_k(method: str, n_features: int) -> int | None:
     """The number of features a yardstick is evaluated on ("all": every one); None for a method."""
-    kind = getattr(registry().get("selector", method), "yardstick", None)
+    kind = registry().get("selector", method).yardstick
     if kind is None:
         return None
     return n_features if kind == "all" else int(kind)
@@ -73,7 +74,8 @@ def fit_method(suite: Suite, key: DataKey, method: str, data: DataSet) -> Method
     overrides = cls.profiles.get(suite.profile, {})  # the profile's non-grid settings
     seed = key.seed(suite.seed, method)
     full = [{**overrides, **p} for p in points]
-    uses_groups = getattr(cls, "uses_groups", False)
+    task = suite.task or "regression"
+    uses_groups = cls.uses_groups
     if uses_groups and data.groups_train is None:
         raise OodfsError(
             f"method {method!r} learns from environment labels, but r_train {key.r_train!r} is one "
@@ -92,7 +94,7 @@ def fit_method(suite: Suite, key: DataKey, method: str, data: DataSet) -> Method
         # ("Weight diagnostics"); a warning per grid point would bury the run's output
         warnings.simplefilter("ignore", WeightCollapseWarning)
         try:
-            fits = cls.fit_grid_detailed(X_fit, data.y_train, full, random_state=seed, **labels)
+            fits = cls.fit_grid_detailed(X_fit, data.y_train, full, random_state=seed, task=task, **labels)
         except Exception as exc:
             if fitted.all():
                 raise
@@ -102,12 +104,10 @@ def fit_method(suite: Suite, key: DataKey, method: str, data: DataSet) -> Method
         fits = _padded(fits, fitted)
         fit_seconds = time.perf_counter() - t0
         if data.groups_train is not None:
-            loeo = _leave_one_out_rankings(cls, data, X_fit, fitted, full, seed)
+            loeo = _leave_one_out_rankings(cls, data, X_fit, fitted, full, seed, task)
         else:
             loeo = []
-    rankings = [ranking_from_scores(f.values, derive_seed(seed, i, "ties")) for i, f in enumerate(fits)]
-    if not fitted.all():  # the left-out features after every fitted one
-        rankings = [r[np.argsort(~fitted[r], kind="stable")] for r in rankings]
+    rankings = [task_ranking(f.values, seed, i, fitted) for i, f in enumerate(fits)]
     return MethodFit(
         method,
         method_kind(cls),
@@ -131,10 +131,12 @@ def _padded(fits: list, fitted: np.ndarray) -> list:
     return fits
 
 
-def _leave_one_out_rankings(cls, data: DataSet, X_fit, fitted, points: list[dict], seed: int) -> list:
+def _leave_one_out_rankings(
+    cls, data: DataSet, X_fit, fitted, points: list[dict], seed: int, task: str = "regression"
+) -> list:
     """For each training environment e, every point refitted on the training rows of the other
     environments (DomainBed's leave-one-domain-out; docs/PROTOCOL.md, "Several training environments")."""
-    uses_groups = getattr(cls, "uses_groups", False)
+    uses_groups = cls.uses_groups
     out = []
     for e in range(len(data.train_envs)):
         keep = data.groups_train != e
@@ -144,7 +146,12 @@ def _leave_one_out_rankings(cls, data: DataSet, X_fit, fitted, points: list[dict
             continue
         labels = {"groups": groups} if uses_groups else {}
         fits = cls.fit_grid_detailed(
-            X_fit[keep], data.y_train[keep], points, random_state=derive_seed(seed, "loeo", e), **labels
+            X_fit[keep],
+            data.y_train[keep],
+            points,
+            random_state=derive_seed(seed, "loeo", e),
+            task=task,
+            **labels,
         )
         fits = _padded(fits, fitted)
         out.append(
@@ -171,14 +178,18 @@ def subsets_needed(fit: MethodFit, ks: list[int]) -> list[tuple[int, ...]]:
     return [tuple(r[:kk]) for r in fit.rankings for kk in ks]
 
 
-def leave_one_out_rmse(fits: dict, data: DataSet, k: int, seed: int, profile: str) -> dict:
+def leave_one_out_loss(
+    fits: dict, data: DataSet, k: int, seed: int, profile: str, task: str | None = "regression"
+) -> dict:
     """``{method: [value per point]}``: the mean over training environments e of the downstream
-    RMSE in e (all its rows) of the regressor trained on the other environments' training rows,
-    on the top-k features of the point refitted without e; None where a refit is missing. Each
-    held-out environment's subsets are trained in one call (docs/PROTOCOL.md, "Several training
-    environments")."""
-    from oodfs.run.downstream import DownstreamCache
+    validation loss of the task (RMSE; log-loss for binary) in e (all its rows) of the MLP trained
+    on the other environments' training rows, on the top-k features of the point refitted without
+    e; None where a refit is missing. Each held-out environment's subsets are trained in one call
+    (docs/PROTOCOL.md, "Several training environments")."""
+    from oodfs.run.downstream_models import DownstreamCache
 
+    task = task or "regression"
+    loss = get_task(task).validation_loss
     results = []
     for e in range(len(data.train_envs)):
         wanted = [
@@ -201,7 +212,7 @@ def leave_one_out_rmse(fits: dict, data: DataSet, k: int, seed: int, profile: st
             data.stable_set,
             data.feature_names,
         )
-        cache = DownstreamCache.for_profile(held_out, derive_seed(seed, "loeo", e), profile)
+        cache = DownstreamCache.for_profile(held_out, derive_seed(seed, "loeo", e), profile, task=task)
         results.append(cache.evaluate(wanted))
     out = {}
     for method, f in fits.items():
@@ -211,7 +222,7 @@ def leave_one_out_rmse(fits: dict, data: DataSet, k: int, seed: int, profile: st
             for res, rankings in zip(results, f.loeo_rankings or []):
                 if rankings is None:
                     break
-                per_env.append(float(res[tuple(sorted(int(c) for c in rankings[i][:k]))]["test"][0]))
+                per_env.append(float(res[tuple(sorted(int(c) for c in rankings[i][:k]))]["test"][loss][0]))
             values.append(float(np.mean(per_env)) if results and len(per_env) == len(results) else None)
         out[method] = values
     return out
@@ -235,10 +246,16 @@ def method_rows(
     metrics: list[Metric],
     downstream_seconds: float,
     loeo: list | None = None,
+    task: str | None = "regression",
 ) -> list[dict]:
-    """Rows of the long results table: one per grid point x metric (x test env, x k).
-    ``loeo``: each point's leave-one-environment-out RMSE (:func:`leave_one_out_rmse`)."""
+    """Rows of the long results table: one per grid point x metric (x test env, x k), each with the
+    feature subset it was computed on (``subset``, best first). ``loeo``: each point's
+    leave-one-environment-out loss (:func:`leave_one_out_loss`)."""
+    task_type = get_task(task or "regression")
+    loss = task_type.validation_loss
+    metrics = [m for m in metrics if m.applies_to(task_type.name)]
     envs = [env_key(r_te) for r_te, _, _ in data.tests]
+    train_envs = [env_key(r) for r in data.train_envs]
     undeclared = sorted({key for gf in fit.fits for key in gf.diagnostics} - {m.name for m in metrics})
     if undeclared:
         warnings.warn(
@@ -263,13 +280,17 @@ def method_rows(
         }
         for j, k in enumerate(ks):
             res = downstream[tuple(sorted(int(c) for c in ranking[:k]))]
-            environments = {}
+            environments, per_train_env = {}, {}
             if j == 0 and "val_envs" in res:  # environment-aware selection values, at the task's k
-                environments["rmse_train_domain"] = float(np.mean(res["val_envs"]))
+                environments[task_type.metric("train_domain")] = float(np.mean(res["val_envs"][loss]))
+                per_train_env = {
+                    env: {score: float(v[e]) for score, v in res["val_envs"].items()}
+                    for e, env in enumerate(train_envs)
+                }
             if j == 0 and loeo is not None and loeo[i] is not None:
-                environments["rmse_loeo"] = loeo[i]
+                environments[task_type.metric("loeo")] = loeo[i]
             coef = None
-            if j == 0 and data.true_coef is not None:  # the β errors, at the task's k
+            if j == 0 and data.true_coef is not None and task_type.name == "regression":  # β errors, at k
                 coef = ols_coefficients(data.X_train, data.y_train, ranking[:k])
             ev = Evaluation(
                 gf.values,
@@ -277,12 +298,15 @@ def method_rows(
                 k,
                 data.stable_set,
                 res["val"],
-                dict(zip(envs, res["test"])),
+                {env: {score: v[e] for score, v in res["test"].items()} for e, env in enumerate(envs)},
                 gf.diagnostics,
                 environments,
                 coef,
                 data.true_coef,
+                task_type.name,
+                per_train_env,
             )
+            subset = json.dumps([int(c) for c in ranking[:k]])
             for m in metrics:
                 if j > 0 and not m.curve:  # the extra k of a curve: only curve metrics
                     continue
@@ -292,5 +316,7 @@ def method_rows(
                 if value is None:
                     continue
                 items = value.items() if m.per_env else [(None, value)]
-                rows += [dict(base, metric=m.name, env=env, k=k, value=float(v)) for env, v in items]
+                rows += [
+                    dict(base, metric=m.name, env=env, k=k, value=float(v), subset=subset) for env, v in items
+                ]
     return rows

@@ -13,7 +13,7 @@ besides its coordinates:
 * ``data`` -- the data the setting reads: the environment, its distribution and version, the
   setting's parameters, and the bytes of every file a parameter names (a table's CSV);
 * ``suite`` -- the suite identity (environment, settings, test environments, sizes, k, seed,
-  profile): what a resume must not change.
+  profile, and the task type when it is not regression): what a resume must not change.
 
 The core (downstream regressor, metrics) is not part of a task's identity; its version is in
 every invocation's provenance, and the downstream models' settings are part of the suite
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oodfs.contract.api import _GridMixin
+from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.registry import PluginInfo, registry
 from oodfs.run.suite import Suite
 
@@ -47,6 +48,7 @@ SUITE_IDENTITY = (
     "seed",
     "profile",
     "downstream",
+    "task",
 )
 
 #: how many hex digits of a SHA-256 are kept (64 bits: collisions are not a concern here)
@@ -72,8 +74,11 @@ def suite_identity(suite: Suite) -> dict:
     a digest of how oodfs's core trains the downstream models (:func:`core_identity`)."""
     identity = {k: v for k, v in suite.to_dict().items() if k in SUITE_IDENTITY}
     # the MLP alone is the default: identities stored before the model was a choice still hold
-    if list(identity.get("downstream", ())) == ["mlp"]:
+    if list(identity.get("downstream", ())) == [DEFAULT_MODEL]:
         del identity["downstream"]
+    # regression is the default: identities stored before task types existed still hold
+    if identity.get("task") in (None, "regression"):
+        identity.pop("task", None)
     identity["core"] = core_identity(suite)
     return json.loads(json.dumps(identity, default=repr))
 
@@ -84,16 +89,10 @@ def core_identity(suite: Suite) -> str:
     every task's RMSEs without being part of any method, so that a resume or a reference made
     with other settings is not mixed with this run's. Folders stored before oodfs recorded it
     have none, and are not compared on it."""
-    from oodfs.run.downstream import PROFILES
-    from oodfs.run.downstream_models import make_model
+    from oodfs.run.downstream_models import get_model
 
-    models = {}
-    for name in suite.downstream:
-        if name == "mlp":
-            models[name] = PROFILES.get(suite.profile, PROFILES["default"])
-        else:
-            models[name] = make_model(name, 0).get_params(deep=True)
-    return digest(models)
+    task = suite.task or "regression"
+    return digest({name: get_model(name, task, suite.profile).identity() for name in suite.downstream})
 
 
 # -- code ---------------------------------------------------------------------------------

@@ -20,8 +20,8 @@ from oodfs.contract.task import DataKey, TaskKey, env_key
 from oodfs.results.provenance import package_versions
 from oodfs.results.store import ResultStore
 from oodfs.run.dataset import make_dataset
-from oodfs.run.downstream import DownstreamCache
-from oodfs.run.evaluate import curve_ks, fit_method, leave_one_out_rmse, method_rows, subsets_needed
+from oodfs.run.downstream_models import DownstreamCache
+from oodfs.run.evaluate import curve_ks, fit_method, leave_one_out_loss, method_rows, subsets_needed
 from oodfs.run.executors.isolation import call_isolated
 from oodfs.run.suite import Suite
 from oodfs.tables import named_columns as named  # "column 3" -> "column 'hr=3'", as `oodfs select` says it
@@ -155,7 +155,7 @@ def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
         for model in suite.downstream:  # every model on the same fits (docs/PROTOCOL.md, "Real data")
             t0 = time.perf_counter()
             seed = key.seed(suite.seed, "downstream")
-            cache = DownstreamCache.for_profile(data, seed, suite.profile, model)
+            cache = DownstreamCache.for_profile(data, seed, suite.profile, model, suite.task or "regression")
             results[model] = cache.evaluate(subsets)
             seconds[model] = time.perf_counter() - t0
     except Exception as exc:
@@ -165,8 +165,8 @@ def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
     loeo = {}
     if data.groups_train is not None and fits:  # several training environments: leave one out
         try:
-            loeo = leave_one_out_rmse(
-                fits, data, min(suite.k, d), key.seed(suite.seed, "downstream"), suite.profile
+            loeo = leave_one_out_loss(
+                fits, data, min(suite.k, d), key.seed(suite.seed, "downstream"), suite.profile, suite.task
             )
         except Exception as exc:
             for method in fits:
@@ -187,7 +187,7 @@ def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
                 rows += [
                     {**r, "downstream": model}
                     for r in method_rows(
-                        f, data, results[model], ks[method], metrics, share, loeo.get(method)
+                        f, data, results[model], ks[method], metrics, share, loeo.get(method), suite.task
                     )
                 ]
         except Exception as exc:

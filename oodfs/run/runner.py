@@ -36,6 +36,7 @@ from oodfs.run.suite import (
     check_label_methods,
     check_training_rows,
     train_envs,
+    with_task,
 )
 from oodfs.validation import OodfsError
 
@@ -46,7 +47,7 @@ def check_suite_plugins(suite: Suite) -> None:
     env_cls = reg.get("environment", suite.environment)
     for method in suite.methods:
         reg.info("selector", method)
-    valid_settings = getattr(env_cls, "settings", ())
+    valid_settings = env_cls.settings
     check_environment_params(suite, env_cls)
     for s in suite.settings:
         name = s.params.get("setting")
@@ -233,6 +234,9 @@ def run_suite(suite: Suite, out_dir, options: RunOptions | None = None, **change
     options = replace(options or RunOptions(), **changes)
     registry(options.plugin_modules)  # first: a plugin may bring the backend
     options = options.checked(suite)
+    suite, skipped = with_task(suite, registry())  # the environment's task; methods without it skipped
+    for method, why in skipped.items():
+        options.notes(f"{method}: skipped: it {why}")
     check_suite_plugins(suite)
     executor = backend(options.backend_name)
     store = ResultStore(out_dir)

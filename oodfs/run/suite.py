@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
+from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.profiles import check_profile
 from oodfs.contract.seeds import derive_seed
 from oodfs.contract.task import DataKey, TaskKey, env_sort_key
@@ -41,6 +42,7 @@ SUITE_KEYS = (
     "card",
     "metrics",
     "unit",
+    "task",
 )
 #: what one unit of replication of a suite is (``unit = ...``; docs/PROTOCOL.md section 10):
 #: ``run``: every (r_train, run) block is a fresh draw from a data process (the synthetic suites);
@@ -105,12 +107,38 @@ def check_environment_params(suite: "Suite", env_cls) -> None:
                 )
 
 
+def with_task(suite: "Suite", registry) -> tuple["Suite", dict[str, str]]:
+    """The suite with its task type read from the environment (its class tag ``task``), without
+    the methods that do not declare that task, and ``{method: why skipped}`` for those. A suite
+    file's ``task`` that contradicts the environment: one line naming both."""
+    from oodfs.contract.tasks import get_task
+
+    env_task = get_task(registry.get("environment", suite.environment).task).name
+    if suite.task is not None and suite.task != env_task:
+        raise OodfsError(
+            f"suite {suite.name!r} says task = {suite.task!r}, but environment {suite.environment!r} "
+            f"gives a {env_task} target"
+        )
+    from oodfs.run.downstream_models import check_model
+
+    for model in suite.downstream:
+        check_model(model, env_task)
+    skipped = {}
+    for method in suite.methods:
+        cls = registry.get("selector", method)
+        if not cls.handles(env_task):
+            skipped[method] = f"handles {' and '.join(cls.task_types)} targets only, not {env_task}"
+    methods = tuple(m for m in suite.methods if m not in skipped)
+    curve = tuple(m for m in suite.curve_methods if m not in skipped)
+    return replace(suite, task=env_task, methods=methods, curve_methods=curve), skipped
+
+
 def check_label_methods(suite: "Suite", registry) -> None:
     """A method that learns from environment labels needs every r_train entry to be a set of at
     least two environments with enough rows each: one line naming the method and the entry."""
     for method in suite.methods:
         cls = registry.get("selector", method)
-        if not getattr(cls, "uses_groups", False):
+        if not cls.uses_groups:
             continue
         for r in suite.r_train:
             if len(train_envs(r)) < 2:
@@ -118,7 +146,7 @@ def check_label_methods(suite: "Suite", registry) -> None:
                     f"method {method!r} learns from environment labels, but r_train entry {r!r} is one "
                     "environment; train on several, e.g. r_train = [[1.5, 2.0, 3.0]]"
                 )
-        need = getattr(cls, "min_group_rows", 2)
+        need = cls.min_group_rows
         for setting in suite.settings:
             n = setting.n_train or suite.n_train
             if n < need:
@@ -180,7 +208,7 @@ class Suite:
     quick: dict = field(default_factory=dict, compare=False, repr=False)
     #: the models trained on each selected subset (oodfs.run.downstream_models.MODELS), each on
     #: the same fits; the first is the one a leaderboard shows unless told otherwise
-    downstream: tuple[str, ...] = ("mlp",)
+    downstream: tuple[str, ...] = (DEFAULT_MODEL,)
     #: reference rows run beside the methods (``all_features``, ``mean``; docs/PROTOCOL.md,
     #: "Real data"); they are also in ``methods``, last
     yardsticks: tuple[str, ...] = ()
@@ -192,6 +220,9 @@ class Suite:
     #: the unit of replication (UNITS); not part of the identity: it changes how the results are
     #: tested, not what is run. Default: ``resplit`` on a table, ``run`` on a data process
     unit: str = "run"
+    #: the task type (oodfs.contract.tasks): the environment's (its class tag ``task``); a suite
+    #: file may state it but not contradict it. None until the runner reads the environment's
+    task: str | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -360,11 +391,12 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             seed=raw.get("seed", 0),
             profile=raw.get("profile", "default"),
             quick=dict(raw.get("quick", {})),
-            downstream=_models(raw.get("downstream", "mlp")),
+            downstream=_models(raw.get("downstream", DEFAULT_MODEL)),
             yardsticks=tuple(_check_list(raw.get("yardsticks", ()), "yardsticks")),
             card=_card(name, raw.get("card", {})),
             metrics=tuple(_check_list(raw.get("metrics", ()), "metrics")),
             unit=raw.get("unit", "resplit" if raw["environment"] == "table" else "run"),
+            task=raw.get("task"),
         )
         suite = replace(suite, methods=with_yardsticks(suite.methods, suite.yardsticks))
     except KeyError as exc:
@@ -444,7 +476,7 @@ def _check_ids(values, what: str, sets: bool = False) -> None:
 
 def validate_suite(suite: Suite) -> None:
     """Every field of a suite has the right type and a sensible size: one line naming the key."""
-    from oodfs.contract.selection import ENV_METRICS, get_rule
+    from oodfs.contract.selection import ENV_QUANTITIES, VALIDATION_QUANTITIES, get_rule
 
     _check_text(suite.environment, "environment")
     if not isinstance(suite.description, str):
@@ -470,23 +502,28 @@ def validate_suite(suite: Suite) -> None:
         _check_text(m, "a method name")
     _check_text(suite.selection, "selection")
     rule = get_rule(suite.selection)
-    if rule.metric in ("rmse_val", "rmse_train_domain") and not suite.n_val:
+    if rule.quantity in VALIDATION_QUANTITIES and not suite.n_val:
         raise OodfsError(
             f"selection {suite.selection!r} needs validation data: set n_val > 0, or choose selection "
             "'default' or 'oracle'"
         )
-    if rule.metric in ENV_METRICS and not all(len(train_envs(r)) > 1 for r in suite.r_train):
+    if rule.quantity in ENV_QUANTITIES and not all(len(train_envs(r)) > 1 for r in suite.r_train):
         raise OodfsError(
             f"selection {suite.selection!r} needs several training environments in every r_train entry, "
             "e.g. r_train = [[1.5, 2.0, 3.0]]"
         )
     check_profile(suite.profile)
+    if suite.task is not None:
+        from oodfs.contract.tasks import get_task
+
+        _check_text(suite.task, "task")
+        get_task(suite.task)
     from oodfs.run.downstream_models import check_model
 
     if not suite.downstream or len(set(suite.downstream)) != len(suite.downstream):
         raise OodfsError(f"downstream must name one or more different models, got {list(suite.downstream)}")
     for model in suite.downstream:
-        check_model(model)
+        check_model(model, suite.task)  # None: the environment's task, checked by with_task
     for m in suite.yardsticks:
         _check_text(m, "a yardstick name")
     _check_metrics(suite.metrics)
@@ -554,7 +591,7 @@ def check_training_rows(suite: Suite, setting: Setting, env) -> None:
     """A finite table (an environment with ``labels``) must hold n_train + n_val rows in each
     training environment: a run would otherwise train on fewer rows than the suite says. Test
     environments may hold fewer than n_test (then every row is used, as the shipped suites say)."""
-    if getattr(env, "labels", None) is None:  # drawn, not read: any size
+    if env.labels is None:  # drawn, not read: any size
         return
     wanted = (setting.n_train or suite.n_train) + suite.n_val  # per environment of a set too
     for r in dict.fromkeys(e for r_train in suite.r_train for e in train_envs(r_train)):

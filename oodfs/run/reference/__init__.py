@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.task import TASK_KEY
 from oodfs.results.identity import explain, identity_conflicts
 from oodfs.results.store import RESULT_COLUMNS, TASK_COLUMNS, ResultStore
@@ -120,7 +121,9 @@ def load_reference(suite: str, profile: str, path: str | Path | None = None) -> 
     except Exception as exc:  # pyarrow raises several types for a damaged file
         raise OodfsError(f"reference results file {path} is corrupt ({type(exc).__name__}: {exc})") from None
     if "downstream" not in results:  # written before the downstream model was a choice: the MLP
-        results["downstream"] = "mlp"
+        results["downstream"] = DEFAULT_MODEL
+    if "subset" not in results:  # written before the trained subset was stored with each row
+        results["subset"] = None
     missing = [c for c in COLUMNS if c not in results]
     if missing:
         raise OodfsError(f"reference results file {path} lacks the columns {', '.join(missing)}")
