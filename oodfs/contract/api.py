@@ -24,6 +24,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
+from oodfs.contract.tasks import TASK_NAMES, infer_task
 from oodfs.numeric import max_abs_offdiag_corr
 from oodfs.validation import OodfsError, check_X, check_X_y
 
@@ -204,6 +205,8 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
 
     #: whether fit honours ``sample_weight`` (checked by the conformance kit)
     supports_sample_weight: ClassVar[bool] = True
+    #: the task types the method handles; a method that classifies declares ("regression", "binary")
+    task_types: ClassVar[tuple[str, ...]] = ("regression",)
 
     def __init__(self, k: int = 5, random_state=None):
         self.k = k
@@ -214,8 +217,9 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
         raise NotImplementedError
 
     # -- the shared machinery ------------------------------------------------------------
-    def fit(self, X, y, sample_weight=None, groups=None):
+    def fit(self, X, y, sample_weight=None, groups=None, task=None):
         Xa, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=self._label())
+        self.task_ = self._check_task(infer_task(y) if task is None else task, y)
         codes = self._groups(groups, Xa.shape[0])
         # scikit-learn's own bookkeeping of column names (feature_names_in_, n_features_in_)
         validate_data(self, X, skip_check_array=True, reset=True)
@@ -235,6 +239,19 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
     def _label(cls) -> str:
         return f"selector {cls.name or cls.__name__!r}"
 
+    @classmethod
+    def _check_task(cls, task, y) -> str:
+        """``task`` if the class declares it (a binary target must be 0.0 / 1.0), else one line."""
+        if task not in TASK_NAMES:
+            raise OodfsError(f"unknown task {task!r}; valid: {', '.join(TASK_NAMES)}")
+        if task not in cls.task_types:
+            raise OodfsError(
+                f"{cls._label()} cannot handle a {task} task; it supports: {', '.join(cls.task_types)}"
+            )
+        if task == "binary" and not np.isin(y, (0.0, 1.0)).all():
+            raise OodfsError(f"{cls._label()}: a binary target must be coded 0.0 / 1.0")
+        return task
+
     @property
     def feature_importances_(self) -> np.ndarray:
         return self.scores_
@@ -247,21 +264,26 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
 
     @classmethod
     def fit_grid(
-        cls, X, y, points: list[dict], random_state=None, *, sample_weight=None, groups=None
+        cls, X, y, points: list[dict], random_state=None, *, sample_weight=None, groups=None, task="regression"
     ) -> list[np.ndarray]:
         """Scores for each grid point, aligned with ``points`` (see the class docstring)."""
-        fits = cls.fit_grid_detailed(X, y, points, random_state, sample_weight=sample_weight, groups=groups)
+        fits = cls.fit_grid_detailed(
+            X, y, points, random_state, sample_weight=sample_weight, groups=groups, task=task
+        )
         return [f.values for f in fits]
 
     @classmethod
     def fit_grid_detailed(
-        cls, X, y, points: list[dict], random_state=None, *, sample_weight=None, groups=None
+        cls, X, y, points: list[dict], random_state=None, *, sample_weight=None, groups=None, task="regression"
     ) -> list[GridFit]:
         """As :meth:`fit_grid`, with each point's diagnostics: a list of :class:`GridFit`."""
         X, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=cls._label())
+        task = cls._check_task(task, y)
         codes = cls._groups(groups, X.shape[0])
         points = cls.full_points(points)
         extra = {} if codes is None else {"groups": codes}
+        if "binary" in cls.task_types:  # a class that classifies takes the task in its _fit_grid
+            extra["task"] = task
         out = cls._fit_grid(X, y, points, sample_weight=sample_weight, random_state=random_state, **extra)
         if len(out) != len(points):
             raise OodfsError(
@@ -271,11 +293,19 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
         return [GridFit(check_scores(f.values, X.shape[1], cls._label()), dict(f.diagnostics)) for f in fits]
 
     @classmethod
-    def _fit_grid(cls, X, y, points: list[dict], *, sample_weight, random_state, groups=None) -> list:
+    def _fit_grid(
+        cls, X, y, points: list[dict], *, sample_weight, random_state, groups=None, task="regression"
+    ) -> list:
         """One separate fit per point; override to share work between points. Returns one score
-        vector (or :class:`GridFit`) per point. ``groups`` (codes) reaches label-using classes only."""
+        vector (or :class:`GridFit`) per point. ``groups`` (codes) reaches label-using classes
+        only, ``task`` classes that declare "binary" only (an override must then accept it)."""
         extra = () if groups is None else (groups,)
-        return [cls(**p, random_state=random_state)._fit_scores(X, y, sample_weight, *extra) for p in points]
+        out = []
+        for p in points:
+            est = cls(**p, random_state=random_state)
+            est.task_ = task
+            out.append(est._fit_scores(X, y, sample_weight, *extra))
+        return out
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
