@@ -264,7 +264,15 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
 
     @classmethod
     def fit_grid(
-        cls, X, y, points: list[dict], random_state=None, *, sample_weight=None, groups=None, task="regression"
+        cls,
+        X,
+        y,
+        points: list[dict],
+        random_state=None,
+        *,
+        sample_weight=None,
+        groups=None,
+        task="regression",
     ) -> list[np.ndarray]:
         """Scores for each grid point, aligned with ``points`` (see the class docstring)."""
         fits = cls.fit_grid_detailed(
@@ -274,7 +282,15 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
 
     @classmethod
     def fit_grid_detailed(
-        cls, X, y, points: list[dict], random_state=None, *, sample_weight=None, groups=None, task="regression"
+        cls,
+        X,
+        y,
+        points: list[dict],
+        random_state=None,
+        *,
+        sample_weight=None,
+        groups=None,
+        task="regression",
     ) -> list[GridFit]:
         """As :meth:`fit_grid`, with each point's diagnostics: a list of :class:`GridFit`."""
         X, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=cls._label())
