@@ -2,18 +2,73 @@
 
 Independence-driven importance weighting (paper, Algorithm 1) = learn sample weights that make
 the features independent, then fit weighted least squares (with intercept); feature scores are
-the absolute WLS coefficients.
+the absolute WLS coefficients. On a binary target (0.0 / 1.0) the fit on the weights is weighted
+logistic regression without penalty, scores = |coefficients| on features standardised under the
+weights (``binary_fit="logistic"``, the default), or least squares on the 0/1 target
+(``binary_fit="wls"``, the declared alternative); docs/PROTOCOL.md, "Binary targets".
 """
 
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import ClassVar
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
 
 from oodfs.contract.api import GridFit, Selector, Weighter
-from oodfs.numeric import weighted_least_squares
+from oodfs.numeric import sample_probabilities, standardize, weighted_least_squares
+from oodfs.validation import OodfsError
+
+#: how a weighter's selector fits a binary target on the learned weights
+BINARY_FITS = ("logistic", "wls")
+
+
+def weighted_logistic_regression(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+    """Coefficients (without the intercept) of unpenalised logistic regression with intercept and
+    sample weights, on the columns standardised under the weights (a constant column gets 0).
+
+    scikit-learn's ``LogisticRegression(C=inf)`` with the Newton-Cholesky solver (exact Newton
+    steps, cheap for a few dozen features) to a tight tolerance. On separable data the
+    unpenalised optimum is at infinity: the coefficients then grow until ``max_iter`` and are
+    finite but large (a ConvergenceWarning is silenced; the ranking still follows them).
+    """
+    n, d = X.shape
+    p = sample_probabilities(w, n)
+    levels = np.unique(y[p > 0])
+    if levels.size != 2:
+        raise OodfsError(
+            f"logistic regression needs both classes among the weighted rows, got {levels.tolist()}"
+        )
+    std = standardize(X, p)
+    keep = ~std.constant
+    coef = np.zeros(d)
+    if keep.any():
+        model = LogisticRegression(C=np.inf, solver="newton-cholesky", tol=1e-10, max_iter=1000)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model.fit(std.Z[:, keep], y, sample_weight=p * n)
+        coef[keep] = model.coef_[0]
+    return coef
+
+
+def check_binary_fit(binary_fit, who: str) -> str:
+    if binary_fit not in BINARY_FITS:
+        raise OodfsError(
+            f"{who} binary_fit must be one of {', '.join(map(repr, BINARY_FITS))}, got {binary_fit!r}"
+        )
+    return binary_fit
+
+
+def weighted_fit_scores(X, y, w, task: str, binary_fit: str = "logistic") -> np.ndarray:
+    """|coefficients| of the fit on the weights ``w``: least squares for a regression target;
+    for a binary one, logistic regression (``binary_fit="logistic"``) or least squares on 0/1
+    (``"wls"``)."""
+    if task == "binary" and binary_fit == "logistic":
+        return np.abs(weighted_logistic_regression(X, y, w))
+    return np.abs(weighted_least_squares(X, y, w))
 
 
 class WLSSelector(Selector):
@@ -26,9 +81,13 @@ class WLSSelector(Selector):
 
     name = "wls"
     weighter_class: ClassVar[type[Weighter] | None] = None
+    task_types: ClassVar[tuple[str, ...]] = ("regression", "binary")
 
-    def __init__(self, weighter: Weighter | None = None, k: int = 5, random_state=None):
+    def __init__(
+        self, weighter: Weighter | None = None, binary_fit: str = "logistic", k: int = 5, random_state=None
+    ):
         self.weighter = weighter
+        self.binary_fit = binary_fit
         self.k = k
         self.random_state = random_state
 
@@ -36,6 +95,7 @@ class WLSSelector(Selector):
         return self.weighter
 
     def _fit_scores(self, X, y, sample_weight, groups=None):
+        check_binary_fit(self.binary_fit, self._label())
         weighter = self._make_weighter()
         labels = {} if groups is None else {"groups": groups}  # a label-free weighter's fit takes none
         w = np.ones(X.shape[0]) if weighter is None else weighter.fit(X, **labels).weights_
@@ -43,7 +103,7 @@ class WLSSelector(Selector):
         self.weight_diagnostics_ = getattr(weighter, "diagnostics_", None)
         if sample_weight is not None:  # a caller's weights compose with the learned ones
             w = w * sample_weight
-        return np.abs(weighted_least_squares(X, y, w))
+        return weighted_fit_scores(X, y, w, self.task_, self.binary_fit)
 
 
 def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
@@ -54,6 +114,7 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
         [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
         + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in wparams]
         + [
+            inspect.Parameter("binary_fit", inspect.Parameter.KEYWORD_ONLY, default="logistic"),
             inspect.Parameter("k", inspect.Parameter.KEYWORD_ONLY, default=5),
             inspect.Parameter("random_state", inspect.Parameter.KEYWORD_ONLY, default=None),
         ]
@@ -75,15 +136,17 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
         )
 
     @classmethod
-    def _fit_grid(cls, X, y, points, *, sample_weight, random_state, groups=None):
+    def _fit_grid(cls, X, y, points, *, sample_weight, random_state, groups=None, task="regression"):
         # one weighter fit_grid call lets a weighter share work across its grid points
-        fits = weighter_cls.fit_grid_detailed(X, points, random_state=random_state, groups=groups)
+        fits_on = [check_binary_fit(p["binary_fit"], cls._label()) for p in points]
+        weighter_points = [{k: v for k, v in p.items() if k != "binary_fit"} for p in points]
+        fits = weighter_cls.fit_grid_detailed(X, weighter_points, random_state=random_state, groups=groups)
         out = []
-        for f in fits:
+        for f, binary_fit in zip(fits, fits_on):
             w = (
                 f.values if sample_weight is None else f.values * sample_weight
             )  # the caller's weights compose
-            out.append(GridFit(np.abs(weighted_least_squares(X, y, w)), f.diagnostics))
+            out.append(GridFit(weighted_fit_scores(X, y, w, task, binary_fit), f.diagnostics))
         return out
 
     doc = inspect.getdoc(weighter_cls) or weighter_cls.__name__
@@ -101,7 +164,10 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
         "min_group_rows": getattr(weighter_cls, "min_group_rows", 2),
         # a weighter whose fit depends on column order makes a selector that does too
         "permutation_invariant": getattr(weighter_cls, "permutation_invariant", True),
-        "__doc__": f"{first.rstrip('.')} + weighted least squares; scores = |coefficients|.\n{rest}",
+        "__doc__": (
+            f"{first.rstrip('.')} + weighted least squares (binary target: weighted logistic regression); "
+            f"scores = |coefficients|.\n{rest}"
+        ),
         "__module__": weighter_cls.__module__,
     }
     return type(f"{weighter_cls.__name__}WLS", (WLSSelector,), namespace)
