@@ -1,0 +1,134 @@
+"""Every method's classification form on a 0/1 target (docs/PROTOCOL.md, "Binary targets").
+
+What must hold: each form is the library estimator it names (the exact CART engine against
+scikit-learn's classifiers, the L1 logistic against scikit-learn's objective), a weighter's
+selector fits weighted logistic regression (or least squares with ``binary_fit="wls"``), and a
+regression-only method refuses a binary task in one line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
+from sklearn.feature_selection import mutual_info_classif
+from sklearn.linear_model import LogisticRegression
+
+import oodfs
+from oodfs.contract.wls import weighted_logistic_regression
+from oodfs_plugins.baselines import cart
+from oodfs_plugins.baselines.trees import _impurity_decrease, _mean_normalised, _normalised
+
+
+def logistic_data(n=1500, seed=0):
+    """Distinct continuous values, y from a logistic link on x0, x1 and x2 * x3."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1.0, 1.0, size=(n, 6))
+    logit = 3 * X[:, 0] - 2 * X[:, 1] + 2 * X[:, 2] * X[:, 3]
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(float)
+    w = rng.uniform(0.5, 2.0, size=n)
+    return X, y, w
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cart_gb_classifier_equals_sklearn(weighted):
+    X, y, w = logistic_data()
+    w = w if weighted else None
+    ours = cart.GradientBoostingClassifier(n_estimators=10, max_depth=3, random_state=0).fit(
+        X, y, sample_weight=w
+    )
+    theirs = GradientBoostingClassifier(n_estimators=10, max_depth=3, random_state=0).fit(
+        X, y, sample_weight=w
+    )
+    assert all(a.tree_.n_tied == 0 for (a,) in ours.estimators_)
+    # the Newton leaf values: the same raw predictions as scikit-learn's
+    want = theirs._raw_predict(X.astype(np.float32))[:, 0]
+    np.testing.assert_allclose(ours.train_raw_prediction_, want, rtol=0, atol=1e-12)
+    got = _mean_normalised([_impurity_decrease(a.tree_, 6) for (a,) in ours.estimators_], 6)
+    np.testing.assert_allclose(got, theirs.feature_importances_, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cart_rf_classifier_equals_sklearn_gini(weighted):
+    X, y, w = logistic_data(n=3000, seed=1)
+    w = w if weighted else None
+    ours = cart.RandomForestClassifier(n_estimators=10, max_depth=4, random_state=2).fit(
+        X, y, sample_weight=w
+    )
+    theirs = RandomForestClassifier(
+        n_estimators=10, max_depth=4, random_state=2, max_features=None, criterion="gini", n_jobs=1
+    ).fit(X, y, sample_weight=w)
+    assert all(a.tree_.n_tied == 0 for a in ours.estimators_)
+    got = _mean_normalised([_normalised(_impurity_decrease(a.tree_, 6)) for a in ours.estimators_], 6)
+    np.testing.assert_allclose(got, theirs.feature_importances_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict_proba(X)[:, 1], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["gb", "rf", "xgb", "lasso", "mi"])
+def test_fit_grid_equals_separate_binary_fits(name):
+    X, y, _ = logistic_data(n=800)
+    cls = oodfs.get_selector(name)
+    points = cls.grid_points()[:2]
+    grid = cls.fit_grid(X, y, points, random_state=3, task="binary")
+    for p, scores in zip(points, grid):
+        np.testing.assert_allclose(scores, cls(**p, random_state=3).fit(X, y).scores_, rtol=1e-6, atol=1e-9)
+
+
+def test_linear_forms_are_the_named_estimators():
+    X, y, w = logistic_data(n=2000, seed=4)
+    n = len(y)
+    # OLS -> unpenalised logistic regression on standardised features
+    Z = (X - X.mean(0)) / X.std(0)
+    want = LogisticRegression(C=np.inf, tol=1e-10, max_iter=1000).fit(Z, y).coef_[0]
+    np.testing.assert_allclose(oodfs.get_selector("ols")().fit(X, y).scores_, np.abs(want), rtol=1e-5)
+    # LASSO -> mean log-loss + alpha * ||beta||_1, i.e. C = 1 / (alpha n)
+    alpha = 0.01
+    want = LogisticRegression(
+        C=1 / (alpha * n), l1_ratio=1.0, solver="liblinear", intercept_scaling=1e4, tol=1e-10
+    )
+    want = want.fit(X, y, sample_weight=w / w.mean()).coef_[0]
+    got = oodfs.get_selector("lasso")(alpha=alpha).fit(X, y, sample_weight=w).scores_
+    np.testing.assert_allclose(got, np.abs(want), atol=1e-4)
+    assert (got[4:] == 0).all() and (got[:2] > 0.5).all()  # pure-noise features are zeroed
+    # MI -> mutual_info_classif; correlation -> point-biserial (Pearson on 0/1)
+    np.testing.assert_allclose(
+        oodfs.get_selector("mi")(random_state=0).fit(X, y).scores_,
+        mutual_info_classif(X, y, n_neighbors=3, random_state=0),
+    )
+    corr = [abs(np.corrcoef(X[:, j], y)[0, 1]) for j in range(6)]
+    np.testing.assert_allclose(oodfs.get_selector("correlation")().fit(X, y).scores_, corr, rtol=1e-10)
+
+
+def test_weighter_selector_fits_weighted_logistic_regression_or_wls():
+    X, y, _ = logistic_data(n=1000, seed=5)
+    dwr = oodfs.get_selector("dwr")
+    fitted = dwr(random_state=0).fit(X, y)
+    w = fitted.weights_
+    np.testing.assert_allclose(fitted.scores_, np.abs(weighted_logistic_regression(X, y, w)))
+    # against scikit-learn on the weighted-standardised columns
+    p = w / w.sum()
+    m = p @ X
+    Z = (X - m) / np.sqrt(p @ (X - m) ** 2)
+    want = LogisticRegression(C=np.inf, tol=1e-10, max_iter=1000).fit(Z, y, sample_weight=w).coef_[0]
+    np.testing.assert_allclose(fitted.scores_, np.abs(want), rtol=1e-5)
+    by_wls = dwr(binary_fit="wls", random_state=0).fit(X, y).scores_
+    np.testing.assert_allclose(by_wls, np.abs(oodfs.weighted_least_squares(X, y, w)))
+    grid = dwr.fit_grid(X, y, [{}, {"binary_fit": "wls"}], random_state=0, task="binary")
+    np.testing.assert_allclose(grid[0], fitted.scores_)
+    np.testing.assert_allclose(grid[1], by_wls)
+
+
+def test_bad_binary_fit_is_one_line():
+    X, y, _ = logistic_data(n=200)
+    with pytest.raises(oodfs.OodfsError, match=r"binary_fit must be one of 'logistic', 'wls', got 'probit'"):
+        oodfs.get_selector("dwr")(binary_fit="probit").fit(X, y)
+
+
+@pytest.mark.parametrize("name", ["anchor", "icp"])
+def test_regression_only_method_refuses_a_binary_task(name):
+    X, y, _ = logistic_data(n=200)
+    groups = np.repeat([0, 1], 100)
+    with pytest.raises(
+        oodfs.OodfsError, match=rf"selector '{name}' cannot handle a binary task; it supports: regression$"
+    ):
+        oodfs.get_selector(name)().fit(X, y, groups=groups)
