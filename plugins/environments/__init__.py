@@ -6,13 +6,13 @@ import oodfs
 
 from .irm_sem import IRMChain
 from .oracle import OracleConditional, OracleIPW
-from .synthetic import Synthetic
+from .synthetic import Synthetic, SyntheticBinary
 from .table import Table
 
 
 @oodfs.hookimpl
 def oodfs_environments():
-    return [Synthetic, Table, IRMChain]
+    return [Synthetic, SyntheticBinary, Table, IRMChain]
 
 
 @oodfs.hookimpl
