@@ -219,7 +219,7 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
     # -- the shared machinery ------------------------------------------------------------
     def fit(self, X, y, sample_weight=None, groups=None, task=None):
         Xa, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=self._label())
-        self.task_ = self._check_task(infer_task(y) if task is None else task, y)
+        self.task_, y = self._check_task(infer_task(y) if task is None else task, y)
         codes = self._groups(groups, Xa.shape[0])
         # scikit-learn's own bookkeeping of column names (feature_names_in_, n_features_in_)
         validate_data(self, X, skip_check_array=True, reset=True)
@@ -240,17 +240,21 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
         return f"selector {cls.name or cls.__name__!r}"
 
     @classmethod
-    def _check_task(cls, task, y) -> str:
-        """``task`` if the class declares it (a binary target must be 0.0 / 1.0), else one line."""
+    def _check_task(cls, task, y) -> tuple[str, np.ndarray]:
+        """``task`` if the class declares it, and y (a binary target coded 0.0 / 1.0: the larger
+        of two values is 1.0); otherwise a one-line OodfsError."""
         if task not in TASK_NAMES:
             raise OodfsError(f"unknown task {task!r}; valid: {', '.join(TASK_NAMES)}")
         if task not in cls.task_types:
             raise OodfsError(
                 f"{cls._label()} cannot handle a {task} task; it supports: {', '.join(cls.task_types)}"
             )
-        if task == "binary" and not np.isin(y, (0.0, 1.0)).all():
-            raise OodfsError(f"{cls._label()}: a binary target must be coded 0.0 / 1.0")
-        return task
+        if task == "binary":
+            levels = np.unique(y)
+            if levels.size != 2:
+                raise OodfsError(f"{cls._label()}: a binary target needs two values, got {levels.size}")
+            y = (y == levels[1]).astype(float)
+        return task, y
 
     @property
     def feature_importances_(self) -> np.ndarray:
@@ -294,7 +298,7 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
     ) -> list[GridFit]:
         """As :meth:`fit_grid`, with each point's diagnostics: a list of :class:`GridFit`."""
         X, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=cls._label())
-        task = cls._check_task(task, y)
+        task, y = cls._check_task(task, y)
         codes = cls._groups(groups, X.shape[0])
         points = cls.full_points(points)
         extra = {} if codes is None else {"groups": codes}
