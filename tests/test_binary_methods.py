@@ -132,3 +132,35 @@ def test_regression_only_method_refuses_a_binary_task(name):
         oodfs.OodfsError, match=rf"selector '{name}' cannot handle a binary task; it supports: regression$"
     ):
         oodfs.get_selector(name)().fit(X, y, groups=groups)
+
+
+def test_irm_logistic_equals_autograd_of_the_irm_objective():
+    """IRMv1 with the logistic loss: reg * sum_e R_e + (1 - reg) * sum_e mean_j (dR_e/dw_j)^2 at
+    w = 1, R_e torch's binary_cross_entropy_with_logits, torch.optim.Adam on phi."""
+    torch = pytest.importorskip("torch")
+    from oodfs_plugins.invariance.irm import irm_logistic_solutions
+
+    rng = np.random.default_rng(0)
+    n, d = 300, 3
+    X = rng.normal(size=(n, d))
+    groups = np.repeat([0, 1, 2], 100)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X[:, 0] - X[:, 1])))).astype(float)
+    regs = [0.0, 0.1]
+    ours = irm_logistic_solutions(X, y, groups, regs, n_iterations=50)
+    Xi, yt = torch.tensor(np.column_stack([np.ones(n), X])), torch.tensor(y)
+    for q, reg in enumerate(regs):
+        phi = torch.eye(d + 1, dtype=torch.float64, requires_grad=True)
+        opt = torch.optim.Adam([phi], lr=1e-3)
+        for _ in range(50):
+            w = torch.ones(d + 1, dtype=torch.float64, requires_grad=True)
+            total = 0.0
+            for e in range(3):
+                m = torch.tensor(groups == e)
+                risk = torch.nn.functional.binary_cross_entropy_with_logits(Xi[m] @ phi @ w, yt[m])
+                grad = torch.autograd.grad(risk, w, create_graph=True)[0]
+                total = total + reg * risk + (1 - reg) * (grad**2).mean()
+            opt.zero_grad()
+            total.backward()
+            opt.step()
+        want = (phi @ torch.ones(d + 1, dtype=torch.float64)).detach().numpy()
+        np.testing.assert_allclose(ours[q], want, rtol=0, atol=1e-12)
