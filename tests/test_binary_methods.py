@@ -164,3 +164,35 @@ def test_irm_logistic_equals_autograd_of_the_irm_objective():
             opt.step()
         want = (phi @ torch.ones(d + 1, dtype=torch.float64)).detach().numpy()
         np.testing.assert_allclose(ours[q], want, rtol=0, atol=1e-12)
+
+
+# -- the synthetic binary process ------------------------------------------------------------------
+def test_synthetic_binary_features_are_the_regression_process_and_y_its_logistic_draw():
+    from sklearn.linear_model import LogisticRegression as LR
+
+    env = oodfs.get_environment("synthetic_binary")(setting="mlp", mlp_seed=1)
+    assert env.task == "binary" and env.stable_set == (0, 1, 2, 3, 4)
+    X, y = env.sample(2.5, 20000, 7)
+    X_reg, _ = oodfs.get_environment("synthetic")(setting="mlp", mlp_seed=1).sample(2.5, 20000, 7)
+    np.testing.assert_array_equal(X, X_reg)  # the same features, only the outcome differs
+    assert set(np.unique(y)) == {0.0, 1.0} and 0.45 < y.mean() < 0.55  # centred logit: balanced
+    # Y depends on X through the logit alone: given it, the spurious V4, V5 carry nothing
+    coef = LR(C=np.inf).fit(np.column_stack([env.logit(X), X[:, 8], X[:, 9]]), y).coef_[0]
+    assert abs(coef[0] - 1.0) < 0.1 and np.abs(coef[1:]).max() < 0.1, coef
+    # ...but they predict Y marginally, with the sign of the bias rate
+    assert np.corrcoef(X[:, 8], y)[0, 1] > 0.3
+    X_neg, y_neg = env.sample(-2.5, 20000, 8)
+    assert np.corrcoef(X_neg[:, 8], y_neg)[0, 1] < -0.3
+
+
+def test_synthetic_binary_passes_the_environment_kit_and_refuses_bad_options():
+    from oodfs.testing import check_environment
+
+    cls = oodfs.get_environment("synthetic_binary")
+    check_environment(cls)
+    with pytest.raises(
+        oodfs.OodfsError, match=r"unknown setting 'svi' for environment 'synthetic_binary'; valid: mlp, poly"
+    ):
+        cls(setting="svi").sample(2.5, 10, 0)
+    with pytest.raises(oodfs.OodfsError, match=r"logit_scale must be a finite positive number, got -1"):
+        cls(logit_scale=-1).sample(2.5, 10, 0)
