@@ -199,6 +199,12 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
     groups=labels)`` and ``fit_grid(..., groups=labels)`` check them (:func:`check_groups`) and
     pass integer codes 0..E-1 on, as ``_fit_scores(X, y, sample_weight, groups)`` and
     ``_fit_grid(..., groups=codes)``. A label-free selector accepts ``groups`` and ignores it.
+
+    ``task_types`` declares the task types the method handles (default regression only).
+    ``fit(..., task=None)`` infers the task from y (two distinct values: binary, coded 0.0 /
+    1.0) and sets ``task_`` before ``_fit_scores``; a task the class does not declare is refused
+    in one line. ``fit_grid(..., task=)`` passes ``task`` to the ``_fit_grid`` of a class that
+    declares "binary" (docs/PROTOCOL.md, section 12).
     """
 
     kind: ClassVar[str] = "selector"
