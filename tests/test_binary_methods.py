@@ -196,3 +196,45 @@ def test_synthetic_binary_passes_the_environment_kit_and_refuses_bad_options():
         cls(setting="svi").sample(2.5, 10, 0)
     with pytest.raises(oodfs.OodfsError, match=r"logit_scale must be a finite positive number, got -1"):
         cls(logit_scale=-1).sample(2.5, 10, 0)
+
+
+# -- the kit's binary checks catch what they are meant to catch ------------------------------------
+class _IgnoresY(oodfs.Selector):
+    """Declares binary, but scores each column by its spread (y plays no part)."""
+
+    name = "ignores_y"
+    task_types = ("regression", "binary")
+
+    def _fit_scores(self, X, y, sample_weight):
+        return X.std(axis=0) * np.arange(1, X.shape[1] + 1)
+
+
+class _NeverRefuses(oodfs.Selector):
+    """Regression only, but its own fit skips the base class's task check."""
+
+    name = "never_refuses"
+
+    def fit(self, X, y, sample_weight=None, groups=None, task=None):
+        self.scores_ = np.abs(np.corrcoef(np.column_stack([X, y]).T)[-1, :-1])
+        self.ranking_ = np.argsort(-self.scores_)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    @classmethod
+    def fit_grid(cls, X, y, points, random_state=None, **kwargs):
+        return [cls().fit(X, y).scores_ for _ in points]
+
+
+def test_kit_binary_checks_catch_their_defects():
+    from oodfs import testing as kit
+
+    with pytest.raises(
+        AssertionError, match=r"check_selector_binary_known_answer failed: .*features 0 and 1"
+    ):
+        kit.check_selector_binary_known_answer(_IgnoresY)
+    with pytest.raises(
+        AssertionError, match=r"check_selector_refuses_binary failed: fit on a 0/1 target: expected"
+    ):
+        kit.check_selector_refuses_binary(_NeverRefuses)
+    kit.check_selector_binary_known_answer(oodfs.get_selector("ols"))  # a conforming method passes
+    kit.check_selector_refuses_binary(oodfs.get_selector("anchor"))
