@@ -31,6 +31,9 @@ Optional class attributes the kit reads (none is required):
 * ``permutation_invariant`` (selectors, default True): reordering the columns of X
   reorders the scores and changes nothing else. Declare ``False`` when a fit depends on the
   column order (e.g. a network whose initial weights are drawn per input column);
+* ``task_types`` (selectors, default ``("regression",)``): a selector that declares "binary"
+  must rank the two features of an easy logistic model first on a 0/1 target; one that does
+  not must refuse a binary task with one line;
 * ``example_envs`` / ``invalid_envs`` (environments): a few valid environment ids and a few
   ids that ``check_env`` must reject. The built-in ``synthetic`` environment gets
   ``(2.5, -1.5)`` / ``(0.5, 1.0, -1.0)`` (|r| must exceed 1) when it does not declare them.
@@ -332,6 +335,18 @@ def _regression_data(n: int = N, d: int = D, seed: int = 0, envs: bool = False):
     return X, y
 
 
+def _binary_data(n: int = N, d: int = D, seed: int = 4, envs: bool = False):
+    """X standard normal; y ~ Bernoulli(sigmoid(4 x0 - 3 x1)) coded 0.0 / 1.0: features 0 and 1
+    are the known stable set (``envs`` as in :func:`_regression_data`, y given X unchanged)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    if envs:
+        X *= np.array([0.5, 1.0, 2.0])[_groups(n)][:, None]
+    logit = 4.0 * X[:, 0] - 3.0 * X[:, 1]
+    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-logit))).astype(float)
+    return X, y
+
+
 def _groups(n: int) -> np.ndarray:
     """The kit's environment labels: three blocks of consecutive rows, labelled 0, 1, 2."""
     return np.minimum(np.arange(n) * 3 // max(n, 1), 2)
@@ -555,6 +570,52 @@ def check_selector_known_answer(p: _Plugin) -> None:
         int(np.argmax(scores)) == 0,
         f"on y = 2 x0 + 0.5 x1 + 0.1 noise (independent standard normal features) feature 0 should score "
         f"highest; scores {_fmt(scores)}",
+    )
+
+
+def _classifies(p: _Plugin):
+    return None if "binary" in getattr(p.cls, "task_types", ("regression",)) else "does not declare 'binary'"
+
+
+def _regression_only(p: _Plugin):
+    return "declares 'binary'" if _classifies(p) is None else None
+
+
+@_check("selector", applies=_classifies)
+def check_selector_binary_known_answer(p: _Plugin) -> None:
+    """On a 0/1 target y ~ Bernoulli(sigmoid(4 x0 - 3 x1)): ``fit`` infers the binary task
+    (``task_`` is "binary"), ``fit(..., task="binary")`` gives the same scores, and features 0
+    and 1 rank first; ``fit_grid(..., task="binary")`` at the default point agrees."""
+    X, y = _binary_data(envs=_labelled(p))
+    est = _fit(p, X, y)
+    scores = _scores(est, D, "binary fit")
+    _ensure(
+        getattr(est, "task_", None) == "binary", f"task_ is {getattr(est, 'task_', None)!r} on a 0/1 target"
+    )
+    top = sorted(int(j) for j in np.asarray(est.ranking_)[:2])
+    _ensure(
+        top == [0, 1],
+        f"on y ~ Bernoulli(sigmoid(4 x0 - 3 x1)) features 0 and 1 should rank first; scores {_fmt(scores)}",
+    )
+    explicit = p.make(random_state=SEED).fit(X, y, task="binary", **_labels(p, len(y)))
+    _ensure(_close(explicit.scores_, scores), "fit(task='binary') differs from fit with the task inferred")
+    grid = p.cls.fit_grid(X, y, [dict(p.params)], random_state=SEED, task="binary", **_labels(p, len(y)))[0]
+    tol = TIGHT if not _seed_dependent(p) else 1e-2
+    _ensure(
+        _close(grid, scores, tol), f"fit_grid(task='binary') gives {_fmt(grid)}, fit gives {_fmt(scores)}"
+    )
+
+
+@_check("selector", applies=_regression_only)
+def check_selector_refuses_binary(p: _Plugin) -> None:
+    """A selector that does not declare "binary" refuses a 0/1 target (task inferred, or
+    ``task="binary"``, in ``fit`` and ``fit_grid``) with a one-line OodfsError."""
+    X, y = _binary_data(envs=_labelled(p))
+    labels = _labels(p, len(y))
+    _expect_oodfs_error("fit on a 0/1 target", lambda: p.make(random_state=SEED).fit(X, y, **labels))
+    _expect_oodfs_error(
+        "fit_grid(task='binary')",
+        lambda: p.cls.fit_grid(X, y, [dict(p.params)], random_state=SEED, task="binary", **labels),
     )
 
 

@@ -3,44 +3,61 @@
 Independence-driven importance weighting (paper, Algorithm 1) = learn sample weights that make
 the features independent, then fit weighted least squares (with intercept); feature scores are
 the absolute WLS coefficients. On a binary target (0.0 / 1.0) the weights are learnt from X as
-always, and the selection step is a weighted logistic regression without penalty on standardised
-features, scores = |coefficients| (``binary_fit="logistic"``, the default), or least squares on
-the 0/1 target as for regression (``binary_fit="wls"``, the declared alternative;
-docs/PROTOCOL.md, "Task types").
+always, and the selection step is a weighted logistic regression without penalty on features
+standardised under the weights, scores = |coefficients| (``binary_fit="logistic"``, the
+default), or least squares on the 0/1 target as for regression (``binary_fit="wls"``, the
+declared alternative; docs/PROTOCOL.md, "Task types").
 """
 
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import ClassVar
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
 
 from oodfs.contract.api import GridFit, Selector, Weighter
-from oodfs.numeric import weighted_least_squares
+from oodfs.numeric import sample_probabilities, standardize, weighted_least_squares
 from oodfs.validation import OodfsError
 
 #: how a weighter's selector fits a binary target: weighted logistic regression, or least squares on 0/1
 BINARY_FITS = ("logistic", "wls")
 
 
-def weighted_logistic_scores(X: np.ndarray, y: np.ndarray, w: np.ndarray, max_iter: int = 1000) -> np.ndarray:
-    """|coefficients| of a logistic regression without penalty (intercept fitted) of the 0/1 target
-    ``y`` on the standardised columns of ``X`` with sample weights ``w`` (lbfgs). A constant column
-    scores 0."""
-    import warnings
+def weighted_logistic_regression(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+    """Coefficients (without the intercept) of unpenalised logistic regression with intercept and
+    sample weights, on the columns standardised under the weights (a constant column gets 0).
 
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.linear_model import LogisticRegression
+    scikit-learn's ``LogisticRegression(C=inf)`` with the Newton-Cholesky solver (exact Newton
+    steps, cheap for a few dozen features) to a tight tolerance. On separable data the
+    unpenalised optimum is at infinity: the coefficients then grow until ``max_iter`` and are
+    finite but large (a ConvergenceWarning is silenced; the ranking still follows them).
+    """
+    n, d = X.shape
+    p = sample_probabilities(w, n)
+    levels = np.unique(y[p > 0])
+    if levels.size != 2:
+        raise OodfsError(
+            f"logistic regression needs both classes among the weighted rows, got {levels.tolist()}"
+        )
+    std = standardize(X, p)
+    keep = ~std.constant
+    coef = np.zeros(d)
+    if keep.any():
+        model = LogisticRegression(C=np.inf, solver="newton-cholesky", tol=1e-10, max_iter=1000)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model.fit(std.Z[:, keep], y, sample_weight=p * n)
+        coef[keep] = model.coef_[0]
+    return coef
 
-    from oodfs.numeric import standardize
 
-    Xs = standardize(X)[0]
-    with warnings.catch_warnings():
-        # a separable sample has no finite maximum: lbfgs stops at max_iter with large coefficients
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        fit = LogisticRegression(C=np.inf, max_iter=max_iter).fit(Xs, y, sample_weight=w)
-    return np.abs(fit.coef_.ravel())
+def weighted_logistic_scores(X: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """|coefficients| of :func:`weighted_logistic_regression`: the scores of the logistic step."""
+    return np.abs(weighted_logistic_regression(X, y, w))
 
 
 def selection_scores(X, y, w, task: str, binary_fit: str) -> np.ndarray:

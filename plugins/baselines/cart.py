@@ -604,6 +604,52 @@ class GradientBoostingRegressor:
         return raw
 
 
+class GradientBoostingClassifier(GradientBoostingRegressor):
+    """scikit-learn's ``GradientBoostingClassifier`` for a 0/1 target with its defaults (binomial
+    deviance ``log_loss``, learning rate 0.1, ``subsample = 1``, ``squared_error`` trees with all
+    features per split) on this module's trees.
+
+    As scikit-learn: the initial raw prediction is the log-odds of the (weighted) share of 1s
+    (``DummyClassifier(strategy="prior")``, clipped to [eps, 1 - eps]); stage i fits a regression
+    tree to the negative gradient ``y - expit(raw)`` with the sample weights, then sets each leaf
+    to one Newton step, ``sum(w (y - p)) / sum(w p (1 - p))`` over its rows (0 where the
+    mean hessian is below 1e-150), and adds ``learning_rate *`` the leaf values to ``raw``.
+    """
+
+    def fit(self, X, y, sample_weight=None):
+        from scipy.special import expit
+
+        pre = Presorted(X)
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        w = np.ones(y.size) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        eps = np.finfo(np.float64).eps
+        prior = float(np.clip(np.average(y, weights=w), eps, 1 - eps))
+        self.init_ = float(np.log(prior / (1 - prior)))
+        raw = np.full(y.shape, self.init_)
+        rng = check_random_state(self.random_state)
+        self.estimators_ = np.empty((int(self.n_estimators), 1), dtype=object)
+        for m in range(int(self.n_estimators)):
+            seed = rng.randint(0, _RAND_R_MAX)
+            prob = expit(raw)
+            neg_gradient = y - prob
+            tree = grow_tree(pre, neg_gradient, sample_weight, max_depth=self.max_depth, seed=seed)
+            leaf = tree.apply(pre.X32)
+            size = tree.node_count
+            w_sum = np.bincount(leaf, weights=w, minlength=size)
+            leaves = np.flatnonzero(tree.children_left < 0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                num = np.bincount(leaf, weights=w * neg_gradient, minlength=size) / w_sum
+                den = np.bincount(leaf, weights=w * prob * (1 - prob), minlength=size) / w_sum
+            step = np.where(np.abs(den[leaves]) < 1e-150, 0.0, num[leaves] / den[leaves])
+            tree.value = tree.value.copy()
+            tree.value[leaves] = step
+            raw += self.learning_rate * tree.value[leaf]
+            self.estimators_[m, 0] = _estimator(tree)
+        self.train_raw_prediction_ = raw
+        self.n_features_in_ = pre.shape[1]
+        return self
+
+
 class RandomForestRegressor:
     """scikit-learn's ``RandomForestRegressor`` with its defaults (bootstrap, all features per
     split, ``squared_error``) on this module's trees.
@@ -654,3 +700,15 @@ class RandomForestRegressor:
         for est in self.estimators_:
             out += est.tree_.value[est.tree_.apply(X32)]
         return out / len(self.estimators_)
+
+
+class RandomForestClassifier(RandomForestRegressor):
+    """scikit-learn's ``RandomForestClassifier(criterion="gini", max_features=None)`` for a 0/1
+    target on this module's trees (bootstrap and seeds as :class:`RandomForestRegressor`).
+
+    For two classes the Gini impurity of a node is ``2 p (1 - p)``, p its weighted share of 1s,
+    and the squared-error impurity of the 0/1 target is ``p (1 - p)``: the same criterion up to
+    the factor 2, hence the same splits, and the same importances once normalised. The trees
+    here are the squared-error trees of the 0/1 target (their ``impurity`` is half the Gini);
+    ``predict`` gives the share of 1s (scikit-learn's ``predict_proba[:, 1]``).
+    """

@@ -1,4 +1,5 @@
-"""Mutual-information baseline (scikit-learn ``mutual_info_regression``, KSG estimator)."""
+"""Mutual-information baseline (scikit-learn ``mutual_info_regression``, KSG estimator; on a binary
+target ``mutual_info_classif``)."""
 from __future__ import annotations
 
 from numbers import Integral
@@ -6,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 from scipy.special import digamma
-from sklearn.feature_selection import mutual_info_regression
+from sklearn.feature_selection import mutual_info_classif, mutual_info_regression
 from sklearn.neighbors import NearestNeighbors
 from sklearn.preprocessing import scale
 from sklearn.utils import check_random_state
@@ -36,11 +37,16 @@ class MutualInfo(oodfs.Selector):
     binary searches in the sorted feature / target, which give the same counts. The jitter is
     drawn exactly as scikit-learn draws it, so the results are identical to separate
     ``mutual_info_regression`` calls with the same ``random_state`` (tested).
+
+    On a binary target: ``mutual_info_classif(X, y, discrete_features=False, n_neighbors=...)``
+    (Ross's k-NN estimator for a continuous feature and a discrete target), the same grid; one
+    call per point.
     """
 
     name = "mi"
     grid: ClassVar[dict] = {"n_neighbors": [3, 5, 10, 20]}
     supports_sample_weight: ClassVar[bool] = False
+    task_types: ClassVar[tuple[str, ...]] = ("regression", "binary")
 
     def __init__(self, n_neighbors: int = 3, k: int = 5, random_state=None):
         self.n_neighbors = n_neighbors
@@ -50,17 +56,22 @@ class MutualInfo(oodfs.Selector):
     def _fit_scores(self, X, y, sample_weight):
         _check_weights(sample_weight)
         _check_neighbors(self.n_neighbors, X.shape[0])
+        if self.task_ == "binary":
+            return _mi_classif(X, y, int(self.n_neighbors), self.random_state)
         return mutual_info_regression(
             X, y, discrete_features=False, n_neighbors=int(self.n_neighbors), random_state=self.random_state
         )
 
     @classmethod
-    def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
+    def _fit_grid(cls, X, y, points, *, sample_weight, random_state, task="regression"):
         """Scores for every ``n_neighbors`` in ``points``, sharing the neighbour searches."""
         _check_weights(sample_weight)
         ks = sorted({int(p["n_neighbors"]) for p in points})
         for k in ks:
             _check_neighbors(k, X.shape[0])
+        if task == "binary":
+            by_k = {k: _mi_classif(X, y, k, random_state) for k in ks}
+            return [by_k[int(p["n_neighbors"])] for p in points]
         by_k = mutual_info_many_k(X, y, ks, random_state)
         return [by_k[int(p["n_neighbors"])] for p in points]
 
@@ -93,6 +104,11 @@ def mutual_info_many_k(X: np.ndarray, y: np.ndarray, ks: list[int], random_state
             mi = digamma(n) + digamma(k) - np.mean(digamma(nx + 1)) - np.mean(digamma(ny + 1))
             out[k][j] = max(0, mi)
     return out
+
+
+def _mi_classif(X, y, k: int, random_state) -> np.ndarray:
+    # a class with k or fewer rows: scikit-learn shrinks k for it (Ross's estimator needs k < n_c)
+    return mutual_info_classif(X, y, discrete_features=False, n_neighbors=k, random_state=random_state)
 
 
 def count_within(v_sorted: np.ndarray, v: np.ndarray, radius: np.ndarray) -> np.ndarray:

@@ -63,6 +63,12 @@ class STG(oodfs.Selector):
 
     ``sample_weight`` weights the squared errors (weights rescaled to mean 1).
 
+    On a binary target (0.0 / 1.0) the network's output is a logit and the loss is the
+    (sample-weighted) mean binomial deviance ``softplus(h) - y h`` in place of the squared error
+    (the target is not standardised); the gates, penalty, grid and training are unchanged. The
+    reference code's classifier has a softmax over two outputs, the same model class as one
+    logit; ``lam`` is then relative to the log-loss (docs/PROTOCOL.md, "Binary targets").
+
     ``fit_grid`` trains the models for all lambdas that share the other settings in one
     program, on the initialisation, mini-batch order and gate noise that a separate fit with
     the same ``random_state`` draws (drawn once). The numba engine trains them one after the
@@ -77,6 +83,7 @@ class STG(oodfs.Selector):
     permutation_invariant = False
     grid: ClassVar[dict] = {"lam": [0.001, 0.01, 0.1, 1.0, 10.0]}
     profiles: ClassVar[dict] = {"paper": {"penalty_reduction": "mean"}}
+    task_types: ClassVar[tuple[str, ...]] = ("regression", "binary")
 
     def __init__(
         self,
@@ -135,11 +142,11 @@ class STG(oodfs.Selector):
 
     def _fit_scores(self, X, y, sample_weight):
         mu = train_stg(X, y, sample_weight, [_check_lam(self.lam)], seed=int_seed(self.random_state),
-                       **self._training_params())
+                       logistic=self.task_ == "binary", **self._training_params())
         return mu[0]
 
     @classmethod
-    def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
+    def _fit_grid(cls, X, y, points, *, sample_weight, random_state, task="regression"):
         """Scores for every point: one batched training run per group of points that differ
         only in ``lam``."""
         groups: dict[tuple, list[int]] = {}
@@ -150,7 +157,8 @@ class STG(oodfs.Selector):
         for members in groups.values():
             template = cls(**points[members[0]], random_state=random_state)
             lams = [_check_lam(points[i]["lam"]) for i in members]
-            mu = train_stg(X, y, sample_weight, lams, seed=int_seed(random_state), **template._training_params())
+            mu = train_stg(X, y, sample_weight, lams, seed=int_seed(random_state), logistic=task == "binary",
+                           **template._training_params())
             for i, scores in zip(members, mu):
                 out[i] = scores
         return out
@@ -176,8 +184,11 @@ def train_stg(
     sigma: float = 0.5,
     reduction: str = "mean",
     engine: str = "numba",
+    logistic: bool = False,
 ) -> np.ndarray:
     """Train one STG model per lambda in ``lams``; returns mu, shape (len(lams), d).
+
+    ``logistic``: y is 0/1, the output a logit, the loss the binomial deviance (y kept as is).
 
     All randomness (initialisation, mini-batch order, gate noise) comes from one
     ``torch.Generator(seed)``, drawn in the same order by both engines and shared by the
@@ -189,7 +200,7 @@ def train_stg(
     n, d = X.shape
     p = sample_probabilities(sample_weight, n)
     Xs = standardize(X, p)[0]
-    ys = standardize(y[:, None], p)[0][:, 0]
+    ys = np.asarray(y, dtype=float) if logistic else standardize(y[:, None], p)[0][:, 0]
     if reduction not in REDUCTIONS:
         raise oodfs.OodfsError(f"stg penalty_reduction must be one of {', '.join(map(repr, REDUCTIONS))}; got {reduction!r}")
     if engine not in ENGINES:
@@ -210,7 +221,7 @@ def train_stg(
             layers.append((W, b))
         if engine == "torch":
             return _train_torch(Xs, ys, p, lams, g, mu0, layers, pen_scale=pen_scale, sigma=sigma,
-                                learning_rate=learning_rate, bs=bs, max_epochs=max_epochs)
+                                learning_rate=learning_rate, bs=bs, max_epochs=max_epochs, logistic=logistic)
         # the torch loop's draws, in its order: per epoch a permutation, then a noise vector per step
         n_steps = -(-n // bs)
         perms = np.empty((max_epochs, n), np.int64)
@@ -223,11 +234,12 @@ def train_stg(
     XT = np.ascontiguousarray(Xs.T, dtype=np.float32)
     mu = _train_kernel(XT, ys.astype(np.float32), (p * n).astype(np.float32), perms, eps, mu0.numpy(), theta0,
                        np.asarray(sizes, np.int64), np.asarray(lams, np.float64), pen_scale, float(sigma),
-                       float(learning_rate), bs, 0.9, 0.999, 1e-8)
+                       float(learning_rate), bs, 0.9, 0.999, 1e-8, bool(logistic))
     return mu.astype(np.float64)
 
 
-def _train_torch(Xs, ys, p, lams, g, mu0, layers, *, pen_scale, sigma, learning_rate, bs, max_epochs):
+def _train_torch(Xs, ys, p, lams, g, mu0, layers, *, pen_scale, sigma, learning_rate, bs, max_epochs,
+                 logistic=False):
     """The torch engine: every parameter has a leading model axis; autograd and torch.optim.Adam."""
     import torch
 
@@ -260,10 +272,14 @@ def _train_torch(Xs, ys, p, lams, g, mu0, layers, *, pen_scale, sigma, learning_
                 h = torch.baddbmm(b, h, W)
                 if i < len(weights) - 1:
                     h = torch.relu(h)
-            resid = h[..., 0] - yt[idx]  # (M, B)
-            mse = (wt[idx] * resid * resid).mean(dim=1)  # (M,)
+            out = h[..., 0]  # (M, B)
+            if logistic:  # binomial deviance of the logit: softplus(h) - y h
+                fit = (wt[idx] * (torch.nn.functional.softplus(out) - yt[idx] * out)).mean(dim=1)
+            else:
+                resid = out - yt[idx]
+                fit = (wt[idx] * resid * resid).mean(dim=1)  # (M,)
             open_prob = 0.5 * (1.0 + torch.erf((mu + 0.5) / sigma * inv_sqrt2))  # Phi
-            loss = (mse + lam_t * pen_scale * open_prob.sum(dim=1)).sum()
+            loss = (fit + lam_t * pen_scale * open_prob.sum(dim=1)).sum()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -275,7 +291,8 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc", "c
 
 
 @njit(**_JIT)
-def _train_kernel(XT, y, w, perms, eps, mu0, theta0, sizes, lams, pen_scale, sigma, lr, batch, b1, b2, adam_eps):
+def _train_kernel(XT, y, w, perms, eps, mu0, theta0, sizes, lams, pen_scale, sigma, lr, batch, b1, b2, adam_eps,
+                  logistic):
     """The numba engine: the torch engine's forward pass, loss, gradients and Adam updates for
     one model after the other (each model's arithmetic is its own). ``XT`` (d, n) standardised
     features, ``theta0`` the layers flat (``W`` (in, out) row-major, then ``b``) for ``sizes``
@@ -352,11 +369,18 @@ def _train_kernel(XT, y, w, perms, eps, mu0, theta0, sizes, lams, pen_scale, sig
                             for r in range(B):
                                 if not A[rr + oo, r] > 0:
                                     A[rr + oo, r] = 0.0
-                c2 = np.float32(2.0 / B)  # d mean_r w_r (h_r - y_r)^2 / d h_r
                 top = ro[L]
-                for r in range(B):
-                    idx = perms[e, start + r]
-                    D[top, r] = c2 * w[idx] * (A[top, r] - y[idx])
+                if logistic:  # d mean_r w_r (softplus(h_r) - y_r h_r) / d h_r = w_r (sigmoid(h_r) - y_r) / B
+                    c1 = np.float32(1.0 / B)
+                    for r in range(B):
+                        idx = perms[e, start + r]
+                        prob = one / (one + np.exp(-A[top, r]))
+                        D[top, r] = c1 * w[idx] * (prob - y[idx])
+                else:
+                    c2 = np.float32(2.0 / B)  # d mean_r w_r (h_r - y_r)^2 / d h_r
+                    for r in range(B):
+                        idx = perms[e, start + r]
+                        D[top, r] = c2 * w[idx] * (A[top, r] - y[idx])
                 for li in range(L - 1, -1, -1):  # backward, down to the gated inputs
                     fi, fo, ri, rr = sizes[li], sizes[li + 1], ro[li], ro[li + 1]
                     for oo in range(fo):

@@ -10,6 +10,11 @@ presorted columns (same splits, training predictions and impurity decreases up t
 rounding; gb's grid ~15x and rf's ~8x faster, ``benchmarks/bench_trees.py``);
 ``engine="sklearn"`` fits scikit-learn's own estimators (for audits).
 The two differ only in which of several equally good features a node credits (see ``cart``).
+
+On a binary target (0.0 / 1.0) all three are classifiers (docs/PROTOCOL.md, "Binary targets"):
+gradient boosting with the binomial deviance, the random forest with the Gini criterion (all
+features per split, as the regression forest), XGBoost with ``binary:logistic``; the grids and
+the importances are computed as for regression.
 """
 from __future__ import annotations
 
@@ -43,6 +48,7 @@ class _TreeSelector(oodfs.Selector):
     grid: ClassVar[dict] = TREE_GRID
     #: ties between equally good splits on different features are broken by column order
     permutation_invariant: ClassVar[bool] = False
+    task_types: ClassVar[tuple[str, ...]] = ("regression", "binary")
 
     def __init__(self, n_estimators: int = 100, max_depth: int = 6, k: int = 5, random_state=None):
         self.n_estimators = n_estimators
@@ -63,6 +69,17 @@ class _TreeSelector(oodfs.Selector):
         """Constructor options (not grid parameters) of the instances ``fit_grid`` builds."""
         return {}
 
+    @property
+    def _binary(self) -> bool:
+        return getattr(self, "task_", "regression") == "binary"
+
+    @classmethod
+    def _grid_model(cls, task: str, n_estimators: int, max_depth: int, random_state):
+        """The library model ``fit_grid`` fits for ``task``."""
+        est = cls(n_estimators=n_estimators, max_depth=max_depth, random_state=random_state, **cls._grid_options())
+        est.task_ = task
+        return est._model()
+
     def _fit_scores(self, X, y, sample_weight):
         _check_tree_params(self.name, self.n_estimators, self.max_depth)
         model = self._model()
@@ -71,7 +88,7 @@ class _TreeSelector(oodfs.Selector):
         return self._prefix_importances(model, [int(self.n_estimators)])[int(self.n_estimators)]
 
     @classmethod
-    def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
+    def _fit_grid(cls, X, y, points, *, sample_weight, random_state, task="regression"):
         """Scores for every (n_estimators, max_depth) in ``points``: per max_depth one fit of the
         largest ensemble, read at each requested size."""
         out: list = [None] * len(points)
@@ -82,7 +99,7 @@ class _TreeSelector(oodfs.Selector):
             ms = sorted({int(points[i]["n_estimators"]) for i in idx})
             for m in ms:
                 _check_tree_params(cls.name, m, depth)
-            model = cls(n_estimators=ms[-1], max_depth=depth, random_state=random_state, **cls._grid_options())._model()
+            model = cls._grid_model(task, ms[-1], depth, random_state)
             model.fit(X, y, sample_weight=sample_weight)
             by_m = cls._prefix_importances(model, ms)
             for i in idx:
@@ -123,6 +140,10 @@ class GradientBoosting(_EngineSelector):
     same residuals, same per-stage tree seeds drawn in order from ``random_state``).
     Importances for 50/100/200 stages are computed from ``estimators_[:m]`` exactly as
     scikit-learn computes ``feature_importances_``; identical to separate fits (tested).
+
+    On a binary target: ``GradientBoostingClassifier`` (binomial deviance, the same defaults;
+    the ``oodfs`` engine's :class:`.cart.GradientBoostingClassifier`): each stage's regression
+    tree on the negative gradient gives the importances, as for regression.
     """
 
     name = "gb"
@@ -133,18 +154,16 @@ class GradientBoosting(_EngineSelector):
         self.engine = engine
 
     def _sklearn_model(self):
-        from sklearn.ensemble import GradientBoostingRegressor
+        from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
 
-        return GradientBoostingRegressor(
-            n_estimators=int(self.n_estimators), max_depth=int(self.max_depth), random_state=self.random_state
-        )
+        model = GradientBoostingClassifier if self._binary else GradientBoostingRegressor
+        return model(n_estimators=int(self.n_estimators), max_depth=int(self.max_depth), random_state=self.random_state)
 
     def _cart_model(self):
-        from .cart import GradientBoostingRegressor
+        from .cart import GradientBoostingClassifier, GradientBoostingRegressor
 
-        return GradientBoostingRegressor(
-            n_estimators=int(self.n_estimators), max_depth=int(self.max_depth), random_state=self.random_state
-        )
+        model = GradientBoostingClassifier if self._binary else GradientBoostingRegressor
+        return model(n_estimators=int(self.n_estimators), max_depth=int(self.max_depth), random_state=self.random_state)
 
     @staticmethod
     def _prefix_importances(model, ms):
@@ -174,6 +193,12 @@ class RandomForest(_EngineSelector):
     m-tree forest with the same ``random_state`` (scikit-learn's ``warm_start`` relies on
     the same property). Importances of 50/100/200 trees are computed from
     ``estimators_[:m]`` as scikit-learn does; identical to separate fits (tested).
+
+    On a binary target: ``RandomForestClassifier(criterion="gini", max_features=None)`` -- all
+    features per split as in the regression forest (scikit-learn's classifier default, sqrt(d)
+    features, is not used: the classification form changes the loss only; docs/PROTOCOL.md).
+    Two-class Gini is twice the squared-error impurity of the 0/1 target, so the ``oodfs``
+    engine grows its regression trees on 0/1 (:class:`.cart.RandomForestClassifier`).
     """
 
     name = "rf"
@@ -184,21 +209,23 @@ class RandomForest(_EngineSelector):
         self.engine = engine
 
     def _sklearn_model(self):
-        from sklearn.ensemble import RandomForestRegressor
+        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
-        return RandomForestRegressor(
+        params = dict(
             n_estimators=int(self.n_estimators), max_depth=int(self.max_depth), random_state=self.random_state, n_jobs=1
         )
+        if self._binary:
+            return RandomForestClassifier(criterion="gini", max_features=None, **params)
+        return RandomForestRegressor(**params)
 
     def _cart_model(self):
-        from .cart import RandomForestRegressor
+        from .cart import RandomForestClassifier, RandomForestRegressor
 
-        return RandomForestRegressor(
-            n_estimators=int(self.n_estimators), max_depth=int(self.max_depth), random_state=self.random_state
-        )
+        model = RandomForestClassifier if self._binary else RandomForestRegressor
+        return model(n_estimators=int(self.n_estimators), max_depth=int(self.max_depth), random_state=self.random_state)
 
     @classmethod
-    def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
+    def _fit_grid(cls, X, y, points, *, sample_weight, random_state, task="regression"):
         """One 200-tree forest at the deepest requested depth serves every point.
 
         Besides prefixes of the forest (exact, see the class docstring), a shallower depth D
@@ -217,7 +244,7 @@ class RandomForest(_EngineSelector):
             _check_tree_params(cls.name, p["n_estimators"], p["max_depth"])
         m_max = max(int(p["n_estimators"]) for p in points)
         d_max = max(int(p["max_depth"]) for p in points)
-        model = cls(n_estimators=m_max, max_depth=d_max, random_state=random_state, **cls._grid_options())._model()
+        model = cls._grid_model(task, m_max, d_max, random_state)
         model.fit(X, y, sample_weight=sample_weight)
         out = []
         for p in points:
@@ -245,6 +272,8 @@ class XGBoost(_TreeSelector):
     tasks); ``random_state`` is XGBoost's seed (0 when None; with no subsampling the fit
     does not use it).
 
+    On a binary target: ``XGBClassifier`` (``binary:logistic``, the same settings and importances).
+
     Default point ``n_estimators = 100, max_depth = 6``: XGBoost's own defaults (100 rounds,
     ``max_depth`` 6), both in the grid.
 
@@ -259,9 +288,9 @@ class XGBoost(_TreeSelector):
     importance_type: ClassVar[str] = "gain"
 
     def _model(self):
-        from xgboost import XGBRegressor
+        from xgboost import XGBClassifier, XGBRegressor
 
-        return XGBRegressor(
+        return (XGBClassifier if self._binary else XGBRegressor)(
             n_estimators=int(self.n_estimators),
             max_depth=int(self.max_depth),
             random_state=self.random_state,

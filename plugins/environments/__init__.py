@@ -7,13 +7,14 @@ import oodfs
 from .irm_sem import IRMChain
 from .markov import MarkovBoundaryEnv
 from .oracle import OracleConditional, OracleIPW
-from .synthetic import Synthetic
+from .synthetic import Synthetic, SyntheticBinary
 from .table import Table
 
 
 @oodfs.hookimpl
 def oodfs_environments():
     return [Synthetic, Table, IRMChain, MarkovBoundaryEnv]
+    return [Synthetic, SyntheticBinary, Table, IRMChain]
 
 
 @oodfs.hookimpl

@@ -329,6 +329,10 @@ class Synthetic(oodfs.Environment):
                 h = np.maximum(h, 0.0)
         return linear + h[:, 0]
 
+    def _outcome(self, S: np.ndarray, rng) -> np.ndarray:
+        """Y for stable features S (canonical order): f(S) plus N(0, noise_sd^2) noise."""
+        return self._f(S) + rng.normal(0.0, self.noise_sd, S.shape[0])
+
     def _split(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(S, V) in canonical order from rows of X in this environment's layout."""
         self._check_params()
@@ -403,7 +407,7 @@ class Synthetic(oodfs.Environment):
         X = {"exact": self._sample_exact, "pool": self._sample_pool, "rejection": self._sample_rejection}[
             self.sampler
         ](r, n, rng)
-        y = self._f(X[:, : self.d_s]) + rng.normal(0.0, self.noise_sd, n)  # noise after selection
+        y = self._outcome(X[:, : self.d_s], rng)  # noise after selection
         return X[:, self._order()], y
 
     def sample_unselected(self, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -414,7 +418,7 @@ class Synthetic(oodfs.Environment):
         rng = np.random.default_rng(seed)
         S = self._draw_S(n, rng)
         X = np.hstack([S, self._draw_V(n, rng)])
-        y = self._f(S) + rng.normal(0.0, self.noise_sd, n)
+        y = self._outcome(S, rng)
         return X[:, self._order()], y
 
     @staticmethod
@@ -467,3 +471,91 @@ class Synthetic(oodfs.Environment):
         p = np.exp(log_p - log_p.max())
         idx = rng.choice(m, size=n, replace=True, p=p / p.sum())
         return np.hstack([S[idx], V[idx]])
+
+
+#: the Monte-Carlo mean of f that centres the binary outcome's logit: draws, seed, bias rate
+CENTER_DRAWS, CENTER_SEED, CENTER_BIAS_RATE = 200_000, 0, 2.0
+
+
+@lru_cache(maxsize=64)
+def _f_mean(params: tuple) -> float:
+    """E[f(S)] in the selected environment of bias rate CENTER_BIAS_RATE (CENTER_DRAWS exact
+    draws seeded CENTER_SEED)."""
+    env = Synthetic(**dict(params))
+    X = env._sample_exact(CENTER_BIAS_RATE, CENTER_DRAWS, np.random.default_rng(CENTER_SEED))
+    return float(env._f(X[:, : env.d_s]).mean())
+
+
+class SyntheticBinary(Synthetic):
+    """Xu et al.'s synthetic process with a binary outcome: Y ~ Bernoulli(sigmoid(logit_scale (f(S) - E f))).
+
+    The same features, settings (``mlp``, ``poly``), bias-rate selection (it acts on f(S), the
+    logit's stable part, exactly as in :class:`Synthetic`) and stable set S1..S{d_s}; only the
+    outcome differs: ``P(Y = 1 | S) = sigmoid(logit_scale * (f(S) - c))``, c the mean of f in
+    the environment of bias rate 2 (a Monte-Carlo mean of 200 000 exact draws, seed 0: the
+    selection pulls f towards the V's, so the unselected mean would unbalance the classes of
+    the ``mlp`` setting), so that the classes are about balanced in every environment whatever
+    the MLP's offset. Y is coded 0.0 / 1.0; there is no ``noise_sd`` (the Bernoulli draw is the
+    noise). ``logit_scale`` (default 4) sets how hard the task is: docs/PROTOCOL.md, "Binary
+    targets", has the measured Bayes accuracy per scale.
+    """
+
+    name = "synthetic_binary"
+    task = "binary"
+    settings = ("mlp", "poly")
+
+    def __init__(
+        self,
+        setting="poly",
+        sampler="exact",
+        mlp_seed=0,
+        spurious=("V4", "V5"),
+        exponent=10.0,
+        logit_scale=4.0,
+        clip=2.0,
+        d_s=5,
+        d_v=5,
+        layout_seed=None,
+    ):
+        super().__init__(
+            setting=setting,
+            sampler=sampler,
+            mlp_seed=mlp_seed,
+            spurious=spurious,
+            exponent=exponent,
+            clip=clip,
+            d_s=d_s,
+            d_v=d_v,
+            layout_seed=layout_seed,
+        )
+        self.logit_scale = logit_scale
+
+    def _check_params(self) -> None:
+        if self.setting not in self.settings:
+            raise OodfsError(
+                f"unknown setting {self.setting!r} for environment 'synthetic_binary'; "
+                f"valid: {', '.join(self.settings)}"
+            )
+        super()._check_params()
+        scale = self.logit_scale
+        if not (
+            isinstance(scale, numbers.Real)
+            and not isinstance(scale, bool)
+            and np.isfinite(scale)
+            and scale > 0
+        ):
+            raise OodfsError(f"logit_scale must be a finite positive number, got {scale!r}")
+
+    def logit(self, X) -> np.ndarray:
+        """log-odds of Y = 1 for rows of X (this environment's layout)."""
+        return self.logit_scale * (self.f(X) - self.f_center())
+
+    def f_center(self) -> float:
+        """c, the mean of f(S) under the unselected law (estimated once per setting)."""
+        return _f_mean(
+            (("setting", self.setting), ("mlp_seed", self.mlp_seed), ("clip", self.clip), ("d_s", self.d_s))
+        )
+
+    def _outcome(self, S: np.ndarray, rng) -> np.ndarray:
+        p = 1.0 / (1.0 + np.exp(-self.logit_scale * (self._f(S) - self.f_center())))
+        return (rng.random(S.shape[0]) < p).astype(float)

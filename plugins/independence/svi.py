@@ -27,7 +27,8 @@ from threadpoolctl import threadpool_limits
 
 import oodfs
 from oodfs import OodfsError
-from oodfs.numeric import int_seed, one_torch_thread
+from oodfs.contract.wls import weighted_logistic_regression
+from oodfs.numeric import int_seed, one_torch_thread, standardize
 from oodfs_plugins.baselines.stg import STG
 
 from .dwr import DWRWeighter
@@ -210,11 +211,18 @@ class SVI(oodfs.Selector):
       No grid: the reference fixes every constant.
 
     ``profiles["paper"]``: the reference's blocks (community DWR, 20 000 steps; reference gates).
+
+    On a binary target (docs/PROTOCOL.md, "Binary targets") the weights are learnt from X as
+    ever and the selection step is weighted logistic regression with stochastic gates: oodfs's
+    linear STG with its logistic loss (``gates="oodfs"``); ``coef_`` is unpenalised logistic
+    regression on the selected features (raw scale). The reference's gates are a least-squares
+    model without intercept: ``gates="reference"`` refuses a binary target.
     """
 
     name = "svi"
     grid = {"lam": [3.0]}
     profiles = {"paper": {"dwr": "community", "gates": "reference"}}
+    task_types = ("regression", "binary")
     #: the gates' initial weights are drawn per input column, in column order
     permutation_invariant = False
 
@@ -245,7 +253,7 @@ class SVI(oodfs.Selector):
         self.random_state = random_state
 
     # -- parameters ------------------------------------------------------------------------
-    def _settings(self) -> dict:
+    def _settings(self, task: str = "regression") -> dict:
         who = self.name
         for what, valid in (("dwr", DWR_KINDS), ("gates", GATE_KINDS)):
             value = getattr(self, what)
@@ -261,7 +269,12 @@ class SVI(oodfs.Selector):
             "period": _positive_int(self.period, "period", who),
             "dwr": self.dwr,
             "gates": self.gates,
+            "task": task,
         }
+        if task == "binary" and self.gates == "reference":
+            raise OodfsError(
+                f"{who}: gates='reference' fits least squares and cannot classify; use gates='oodfs'"
+            )
         if out["threshold"] >= 1:
             raise OodfsError(f"{who}: threshold must be a gate ratio in (0, 1), got {self.threshold!r}")
         return out
@@ -291,7 +304,7 @@ class SVI(oodfs.Selector):
             max_epochs=s["stg_epochs"],
             random_state=seed,
         )
-        return ndtr((stg.fit(X, y, sample_weight=w).scores_ + 0.5) / s["sigma"])
+        return ndtr((stg.fit(X, y, sample_weight=w, task=s["task"]).scores_ + 0.5) / s["sigma"])
 
     @classmethod
     def _run(cls, X, y, sample_weight, s: dict, seed: int, first_w: np.ndarray) -> oodfs.GridFit:
@@ -311,22 +324,25 @@ class SVI(oodfs.Selector):
         )
 
     def _fit_scores(self, X, y, sample_weight):
-        s = self._settings()
+        s = self._settings(self.task_)
         fit = self._run(X, y, sample_weight, s, int_seed(self.random_state), self._weights(X, s, None))
         self.selected_ = fit.values > s["threshold"]
         self.coef_ = np.zeros(X.shape[1])
-        if self.selected_.any():
+        if self.selected_.any() and self.task_ == "binary":
+            Xs = X[:, self.selected_]
+            self.coef_[self.selected_] = weighted_logistic_regression(Xs, y) / standardize(Xs).sd
+        elif self.selected_.any():
             self.coef_[self.selected_] = np.linalg.lstsq(X[:, self.selected_], y, rcond=None)[0]
         self.diagnostics_ = fit.diagnostics
         return fit.values
 
     @classmethod
-    def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
+    def _fit_grid(cls, X, y, points, *, sample_weight, random_state, task="regression"):
         """Round 1's weights depend on no gate setting: computed once per DWR setting."""
         cache: dict[tuple, np.ndarray] = {}
         out = []
         for p in points:
-            s = cls(**p, random_state=random_state)._settings()
+            s = cls(**p, random_state=random_state)._settings(task)
             key = (s["dwr"], s["dwr_steps"])
             if key not in cache:
                 cache[key] = cls._weights(X, s, None)
