@@ -36,6 +36,10 @@ the raw scale) compare features rather than units. ``target_transform`` ``"log"`
 
 There is no known stable set: ``stable_set`` is None, and the leaderboard leaves rank average
 and F1 empty; RMSE on the later environments is the measure.
+
+A binary target (docs/PROTOCOL.md, "Real binary data"): ``positive`` names the target's value
+that is the positive class (1.0; every other value 0.0), or ``threshold`` makes a numeric target
+at or above it 1.0; either makes the instance's ``task`` ``"binary"``.
 """
 
 from __future__ import annotations
@@ -182,6 +186,28 @@ def bin_labels(edges, integer: bool) -> list[str]:
     return labels
 
 
+def binary_target(df: pd.DataFrame, target, positive=None, threshold=None) -> pd.Series:
+    """The target as 1.0 (its ``positive`` value, or at or above ``threshold``) or 0.0; missing stays so."""
+    if target not in df.columns:
+        raise OodfsError(
+            f"target column {target!r} not found; available columns: {', '.join(map(str, df.columns))}"
+        )
+    s = df[target]
+    if threshold is not None:
+        if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+            raise OodfsError(f"threshold= needs a numeric target; {target!r} is {s.dtype}")
+        hit = s >= threshold
+    else:
+        values = list(pd.unique(s.dropna()))
+        if positive not in values:
+            shown = ", ".join(map(repr, sorted(values, key=str)[:10]))
+            raise OodfsError(
+                f"positive={positive!r} is not a value of the target {target!r}; its values: {shown}"
+            )
+        hit = s == positive
+    return hit.astype(float).where(s.notna())
+
+
 class Table(oodfs.Environment):
     """A real table split into environments by a column (or by bins of a numeric column).
 
@@ -216,6 +242,8 @@ class Table(oodfs.Environment):
         keep=(),
         dates="refuse",
         dropna=None,
+        positive=None,
+        threshold=None,
     ):
         self.path = path
         self.dataset = dataset
@@ -232,6 +260,13 @@ class Table(oodfs.Environment):
         self.keep = keep
         self.dates = dates
         self.dropna = dropna
+        self.positive = positive
+        self.threshold = threshold
+        # the task of this table (a class tag on Environment): binary when a positive class or
+        # a threshold is given here or by the built-in data set
+        defaults = DATASETS.get(dataset, {}) if isinstance(dataset, str) else {}
+        binary = {positive, threshold, defaults.get("positive"), defaults.get("threshold")} != {None}
+        self.task = "binary" if binary else "regression"
 
     # -- loading (once per instance) ---------------------------------------------------------
     def _options(self) -> dict:
@@ -246,12 +281,20 @@ class Table(oodfs.Environment):
                 raise OodfsError(f"unknown dataset {self.dataset!r}; valid: {', '.join(DATASETS)}")
             defaults = DATASETS[self.dataset]
         opts = {}
-        for key in ("target", "env_column", "bins", "features", "target_transform"):
+        for key in ("target", "env_column", "bins", "features", "target_transform", "positive", "threshold"):
             value = getattr(self, key)
             opts[key] = defaults.get(key) if value is None else value
         for key in ("target", "env_column"):
             if opts[key] is None:
                 raise OodfsError(f"environment 'table' needs {key}= (a column of the table)")
+        if opts["positive"] is not None and opts["threshold"] is not None:
+            raise OodfsError(
+                "environment 'table' takes positive= or threshold= for a binary target, not both"
+            )
+        if opts["threshold"] is not None and (
+            isinstance(opts["threshold"], bool) or not isinstance(opts["threshold"], (int, float))
+        ):
+            raise OodfsError(f"threshold must be a number, got {opts['threshold']!r}")
         if opts["target_transform"] not in TARGET_TRANSFORMS:
             raise OodfsError(
                 f"target_transform must be one of {', '.join(map(str, TARGET_TRANSFORMS))}, "
@@ -300,6 +343,10 @@ class Table(oodfs.Environment):
         if features is not None and env_col in list(features):
             raise OodfsError(f"{env_col!r} is the environment column and cannot also be a feature")
         drop = [self.drop] if isinstance(self.drop, str) else list(self.drop or ())
+        if opts["positive"] is not None or opts["threshold"] is not None:
+            df = df.assign(
+                **{opts["target"]: binary_target(df, opts["target"], opts["positive"], opts["threshold"])}
+            )
         label_col = env_col
         if opts["bins"] is not None:
             col = df[env_col]
