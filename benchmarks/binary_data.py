@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tomllib
 import warnings
 from importlib import resources
 from pathlib import Path
@@ -36,7 +35,11 @@ from tabulate import tabulate
 
 from oodfs_plugins.environments.table import Table
 
-HERE = Path(__file__).resolve().parent
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 #: a single feature with an AUC above this predicts the target alone (a leak)
 LEAK_AUC = 0.99
 
