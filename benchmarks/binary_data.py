@@ -3,8 +3,9 @@
     python benchmarks/binary_data.py                   # print the report
     python benchmarks/binary_data.py --out benchmarks/BINARY_DATA.md
 
-Reads every shipped suite with ``task = "binary"`` on the ``table`` environment straight from
-its TOML file and loads its table through the ``table`` environment, as a run would. For each
+Reads every shipped suite on the ``binary_table`` environment straight from its TOML file and
+loads its table through that environment (the ``table`` environment with a binary target), as a
+run would. For each
 suite it prints the card's facts (rows, positives and base rate per environment) and two
 checks:
 
@@ -33,7 +34,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
 from tabulate import tabulate
 
-from oodfs_plugins.environments.table import Table
+from oodfs_plugins.environments.table import BinaryTable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -45,26 +46,26 @@ LEAK_AUC = 0.99
 
 
 def binary_suites() -> dict[str, dict]:
-    """Every shipped binary table suite, as its raw TOML (the runner need not know the task)."""
+    """Every shipped suite on a binary table, as its raw TOML (read without the runner)."""
     out = {}
     for path in sorted(resources.files("oodfs.suites").iterdir(), key=lambda p: p.name):
         if path.name.endswith(".toml"):
             raw = tomllib.loads(path.read_text())
-            if raw.get("task") == "binary" and raw.get("environment") == "table":
+            if raw.get("environment") == "binary_table":
                 out[path.name[:-5]] = raw
     return out
 
 
-def table_of(raw: dict) -> Table:
+def table_of(raw: dict) -> BinaryTable:
     (setting,) = raw["settings"].values()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # thin one-hot levels: the run warns about them itself
-        env = Table(**setting["params"])
+        env = BinaryTable(**setting["params"])
         env.labels  # loads and prepares the table
     return env
 
 
-def env_counts(env: Table, raw: dict) -> pd.DataFrame:
+def env_counts(env: BinaryTable, raw: dict) -> pd.DataFrame:
     data = env._data()
     rows = []
     for label, index in data["index"].items():
@@ -75,7 +76,7 @@ def env_counts(env: Table, raw: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def single_feature_auc(env: Table) -> pd.Series:
+def single_feature_auc(env: BinaryTable) -> pd.Series:
     """Each feature's AUC alone over the whole table (max of AUC and 1 - AUC)."""
     data = env._data()
     X, y = data["X"], data["y"]
@@ -99,7 +100,7 @@ def _scores(y, p, prior) -> dict:
     }
 
 
-def shift(env: Table, raw: dict) -> pd.DataFrame:
+def shift(env: BinaryTable, raw: dict) -> pd.DataFrame:
     """Logistic regression per training environment and run: hold-out against test environments."""
     n_train, n_val, runs = raw["n_train"], raw["n_val"], raw["runs"]
     tests = {label: env.sample(label, 10**9, 0) for label in raw["r_test"]}
@@ -171,9 +172,9 @@ def report() -> str:
         "# The real binary suites: tables and shifts",
         "",
         "Written by `python benchmarks/binary_data.py --out benchmarks/BINARY_DATA.md` (the script's "
-        "docstring says what is measured). Every table is loaded through the `table` environment, "
-        "as a run loads it. AUC: higher is better; log-loss: lower is better; the prior log-loss is "
-        "that of predicting the training base rate for every row (the `prior` yardstick).",
+        "docstring says what is measured). Every table is loaded through the `binary_table` "
+        "environment, as a run loads it. AUC: higher is better; log-loss: lower is better; the prior "
+        "log-loss is that of predicting the training base rate for every row (the `prior` yardstick).",
         "",
         "## Summary",
         "",

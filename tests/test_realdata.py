@@ -5,8 +5,6 @@ tests that read a table skip without its package.
 """
 
 import json
-import sys
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -23,23 +21,7 @@ from oodfs.validation import OodfsError
 
 from .conftest import assert_one_line, run_cli
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-
-def _raw_suite(name: str) -> dict:
-    return tomllib.loads(resources.files("oodfs.suites").joinpath(f"{name}.toml").read_text())
-
-
-#: the real regression suites (the binary ones: tests/test_binary_suites.py)
-REAL = [
-    name
-    for name in available_suites()
-    if _raw_suite(name).get("environment") == "table"
-    and _raw_suite(name).get("task", "regression") == "regression"
-]
+REAL = [name for name in available_suites() if load_suite(name).environment == "table"]
 #: which package ships each suite's table
 NEEDS = {"bikeshare": "ISLP", "wage": "ISLP", "auto": "ISLP"}
 

@@ -7,12 +7,12 @@ import oodfs
 from .irm_sem import IRMChain
 from .oracle import OracleConditional, OracleIPW
 from .synthetic import Synthetic
-from .table import Table
+from .table import BinaryTable, Table
 
 
 @oodfs.hookimpl
 def oodfs_environments():
-    return [Synthetic, Table, IRMChain]
+    return [Synthetic, Table, BinaryTable, IRMChain]
 
 
 @oodfs.hookimpl

@@ -37,9 +37,11 @@ the raw scale) compare features rather than units. ``target_transform`` ``"log"`
 There is no known stable set: ``stable_set`` is None, and the leaderboard leaves rank average
 and F1 empty; RMSE on the later environments is the measure.
 
-A binary target (docs/PROTOCOL.md, "Real binary data"): ``positive`` names the target's value
-that is the positive class (1.0; every other value 0.0), or ``threshold`` makes a numeric target
-at or above it 1.0; either makes the instance's ``task`` ``"binary"``.
+A binary target (docs/PROTOCOL.md, "Real binary data") is the ``binary_table`` environment, the
+same table with the task tag ``"binary"``: ``positive`` names the target's value that is the
+positive class (1.0; every other value 0.0), or ``threshold`` makes a numeric target at or above
+it 1.0. The ``table`` environment refuses both (its task is regression), so a 0/1 target is
+never regressed by mistake.
 """
 
 from __future__ import annotations
@@ -223,6 +225,7 @@ class Table(oodfs.Environment):
     """
 
     name = "table"
+    task = "regression"
     settings: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
@@ -262,11 +265,6 @@ class Table(oodfs.Environment):
         self.dropna = dropna
         self.positive = positive
         self.threshold = threshold
-        # the task of this table (a class tag on Environment): binary when a positive class or
-        # a threshold is given here or by the built-in data set
-        defaults = DATASETS.get(dataset, {}) if isinstance(dataset, str) else {}
-        binary = {positive, threshold, defaults.get("positive"), defaults.get("threshold")} != {None}
-        self.task = "binary" if binary else "regression"
 
     # -- loading (once per instance) ---------------------------------------------------------
     def _options(self) -> dict:
@@ -287,6 +285,21 @@ class Table(oodfs.Environment):
         for key in ("target", "env_column"):
             if opts[key] is None:
                 raise OodfsError(f"environment 'table' needs {key}= (a column of the table)")
+        binary = opts["positive"] is not None or opts["threshold"] is not None
+        if binary and self.task != "binary":
+            given = (
+                f"dataset {self.dataset!r} has a binary target"
+                if self.dataset
+                else "positive= / threshold= make a binary target"
+            )
+            raise OodfsError(
+                f"{given}: use environment 'binary_table' (environment 'table' is for a numeric target)"
+            )
+        if self.task == "binary" and not binary:
+            raise OodfsError(
+                f"environment {self.name!r} needs positive= (the target's positive class) or threshold= "
+                "(a numeric target at or above it is positive)"
+            )
         if opts["positive"] is not None and opts["threshold"] is not None:
             raise OodfsError(
                 "environment 'table' takes positive= or threshold= for a binary target, not both"
@@ -459,7 +472,15 @@ class Table(oodfs.Environment):
         return data["X"][rows].copy(), data["y"][rows].copy()
 
 
+class BinaryTable(Table):
+    """A real table with a binary target: ``positive=`` (the target's positive class) or
+    ``threshold=`` (a numeric target at or above it); every other parameter as ``table``."""
+
+    name = "binary_table"
+    task = "binary"
+
+
 @oodfs.hookimpl
 def oodfs_environments():
     """Lets ``--plugin oodfs_plugins.environments.table`` register ``table`` on its own."""
-    return [Table]
+    return [Table, BinaryTable]
