@@ -5,9 +5,8 @@
 
 Reads every shipped suite on the ``binary_table`` environment straight from its TOML file and
 loads its table through that environment (the ``table`` environment with a binary target), as a
-run would. For each
-suite it prints the card's facts (rows, positives and base rate per environment) and two
-checks:
+run would. For each suite it prints the card's facts (rows, positives and base rate per
+environment) and two checks:
 
 * **Leaks**: the AUC of every feature alone over the whole table (max of AUC and 1 - AUC); a
   column above 0.99 would predict the target by itself.
