@@ -132,6 +132,7 @@ def test_the_regression_table_refuses_a_binary_target_and_the_binary_table_needs
         ({"target": "outcome", "threshold": 1}, ["threshold= needs a numeric target", "'outcome'"]),
         ({"target": "amount", "threshold": "high"}, ["threshold must be a number", "'high'"]),
         ({"target": "amount", "threshold": 50, "positive": 1}, ["positive= or threshold=", "not both"]),
+        ({"target": "amount", "threshold": 1e9}, ["threshold=1000000000.0", "one class", "'amount'"]),
     ],
 )
 def test_a_bad_binary_option_is_one_line_naming_it(own_table, params, needles):

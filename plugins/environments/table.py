@@ -207,6 +207,11 @@ def binary_target(df: pd.DataFrame, target, positive=None, threshold=None) -> pd
                 f"positive={positive!r} is not a value of the target {target!r}; its values: {shown}"
             )
         hit = s == positive
+    given = f"positive={positive!r}" if threshold is None else f"threshold={threshold!r}"
+    if hit[s.notna()].nunique() < 2:
+        raise OodfsError(
+            f"{given} makes every row of the target {target!r} one class; a binary target needs two"
+        )
     return hit.astype(float).where(s.notna())
 
 
@@ -221,6 +226,7 @@ class Table(oodfs.Environment):
     ``categorical_columns`` (number columns to one-hot encode), ``keep`` (columns to use
     although they look like an identifier or a copy of the target), ``dates`` (``"refuse"`` or
     ``"convert"``), ``dropna`` (None or ``"rows"``): as ``oodfs select``'s options.
+    ``positive`` / ``threshold``: the binary target of ``binary_table`` (refused here).
     A built-in data set supplies defaults for every parameter left as None.
     """
 
@@ -302,7 +308,7 @@ class Table(oodfs.Environment):
             )
         if opts["positive"] is not None and opts["threshold"] is not None:
             raise OodfsError(
-                "environment 'table' takes positive= or threshold= for a binary target, not both"
+                f"environment {self.name!r} takes positive= or threshold= for a binary target, not both"
             )
         if opts["threshold"] is not None and (
             isinstance(opts["threshold"], bool) or not isinstance(opts["threshold"], (int, float))
