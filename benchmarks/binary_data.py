@@ -99,8 +99,12 @@ def _scores(y, p, prior) -> dict:
     }
 
 
+HOLD_OUT = "hold-out (training env.)"
+
+
 def shift(env: BinaryTable, raw: dict) -> pd.DataFrame:
-    """Logistic regression per training environment and run: hold-out against test environments."""
+    """Logistic regression per training environment and run: its scores on the hold-out and on
+    each test environment, one row per (training environment, run, scored environment)."""
     n_train, n_val, runs = raw["n_train"], raw["n_val"], raw["runs"]
     tests = {label: env.sample(label, 10**9, 0) for label in raw["r_test"]}
     rows = []
@@ -110,11 +114,20 @@ def shift(env: BinaryTable, raw: dict) -> pd.DataFrame:
             model = LogisticRegression(C=1.0, max_iter=5000).fit(X[:n_train], y[:n_train])
             prior = y[:n_train].mean()
             held = _scores(y[n_train:], model.predict_proba(X[n_train:])[:, 1], prior)
-            rows.append({"environment": "hold-out (training env.)", **held})
+            rows.append({"train": label, "environment": HOLD_OUT, **held})
             for test, (Xt, yt) in tests.items():
-                rows.append({"environment": test, **_scores(yt, model.predict_proba(Xt)[:, 1], prior)})
-    order = ["hold-out (training env.)"] + list(raw["r_test"])
-    return pd.DataFrame(rows).groupby("environment", sort=False).mean().loc[order]
+                rows.append(
+                    {"train": label, "environment": test, **_scores(yt, model.predict_proba(Xt)[:, 1], prior)}
+                )
+    return pd.DataFrame(rows)
+
+
+def per_unit(scores: pd.DataFrame, raw: dict) -> pd.DataFrame:
+    """AUC / log-loss per training environment (rows) and scored environment (columns): the
+    (training, test) pairs are the suite's units."""
+    cells = scores.groupby(["train", "environment"], sort=False)[["AUC", "log-loss"]].mean()
+    table = cells.apply(lambda r: f"{r['AUC']:.3f} / {r['log-loss']:.3f}", axis=1).unstack("environment")
+    return table.loc[list(raw["r_train"]), [HOLD_OUT] + list(raw["r_test"])]
 
 
 def _pct(x) -> str:
@@ -125,7 +138,10 @@ def suite_section(name: str, raw: dict) -> tuple[str, dict]:
     env = table_of(raw)
     counts = env_counts(env, raw)
     aucs = single_feature_auc(env)
-    measured = shift(env, raw)
+    scores = shift(env, raw)
+    units = per_unit(scores, raw)
+    measured = scores.drop(columns="train").groupby("environment", sort=False).mean()
+    measured = measured.loc[[HOLD_OUT] + list(raw["r_test"])]
     card = counts.assign(**{"base rate": counts["base rate"].map(_pct)})
     held = measured.iloc[0]
     tests = measured.iloc[1:]
@@ -156,6 +172,10 @@ def suite_section(name: str, raw: dict) -> tuple[str, dict]:
         f"each ({len(raw['r_train']) * raw['runs']} fits); mean scores:",
         "",
         tabulate(measured.reset_index(), headers="keys", tablefmt="github", showindex=False, floatfmt=".3f"),
+        "",
+        "AUC / log-loss per training environment (rows; mean over its draws) and scored environment:",
+        "",
+        tabulate(units.reset_index(), headers="keys", tablefmt="github", showindex=False),
         "",
     ]
     return "\n".join(lines), summary
