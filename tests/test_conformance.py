@@ -44,8 +44,29 @@ def _table_spec():
     )
 
 
+def _binary_table_spec():
+    """The ``binary_table`` environment: the same kind of table with a yes / no target."""
+    from oodfs_plugins.environments.table import BinaryTable
+
+    where = Path(tempfile.mkdtemp(prefix="oodfs-conformance-")) / "groups.csv"
+    rng = np.random.default_rng(0)
+    n = 240
+    x = rng.standard_normal((n, 3))
+    group = np.repeat(["a", "b", "c"], n // 3)
+    y = np.where(x[:, 0] + 0.5 * x[:, 1] + rng.standard_normal(n) > 0, "yes", "no")
+    lines = ["x0,x1,x2,group,y"] + [
+        f"{a:.6f},{b:.6f},{c:.6f},{g},{t}" for (a, b, c), g, t in zip(x, group, y)
+    ]
+    where.write_text("\n".join(lines) + "\n")
+    return with_envs(
+        BinaryTable(path=str(where), target="y", positive="yes", env_column="group"),
+        envs=("a", "c"),
+        invalid_envs=("zzz",),
+    )
+
+
 #: environments that cannot be checked from their class alone: how to build a checkable one
-ENVIRONMENT_SPECS = {"table": _table_spec}
+ENVIRONMENT_SPECS = {"table": _table_spec, "binary_table": _binary_table_spec}
 
 #: weighters (and their WLS selectors) that know the synthetic environment's selection mechanism
 ORACLES = ("oracle_ipw", "oracle_cond")

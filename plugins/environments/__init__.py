@@ -8,13 +8,12 @@ from .irm_sem import IRMChain
 from .markov import MarkovBoundaryEnv
 from .oracle import OracleConditional, OracleIPW
 from .synthetic import Synthetic, SyntheticBinary
-from .table import Table
+from .table import BinaryTable, Table
 
 
 @oodfs.hookimpl
 def oodfs_environments():
-    return [Synthetic, Table, IRMChain, MarkovBoundaryEnv]
-    return [Synthetic, SyntheticBinary, Table, IRMChain]
+    return [Synthetic, SyntheticBinary, Table, BinaryTable, IRMChain, MarkovBoundaryEnv]
 
 
 @oodfs.hookimpl

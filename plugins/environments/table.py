@@ -36,6 +36,12 @@ the raw scale) compare features rather than units. ``target_transform`` ``"log"`
 
 There is no known stable set: ``stable_set`` is None, and the leaderboard leaves rank average
 and F1 empty; RMSE on the later environments is the measure.
+
+A binary target (docs/PROTOCOL.md, "Real binary data") is the ``binary_table`` environment, the
+same table with the task tag ``"binary"``: ``positive`` names the target's value that is the
+positive class (1.0; every other value 0.0), or ``threshold`` makes a numeric target at or above
+it 1.0. The ``table`` environment refuses both (its task is regression), so a 0/1 target is
+never regressed by mistake.
 """
 
 from __future__ import annotations
@@ -182,6 +188,33 @@ def bin_labels(edges, integer: bool) -> list[str]:
     return labels
 
 
+def binary_target(df: pd.DataFrame, target, positive=None, threshold=None) -> pd.Series:
+    """The target as 1.0 (its ``positive`` value, or at or above ``threshold``) or 0.0; missing stays so."""
+    if target not in df.columns:
+        raise OodfsError(
+            f"target column {target!r} not found; available columns: {', '.join(map(str, df.columns))}"
+        )
+    s = df[target]
+    if threshold is not None:
+        if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+            raise OodfsError(f"threshold= needs a numeric target; {target!r} is {s.dtype}")
+        hit = s >= threshold
+    else:
+        values = list(pd.unique(s.dropna()))
+        if positive not in values:
+            shown = ", ".join(map(repr, sorted(values, key=str)[:10]))
+            raise OodfsError(
+                f"positive={positive!r} is not a value of the target {target!r}; its values: {shown}"
+            )
+        hit = s == positive
+    given = f"positive={positive!r}" if threshold is None else f"threshold={threshold!r}"
+    if hit[s.notna()].nunique() < 2:
+        raise OodfsError(
+            f"{given} makes every row of the target {target!r} one class; a binary target needs two"
+        )
+    return hit.astype(float).where(s.notna())
+
+
 class Table(oodfs.Environment):
     """A real table split into environments by a column (or by bins of a numeric column).
 
@@ -193,10 +226,12 @@ class Table(oodfs.Environment):
     ``categorical_columns`` (number columns to one-hot encode), ``keep`` (columns to use
     although they look like an identifier or a copy of the target), ``dates`` (``"refuse"`` or
     ``"convert"``), ``dropna`` (None or ``"rows"``): as ``oodfs select``'s options.
+    ``positive`` / ``threshold``: the binary target of ``binary_table`` (refused here).
     A built-in data set supplies defaults for every parameter left as None.
     """
 
     name = "table"
+    task = "regression"
     settings: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
@@ -216,6 +251,8 @@ class Table(oodfs.Environment):
         keep=(),
         dates="refuse",
         dropna=None,
+        positive=None,
+        threshold=None,
     ):
         self.path = path
         self.dataset = dataset
@@ -232,6 +269,8 @@ class Table(oodfs.Environment):
         self.keep = keep
         self.dates = dates
         self.dropna = dropna
+        self.positive = positive
+        self.threshold = threshold
 
     # -- loading (once per instance) ---------------------------------------------------------
     def _options(self) -> dict:
@@ -246,12 +285,35 @@ class Table(oodfs.Environment):
                 raise OodfsError(f"unknown dataset {self.dataset!r}; valid: {', '.join(DATASETS)}")
             defaults = DATASETS[self.dataset]
         opts = {}
-        for key in ("target", "env_column", "bins", "features", "target_transform"):
+        for key in ("target", "env_column", "bins", "features", "target_transform", "positive", "threshold"):
             value = getattr(self, key)
             opts[key] = defaults.get(key) if value is None else value
         for key in ("target", "env_column"):
             if opts[key] is None:
                 raise OodfsError(f"environment 'table' needs {key}= (a column of the table)")
+        binary = opts["positive"] is not None or opts["threshold"] is not None
+        if binary and self.task != "binary":
+            given = (
+                f"dataset {self.dataset!r} has a binary target"
+                if self.dataset
+                else "positive= / threshold= make a binary target"
+            )
+            raise OodfsError(
+                f"{given}: use environment 'binary_table' (environment 'table' is for a numeric target)"
+            )
+        if self.task == "binary" and not binary:
+            raise OodfsError(
+                f"environment {self.name!r} needs positive= (the target's positive class) or threshold= "
+                "(a numeric target at or above it is positive)"
+            )
+        if opts["positive"] is not None and opts["threshold"] is not None:
+            raise OodfsError(
+                f"environment {self.name!r} takes positive= or threshold= for a binary target, not both"
+            )
+        if opts["threshold"] is not None and (
+            isinstance(opts["threshold"], bool) or not isinstance(opts["threshold"], (int, float))
+        ):
+            raise OodfsError(f"threshold must be a number, got {opts['threshold']!r}")
         if opts["target_transform"] not in TARGET_TRANSFORMS:
             raise OodfsError(
                 f"target_transform must be one of {', '.join(map(str, TARGET_TRANSFORMS))}, "
@@ -300,6 +362,10 @@ class Table(oodfs.Environment):
         if features is not None and env_col in list(features):
             raise OodfsError(f"{env_col!r} is the environment column and cannot also be a feature")
         drop = [self.drop] if isinstance(self.drop, str) else list(self.drop or ())
+        if opts["positive"] is not None or opts["threshold"] is not None:
+            df = df.assign(
+                **{opts["target"]: binary_target(df, opts["target"], opts["positive"], opts["threshold"])}
+            )
         label_col = env_col
         if opts["bins"] is not None:
             col = df[env_col]
@@ -412,7 +478,15 @@ class Table(oodfs.Environment):
         return data["X"][rows].copy(), data["y"][rows].copy()
 
 
+class BinaryTable(Table):
+    """A real table with a binary target: ``positive=`` (the target's positive class) or
+    ``threshold=`` (a numeric target at or above it); every other parameter as ``table``."""
+
+    name = "binary_table"
+    task = "binary"
+
+
 @oodfs.hookimpl
 def oodfs_environments():
     """Lets ``--plugin oodfs_plugins.environments.table`` register ``table`` on its own."""
-    return [Table]
+    return [Table, BinaryTable]
