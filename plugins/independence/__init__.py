@@ -60,7 +60,7 @@ def oodfs_metrics():
             True,
             "largest weighted |corr| between two features / the unweighted one; reported when the "
             "unweighted one is >= 0.2 (DWR)",
-            SuspectRule("the weights kept over 80 % of the largest feature correlation", above=0.8),
+            SuspectRule("the weights kept over 90 % of the largest feature correlation", above=0.9),
         ),
         diagnostic(
             "frac_clipped_low",

@@ -129,7 +129,7 @@ class DWRWeighter(oodfs.Weighter):
     whichever rule ended the solver, and ``corr_kept_`` the largest weighted |correlation|
     between two features divided by the unweighted one (None when that is below
     ``CORR_KEPT_MIN_BEFORE``). These four are also the fit's diagnostics (``objective``,
-    ``n_iter``, ``converged``, ``corr_kept``); a ``corr_kept`` above 0.8 marks the fit suspect:
+    ``n_iter``, ``converged``, ``corr_kept``); a ``corr_kept`` above 0.9 marks the fit suspect:
     the weights left the features about as correlated as they were (docs/PROTOCOL.md, "DWR's
     stop and its decorrelation check": at d = 200 this is the objective's own minimum, not a
     stalled solver).
