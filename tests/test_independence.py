@@ -146,7 +146,7 @@ def test_dwr_converged_means_the_tolerance_is_met_not_that_the_solver_stopped():
 
 
 def test_dwr_corr_kept_flags_a_fit_that_leaves_the_features_correlated():
-    """d = 10: DWR roughly halves V4-V5's correlation (corr_kept 0.65, not suspect); d = 200 at
+    """d = 10: DWR lowers V4-V5's correlation by a third (corr_kept 0.65, not suspect); d = 200 at
     n = 2000: the objective's minimum is near uniform and corr_kept > 0.9, which the declared
     suspect rule flags (docs/PROTOCOL.md, "DWR's stop and its decorrelation check")."""
     import pandas as pd

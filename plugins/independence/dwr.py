@@ -225,7 +225,7 @@ class DWRWeighter(oodfs.Weighter):
             # u0 = 1 is interior, so the projected gradient at the start is the gradient
             pgtol = float(self.tol) * float(np.abs(g0).max())
             if self.solver == "lbfgs":
-                u, n_iter = self._lbfgs(fun, u0, pgtol)
+                u, n_iter, _ = self._lbfgs(fun, u0, pgtol)
             else:
                 u, n_iter = self._adam(fun, u0, scale=1.0 if self.adam_scale == "mean1" else float(n))
             if not np.all(np.isfinite(u)) or u.sum() <= 0:
@@ -254,7 +254,9 @@ class DWRWeighter(oodfs.Weighter):
             bounds=Bounds(0.0, np.inf),
             options={"maxiter": int(self.max_iter), "gtol": pgtol},
         )
-        return np.maximum(res.x, 0.0), res.nit
+        # the third value (scipy's status 0, which a relative-reduction stall also gives) is what
+        # SVI's masked DWR reports as converged; DWR itself checks its tolerance (_fit_weights)
+        return np.maximum(res.x, 0.0), res.nit, res.status == 0
 
     def _adam(self, fun, u0, scale: float):
         """Adam on v = u / scale (scale 1: the mean-1 weights u; scale n: w itself), projected
@@ -280,7 +282,7 @@ class DWRWeighter(oodfs.Weighter):
             "objective": self.objective_,
             "n_iter": self.n_iter_,
             "converged": self.converged_,
-            "corr_kept": self.corr_kept_,
+            "corr_kept": getattr(self, "corr_kept_", None),  # not set by subclasses' own fits (SVI)
         }
 
     @classmethod
