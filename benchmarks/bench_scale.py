@@ -2,7 +2,8 @@
 
     python benchmarks/bench_scale.py table [--n 20000] [--d 10 50 200] [--converge]
     python benchmarks/bench_scale.py paper-grid [--n 10000] [--runs 2]
-    python benchmarks/bench_scale.py cost  [--repeats 2]
+    python benchmarks/bench_scale.py cost  [--repeats 2] 2> cost.log
+    python benchmarks/bench_scale.py cost --from-log cost.log   # summary of an unfinished run
 
 Data: the synthetic generator, setting ``poly``, r_train = 2.5, 5 stable features S1..S5 and
 d - 5 others V1..V_{d-5} (V4, V5 spurious, as in the paper), data seed 0; stable set from the
@@ -190,6 +191,8 @@ def one(methods: list[str], n: int, d: int) -> list[dict]:
 
 
 def slope(xs, ys) -> float:
+    if len(set(xs)) < 2:
+        return float("nan")
     return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
 
 
@@ -207,6 +210,11 @@ def cost(args):
             )
             runs += json.loads(out.stdout.strip().splitlines()[-1])
             print(json.dumps(runs[-len(order) :]), file=sys.stderr, flush=True)
+    summarise(runs, f"{args.repeats} repeats")
+
+
+def summarise(runs: list[dict], what: str) -> None:
+    """Median table and fitted exponents of the ``cost`` runs (points with no run are left out)."""
     med = {}
     for r in runs:
         med.setdefault((r["method"], r["n"], r["d"]), []).append(r)
@@ -225,8 +233,8 @@ def cost(args):
                 "" if it is None else f"{it} ({cpu / (it + 1) * 1000:.0f} ms/it)",
             ]
         )
-    print(f"load average {os.getloadavg()[0]:.1f}, {args.repeats} repeats")
-    heads = ["method", "n", "d", "wall s", "CPU s", "peak MB", "DWR iter"]
+    print(f"load average {os.getloadavg()[0]:.1f}, {what}")
+    heads = ["method", "n", "d", "wall s", "CPU s", "peak MB", "iterations (DWR) / epochs (SRDO)"]
     print(tabulate(rows, headers=heads, tablefmt="github"))
     ex = []
     for m in METHODS:
@@ -236,11 +244,13 @@ def cost(args):
             c = float(np.median([r["cpu"] for r in rs]))
             return c / (rs[0]["n_iter"] + 1) if per_iter else c
 
-        row = [m, f"{slope(N_ALONG, [cpu(n, D_AT_N) for n in N_ALONG]):.2f}"]
-        row.append(f"{slope(D_ALONG, [cpu(N_AT_D, d) for d in D_ALONG]):.2f}")
+        ns = [n for n in N_ALONG if (m, n, D_AT_N) in med]
+        ds = [d for d in D_ALONG if (m, N_AT_D, d) in med]
+        row = [m, f"{slope(ns, [cpu(n, D_AT_N) for n in ns]):.2f} ({min(ns)}-{max(ns)})"]
+        row.append(f"{slope(ds, [cpu(N_AT_D, d) for d in ds]):.2f} ({min(ds)}-{max(ds)})")
         if m == "dwr":
-            row.append(f"{slope(N_ALONG, [cpu(n, D_AT_N, True) for n in N_ALONG]):.2f}")
-            row.append(f"{slope(D_ALONG, [cpu(N_AT_D, d, True) for d in D_ALONG]):.2f}")
+            row.append(f"{slope(ns, [cpu(n, D_AT_N, True) for n in ns]):.2f}")
+            row.append(f"{slope(ds, [cpu(N_AT_D, d, True) for d in ds]):.2f}")
         ex.append(row)
     print()
     heads = ["method", f"exponent in n (d = {D_AT_N})", f"in d (n = {N_AT_D})", "per iter, n", "per iter, d"]
@@ -259,6 +269,9 @@ def main():
     g.add_argument("--runs", type=int, default=2)
     c = sub.add_parser("cost")
     c.add_argument("--repeats", type=int, default=2)
+    c.add_argument(
+        "--from-log", help="summarise the JSON lines a (possibly unfinished) cost run wrote to stderr"
+    )
     o = sub.add_parser("one")
     o.add_argument("n", type=int)
     o.add_argument("d", type=int)
@@ -268,6 +281,10 @@ def main():
         table(args)
     elif args.part == "paper-grid":
         paper_grid(args)
+    elif args.part == "cost" and args.from_log:
+        with open(args.from_log) as fh:
+            runs = [r for line in fh if line.startswith("[{") for r in json.loads(line)]
+        summarise(runs, f"from {args.from_log}")
     elif args.part == "cost":
         cost(args)
     else:
