@@ -125,6 +125,51 @@ def test_dwr_tol_zero_goes_further_and_max_iter_caps():
     assert capped.n_iter_ <= 3 and not capped.converged_
 
 
+def test_dwr_converged_means_the_tolerance_is_met_not_that_the_solver_stopped():
+    """converged_ is checked at the returned point: a run scipy ends on its relative-reduction
+    rule (a stall) before the tolerance is met reports False; the default run meets it."""
+    X = correlated(n=300, seed=2)
+    n = X.shape[0]
+
+    def projected_gradient_max(u):
+        _, g = dwr_objective(u / n, X, 0.05, 0.05)
+        g = g / n
+        return np.abs(np.where(u > 0, g, np.minimum(g, 0.0))).max()
+
+    start = projected_gradient_max(np.ones(n))
+    default = DWRWeighter().fit(X)
+    assert default.converged_ and default.diagnostics_["converged"]
+    assert projected_gradient_max(default.weights_ * default.sum_w_) <= 5e-3 * start
+    stalled = DWRWeighter(tol=1e-12, max_iter=100000).fit(X)
+    assert stalled.n_iter_ < 100000  # scipy's own stop, not the budget
+    assert not stalled.converged_
+
+
+def test_dwr_corr_kept_flags_a_fit_that_leaves_the_features_correlated():
+    """d = 10: DWR lowers V4-V5's correlation by a third (corr_kept 0.65, not suspect); d = 200 at
+    n = 2000: the objective's minimum is near uniform and corr_kept > 0.9, which the declared
+    suspect rule flags (docs/PROTOCOL.md, "DWR's stop and its decorrelation check")."""
+    import pandas as pd
+
+    from oodfs.contract.registry import registry
+    from oodfs_plugins.environments.synthetic import Synthetic
+
+    rule = registry().entries("metric")["corr_kept"].cls.suspect
+    kept = {}
+    for d in (10, 200):
+        X, _ = Synthetic(d_v=d - 5).sample(2.5, 2000, 0)
+        est = DWRWeighter().fit(X)
+        kept[d] = est.diagnostics_["corr_kept"]
+        assert kept[d] == pytest.approx(est.diagnostics_["max_abs_corr"] / weighted_corr(X, np.ones(2000)))
+    assert kept[10] < 0.8 and kept[200] > 0.9
+    assert list(rule.flags(pd.Series([kept[10], kept[200]]))) == [False, True]
+
+
+def test_dwr_corr_kept_is_not_reported_without_a_correlation_to_remove():
+    X = np.random.default_rng(0).standard_normal((500, 4))  # largest |corr| ~0.1
+    assert DWRWeighter().fit(X).diagnostics_["corr_kept"] is None
+
+
 def test_dwr_weights_decorrelate():
     X = correlated(n=500, seed=3)
     est = DWRWeighter().fit(X)

@@ -52,8 +52,16 @@ def oodfs_metrics():
             "converged",
             "converged",
             None,
-            "1 if L-BFGS-B's stopping rule (not its budget) ended it; for "
-            "Adam, if its last point meets that rule (DWR)",
+            "1 if the solution meets the declared tolerance (largest projected gradient at most "
+            "tol x the starting one), whatever stopped the solver (DWR)",
+        ),
+        diagnostic(
+            "corr_kept",
+            "corr kept",
+            True,
+            "largest weighted |corr| between two features / the unweighted one; reported when the "
+            "unweighted one is >= 0.2 (DWR)",
+            SuspectRule("the weights kept over 90 % of the largest feature correlation", above=0.9),
         ),
         diagnostic(
             "frac_clipped_low",

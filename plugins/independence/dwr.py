@@ -67,12 +67,17 @@ from threadpoolctl import threadpool_limits
 
 import oodfs
 from oodfs import OodfsError
+from oodfs.numeric import max_abs_offdiag_corr
 
 from ._warnings import warn_if_collapsed
 
 SOLVERS = ("lbfgs", "adam")
 #: what Adam's learning rate applies to: the mean-1 weights u = n * w, or w with sum(w) = 1
 ADAM_SCALES = ("mean1", "sum1")
+#: ``corr_kept`` is reported only when the largest unweighted |correlation| is at least this:
+#: below it there is little to decorrelate and the ratio is noise over noise (docs/PROTOCOL.md,
+#: "DWR's stop and its decorrelation check")
+CORR_KEPT_MIN_BEFORE = 0.2
 
 
 def _is_real(value) -> bool:
@@ -119,9 +124,15 @@ class DWRWeighter(oodfs.Weighter):
     w >= 0 (see :mod:`oodfs_plugins.independence.dwr` for the covariance convention, the
     solvers and why both are early-stopped). ``weights_`` are the solution scaled to mean 1;
     ``objective_`` is F at the solution (raw weights, sum about 1), ``n_iter_`` the iterations
-    (L-BFGS-B) or steps (Adam) used, ``converged_`` whether L-BFGS-B's stopping rule (rather
-    than the iteration cap) ended it, or for Adam whether its last point meets that rule.
-    These three are also the fit's diagnostics (``objective``, ``n_iter``, ``converged``).
+    (L-BFGS-B) or steps (Adam) used, ``converged_`` whether the returned point meets the declared
+    tolerance (largest projected gradient component at most ``tol`` times the starting one),
+    whichever rule ended the solver, and ``corr_kept_`` the largest weighted |correlation|
+    between two features divided by the unweighted one (None when that is below
+    ``CORR_KEPT_MIN_BEFORE``). These four are also the fit's diagnostics (``objective``,
+    ``n_iter``, ``converged``, ``corr_kept``); a ``corr_kept`` above 0.9 marks the fit suspect:
+    the weights left the features about as correlated as they were (docs/PROTOCOL.md, "DWR's
+    stop and its decorrelation check": at d = 200 this is the objective's own minimum, not a
+    stalled solver).
 
     Parameters (the paper's value where it states one; ours; why):
 
@@ -133,7 +144,9 @@ class DWRWeighter(oodfs.Weighter):
       objective in ~20 iterations instead of thousands of steps; ``"adam"`` is available.
     * ``tol`` -- paper: none stated. Ours: 5e-3, L-BFGS-B stops when the largest projected
       gradient component is ``tol`` times the starting one; ``0`` runs to convergence. It
-      acts as a regulariser (module docstring); must be >= 0.
+      acts as a regulariser (module docstring); must be >= 0. With ``tol=0`` ``converged_``
+      is True only at an exactly stationary point, so scipy's own (relative-reduction) stop
+      reports False.
     * ``max_iter`` -- L-BFGS-B's iteration cap, 1000 (never reached at ``tol=5e-3``).
     * ``adam_steps`` -- paper: none stated. Ours: 5000 (Adam only).
     * ``adam_lr`` -- paper: 0.001; ours: 0.001 (Adam only).
@@ -212,19 +225,24 @@ class DWRWeighter(oodfs.Weighter):
             # u0 = 1 is interior, so the projected gradient at the start is the gradient
             pgtol = float(self.tol) * float(np.abs(g0).max())
             if self.solver == "lbfgs":
-                u, n_iter, converged = self._lbfgs(fun, u0, pgtol)
+                u, n_iter, _ = self._lbfgs(fun, u0, pgtol)
             else:
                 u, n_iter = self._adam(fun, u0, scale=1.0 if self.adam_scale == "mean1" else float(n))
-                converged = _projected_gradient_max(u, fun(u)[1]) <= pgtol
             if not np.all(np.isfinite(u)) or u.sum() <= 0:
                 raise OodfsError(
                     "dwr: the optimiser produced no usable weights (non-finite or all zero); "
                     "check X for extreme values"
                 )
-            self.objective_ = dwr_objective(u / n, X, lam1, lam2, return_grad=False)
+            # Converged means the declared tolerance is met at the returned point, whatever ended
+            # the solver (its budget, or scipy's relative-reduction rule on a stalled objective).
+            self.objective_, grad = fun(u)
+            converged = _projected_gradient_max(u, grad) <= pgtol
+            before = max_abs_offdiag_corr(X)
+            after = max_abs_offdiag_corr(X, u)
         self.n_iter_ = int(n_iter)
         self.converged_ = bool(converged)
         self.sum_w_ = float(u.sum() / n)
+        self.corr_kept_ = after / before if before >= CORR_KEPT_MIN_BEFORE else None
         return u
 
     def _lbfgs(self, fun, u0, pgtol):
@@ -236,8 +254,9 @@ class DWRWeighter(oodfs.Weighter):
             bounds=Bounds(0.0, np.inf),
             options={"maxiter": int(self.max_iter), "gtol": pgtol},
         )
-        converged = res.status == 0
-        return np.maximum(res.x, 0.0), res.nit, converged
+        # the third value (scipy's status 0, which a relative-reduction stall also gives) is what
+        # SVI's masked DWR reports as converged; DWR itself checks its tolerance (_fit_weights)
+        return np.maximum(res.x, 0.0), res.nit, res.status == 0
 
     def _adam(self, fun, u0, scale: float):
         """Adam on v = u / scale (scale 1: the mean-1 weights u; scale n: w itself), projected
@@ -259,7 +278,12 @@ class DWRWeighter(oodfs.Weighter):
         return v * scale, int(self.adam_steps)
 
     def _diagnostics(self) -> dict:
-        return {"objective": self.objective_, "n_iter": self.n_iter_, "converged": self.converged_}
+        return {
+            "objective": self.objective_,
+            "n_iter": self.n_iter_,
+            "converged": self.converged_,
+            "corr_kept": getattr(self, "corr_kept_", None),  # not set by subclasses' own fits (SVI)
+        }
 
     @classmethod
     def _fit_grid(cls, X, points: list[dict], *, random_state) -> list:
