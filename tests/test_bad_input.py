@@ -670,7 +670,7 @@ def test_a_column_near_the_float_limit_is_ranked_not_silently_left_out():
     the column is fitted like any other, not left out as "fewer than 10 rows differ"."""
     import warnings
 
-    from oodfs.tabular import rank_features
+    from oodfs.run.rank import rank_features
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(rng.normal(size=(200, 3)), columns=["a", "b", "c"])
@@ -678,6 +678,6 @@ def test_a_column_near_the_float_limit_is_ranked_not_silently_left_out():
     frame["a"] = np.sign(frame["a"]) * 1.7e308
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no overflow warning on the way either
-        ranking = rank_features(frame, "y", "correlation", isolate=False)
+        ranking = rank_features(frame, "y", "correlation", isolate=False).ranking
     assert ranking.set_index("feature").loc["a", "score"] > 0.5
     assert ranking.iloc[0]["feature"] == "a"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from oodfs.contract.api import ranking_from_scores, support_mask
+from oodfs.contract.api import check_scores, ranking_from_scores, support_mask
 from oodfs.tables.names import named_columns, short_list
 from oodfs.tables.prepare import MAX_LEVELS, MIN_LEVEL_ROWS, fitted_features, make_scaler, prepare_table
 from oodfs.tables.read import TableWarning, _as_frame, _one_line
@@ -116,7 +116,12 @@ def _fit_scores(
         except (ValueError, ArithmeticError) as exc:  # numbers the selector's library refused
             return "failed", _one_line(exc)
         used = {p: v for p, v in selector.get_params(deep=False).items() if p not in ("k", "random_state")}
-        return "ok", (np.asarray(selector.scores_, dtype=float), used)
+        if getattr(selector, "scores_", None) is None:
+            return "refused", f"selector {method!r} set no scores_ in fit"
+        try:  # a plugin that overrides fit() sets scores_ itself: one per feature, finite
+            return "ok", (check_scores(selector.scores_, len(names), f"selector {method!r}"), used)
+        except (OodfsError, TypeError) as exc:
+            return "refused", str(exc)
 
     if isolate and hasattr(os, "fork"):
         from oodfs.run.executors.isolation import call_isolated

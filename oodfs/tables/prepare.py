@@ -15,7 +15,7 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardSc
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from oodfs.tables.names import LEVEL_SEP, short_list
-from oodfs.tables.read import TableWarning, _repeated
+from oodfs.tables.read import TableWarning, _repeated, _to_numeric
 from oodfs.validation import OodfsError
 
 CATEGORICAL_MODES = ("onehot", "error")
@@ -46,7 +46,7 @@ def _require_column(df: pd.DataFrame, column, role: str) -> None:
 
 def _first_non_numeric(s: pd.Series) -> tuple[object, object] | None:
     """(row label, value) of the first non-missing value that is not a number, if any."""
-    coerced = pd.to_numeric(s, errors="coerce")
+    coerced = _to_numeric(s)
     bad = coerced.isna() & s.notna()
     if not bad.any():
         return None
@@ -81,7 +81,7 @@ def _check_not_nested(df: pd.DataFrame, columns) -> None:
 def _mostly_numeric(s: pd.Series) -> str:
     """A note when most values of a text column are numbers (a stray '?' or 'n/a'), else ''."""
     first = _first_non_numeric(s)
-    if first is None or pd.to_numeric(s, errors="coerce").notna().mean() < 0.5:
+    if first is None or _to_numeric(s).notna().mean() < 0.5:
         return ""
     return f"it is numeric except values like {first[1]!r} (row {first[0]})"
 
@@ -198,22 +198,22 @@ def _id_reason(s: pd.Series) -> str:
     if not np.isfinite(x).all() or not np.array_equal(x, np.round(x)):
         return ""
     distinct = np.unique(x).size
-    if distinct == n and x.max() - x.min() + 1 <= 2 * n:
+    with np.errstate(over="ignore"):  # values near 1.8e308: a span of inf is no row numbering
+        span = x.max() - x.min() + 1
+    if distinct == n and span <= 2 * n:
         return "whole numbers, a different one in every row"
-    steps = np.diff(x)
-    if distinct > max(2, n / 10) and ((steps >= 0).all() or (steps <= 0).all()):
-        return (
-            f"whole numbers that only ever {'increase' if (steps >= 0).all() else 'decrease'} down the table"
-        )
+    rising, falling = (x[1:] >= x[:-1]).all(), (x[1:] <= x[:-1]).all()  # compared, not subtracted
+    if distinct > max(2, n / 10) and (rising or falling):
+        return f"whole numbers that only ever {'increase' if rising else 'decrease'} down the table"
     return ""
 
 
 def _correlation(a: np.ndarray, b: np.ndarray) -> float:
-    if np.ptp(a) == 0 or np.ptp(b) == 0:
+    if (a == a[0]).all() or (b == b[0]).all():  # constant (np.ptp overflows near 1.8e308)
         return 0.0
-    # scaled into [-1, 1] first: squares of values near 1e+-300 would overflow or underflow
-    a, b = a / np.abs(a).max(), b / np.abs(b).max()
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # an infinite value: no correlation here, the checks name it
+        # scaled into [-1, 1] first: squares of values near 1e+-300 would overflow or underflow
+        a, b = a / np.abs(a).max(), b / np.abs(b).max()
         r = np.corrcoef(a, b)[0, 1]
     return float(r) if np.isfinite(r) else 0.0
 
@@ -314,15 +314,20 @@ class PowerOfTwoScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """
 
     def fit(self, X, y=None):
-        X = validate_data(self, X, dtype=float, order="F")
+        with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn's finiteness check sums X
+            X = validate_data(self, X, dtype=float, order="F")
         _, exponent = np.frexp(np.abs(X).max(axis=0))  # max = f * 2**exponent, 0.5 <= f < 1
-        self.scale_ = np.ldexp(1.0, exponent)  # 1 for an all-zero column
+        self.exponent_ = exponent  # 0 for an all-zero column
+        with np.errstate(over="ignore"):  # 2**1024 (a column near 1.8e308) is inf as a float
+            self.scale_ = np.ldexp(1.0, exponent)
         return self
 
     def transform(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=float, reset=False, order="F")
-        return np.asfortranarray(X / self.scale_)
+        with np.errstate(over="ignore", invalid="ignore"):
+            X = validate_data(self, X, dtype=float, reset=False, order="F")
+        # X * 2**-exponent, computed without 2**exponent itself (which overflows for 1e308)
+        return np.asfortranarray(np.ldexp(X, -self.exponent_))
 
 
 def make_scaler() -> Pipeline:
