@@ -213,7 +213,8 @@ class Leaderboard:
             f"Model selection: **{self.rule.label}** — {self.rule.description}.",
             self._downstream_note(),
             self.analysis.family.describe(),
-            *([self.analysis.undecidable_note()] if self.analysis.undecidable_note() else []),
+            # the note names settings: escaped as a whole (it has no markup of its own)
+            *([esc(self.analysis.undecidable_note())] if self.analysis.undecidable_note() else []),
             f"Cells: mean over runs and its {stats.describe_interval(INTERVAL)}; an r_train = all cell "
             + (
                 "is over the training environments, each the mean of its runs."
