@@ -153,7 +153,7 @@ def test_every_shipped_suite_declares_its_unit():
         suite = load_suite(name)
         assert suite.unit in UNITS
         # a table's blocks are resplits or environments, never independent draws of a process
-        assert (suite.unit != "run") == (suite.environment == "table"), name
+        assert (suite.unit != "run") == (suite.environment in ("table", "binary_table")), name
 
 
 @pytest.mark.parametrize(

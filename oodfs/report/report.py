@@ -66,7 +66,9 @@ def _one_downstream(results: pd.DataFrame, downstream: str | None):
 def stored_unit(suite: dict) -> str:
     """The unit of replication of a stored suite; a table suite stored before suites declared
     one is a set of resplits of its table (docs/PROTOCOL.md section 10)."""
-    return suite.get("unit") or ("resplit" if suite.get("environment") == "table" else "run")
+    return suite.get("unit") or (
+        "resplit" if suite.get("environment") in ("table", "binary_table") else "run"
+    )
 
 
 def task_of_results(results: pd.DataFrame) -> str:

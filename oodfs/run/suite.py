@@ -395,7 +395,7 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             yardsticks=tuple(_check_list(raw.get("yardsticks", ()), "yardsticks")),
             card=_card(name, raw.get("card", {})),
             metrics=tuple(_check_list(raw.get("metrics", ()), "metrics")),
-            unit=raw.get("unit", "resplit" if raw["environment"] == "table" else "run"),
+            unit=raw.get("unit", "resplit" if raw["environment"] in ("table", "binary_table") else "run"),
             task=raw.get("task"),
         )
         suite = replace(suite, methods=with_yardsticks(suite.methods, suite.yardsticks))
