@@ -608,11 +608,14 @@ def check_selector_binary_known_answer(p: _Plugin) -> None:
 
 @_check("selector", applies=_regression_only)
 def check_selector_refuses_binary(p: _Plugin) -> None:
-    """A selector that does not declare "binary" refuses a 0/1 target (task inferred, or
-    ``task="binary"``, in ``fit`` and ``fit_grid``) with a one-line OodfsError."""
+    """A selector that does not declare "binary" refuses a binary task named in ``fit`` and
+    ``fit_grid`` (``task="binary"``) with a one-line OodfsError. (A 0/1 target without a task
+    named stays a regression target for such a method, as for scikit-learn's regressors.)"""
     X, y = _binary_data(envs=_labelled(p))
     labels = _labels(p, len(y))
-    _expect_oodfs_error("fit on a 0/1 target", lambda: p.make(random_state=SEED).fit(X, y, **labels))
+    _expect_oodfs_error(
+        "fit(task='binary')", lambda: p.make(random_state=SEED).fit(X, y, task="binary", **labels)
+    )
     _expect_oodfs_error(
         "fit_grid(task='binary')",
         lambda: p.cls.fit_grid(X, y, [dict(p.params)], random_state=SEED, task="binary", **labels),
