@@ -574,10 +574,14 @@ def check_selector_known_answer(p: _Plugin) -> None:
 
 
 def _classifies(p: _Plugin):
+    if getattr(p.cls, "yardstick", None) is not None:
+        return "a yardstick (every feature or none, whatever the target): it ranks nothing"
     return None if "binary" in getattr(p.cls, "task_types", ("regression",)) else "does not declare 'binary'"
 
 
 def _regression_only(p: _Plugin):
+    if getattr(p.cls, "yardstick", None) is not None:
+        return "a yardstick: it takes a target of any task"
     return "declares 'binary'" if _classifies(p) is None else None
 
 
