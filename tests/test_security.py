@@ -29,23 +29,7 @@ METHODS = {
 }
 SETTINGS = ["../../escaped", "`](javascript:alert(2))<img src=x onerror=alert(3)>", "+cmd|' /C calc'!A0"]
 
-PLUGIN = """
-import numpy as np
-import oodfs
-
-def selector(name):
-    def fit(self, X, y, sw):
-        return np.abs(np.corrcoef(X.T, y)[-1, :-1])
-    cls = type("Hostile", (oodfs.Selector,), {"name": name, "__doc__": "a hostile name", "_fit_scores": fit})
-    cls.__module__ = __name__
-    return cls
-
-NAMES = %r
-
-@oodfs.hookimpl
-def oodfs_selectors():
-    return [selector(n) for n in NAMES]
-"""
+PLUGIN = kit._HOSTILE_PLUGIN  # the kit's plugin of hostile method names
 
 
 def run(*args) -> tuple[int, str, str]:

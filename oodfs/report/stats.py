@@ -492,6 +492,28 @@ PAIRWISE_COLUMNS = [
 ]
 
 
+def _comparison_row(keys: dict, a, b, n, xa, xb, cs, stat, p, direction) -> dict:
+    """One row of a table of paired comparisons: method a against b over their paired units."""
+    paired = len(xa)
+    return dict(
+        keys,
+        method_a=a,
+        method_b=b,
+        n_a=int(n[a]),
+        n_b=int(n[b]),
+        n_pairs=paired,
+        n_dropped=int(n[a] + n[b] - 2 * paired),
+        mean_a=xa.mean() if paired else np.nan,
+        mean_b=xb.mean() if paired else np.nan,
+        mean_diff=cs.mean,
+        diff_low=cs.low,
+        diff_high=cs.high,
+        statistic=stat,
+        p=p,
+        _dir=direction,
+    )
+
+
 def pairwise_tests(
     df: pd.DataFrame,
     metric: str,
@@ -533,25 +555,7 @@ def pairwise_tests(
             d = xa - xb
             stat, p, direction = _paired(d, test)
             cs = cell_summary(d, level=level, method=interval, random_state=random_state)
-            group.append(
-                dict(
-                    _key_columns(within, key),
-                    method_a=a,
-                    method_b=b,
-                    n_a=int(n[a]),
-                    n_b=int(n[b]),
-                    n_pairs=len(d),
-                    n_dropped=int(n[a] + n[b] - 2 * len(d)),
-                    mean_a=xa.mean() if len(d) else np.nan,
-                    mean_b=xb.mean() if len(d) else np.nan,
-                    mean_diff=cs.mean,
-                    diff_low=cs.low,
-                    diff_high=cs.high,
-                    statistic=stat,
-                    p=p,
-                    _dir=direction,
-                )
-            )
+            group.append(_comparison_row(_key_columns(within, key), a, b, n, xa, xb, cs, stat, p, direction))
         floors = [_p_floor(r["n_pairs"], test) for r in group if np.isfinite(r["p"])]
         decidable = _reachable(floors, correction, alpha)  # can any pair of the family reach alpha?
         for row, padj in zip(group, adjust_pvalues([r["p"] for r in group], correction)):
@@ -597,23 +601,7 @@ def versus_reference(
             stat, p, direction = _paired(d, test)
             cs = cell_summary(d, level=level)
             group.append(
-                dict(
-                    _key_columns(within, key),
-                    method_a=a,
-                    method_b=reference,
-                    n_a=int(n[a]),
-                    n_b=int(n[reference]),
-                    n_pairs=len(d),
-                    n_dropped=int(n[a] + n[reference] - 2 * len(d)),
-                    mean_a=xa.mean() if len(d) else np.nan,
-                    mean_b=xb.mean() if len(d) else np.nan,
-                    mean_diff=cs.mean,
-                    diff_low=cs.low,
-                    diff_high=cs.high,
-                    statistic=stat,
-                    p=p,
-                    _dir=direction,
-                )
+                _comparison_row(_key_columns(within, key), a, reference, n, xa, xb, cs, stat, p, direction)
             )
         floors = [_p_floor(r["n_pairs"], test) for r in group if np.isfinite(r["p"])]
         family_ok = _reachable(floors, correction, alpha)  # can the family's smallest p pass at all?
