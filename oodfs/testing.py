@@ -1401,7 +1401,8 @@ def check_selection_rule(rule) -> None:
     from oodfs.contract.selection import SelectionRule
     from oodfs.contract.task import TASK_KEY
 
-    points = _points_table([rule.metric] if getattr(rule, "metric", None) else [])
+    metric = rule.metric() if isinstance(rule, SelectionRule) else None  # regression's, for the table
+    points = _points_table([metric] if metric else [])
     tasks = points[TASK_KEY].drop_duplicates()
 
     def chosen(table):
