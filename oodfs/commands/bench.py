@@ -191,7 +191,8 @@ def run(args) -> int:
     from oodfs.run.runner import run_suite
     from oodfs.run.suite import customise, load_suite
 
-    registry(tuple(args.plugin))  # a plugin may bring the rule, the backend or the methods named
+    with plugin_output_to_stderr():  # what a plugin prints at import never reaches the leaderboard's stdout
+        registry(tuple(args.plugin))  # a plugin may bring the rule, the backend or the methods named
     options = dict(
         quick=args.quick,
         settings=args.settings,
@@ -213,10 +214,8 @@ def run(args) -> int:
         ).methods  # the suite's, before --methods
         if args.methods is None:
             suite = customise(suite, methods=[])
-    from oodfs.contract.registry import registry
     from oodfs.run.suite import with_task
 
-    registry(tuple(args.plugin))
     suite, skipped = with_task(suite, registry())
     if args.methods and not [m for m in args.methods if m not in skipped]:
         able = [
