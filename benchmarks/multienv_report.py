@@ -6,11 +6,13 @@
         --out benchmarks/MULTIENV_RESULTS.md
 
 For each suite and each model-selection rule (val, train-domain, loeo, oracle): the averaged
-leaderboard cells (mean over runs of each run's average over r_train, 95 % t interval), and the
+leaderboard cells (mean over runs of each run's average over r_train, 95 % percentile-bootstrap
+interval over the runs, inside the metric's range), and the
 tested comparison of every label-using method (icp, anchor, irm) with each label-free IW method
 (dwr, srdo) and the pooled baselines (ols, lasso): paired two-sided Wilcoxon signed-rank, Holm-
-corrected, with the mean difference and its 95 % t interval -- over every (setting, r_train, run)
-block of the suite (one family per metric), and per setting over (r_train, run) blocks.
+corrected, with the mean difference and its 95 % percentile-bootstrap interval -- over every
+(setting, r_train, run) block of the suite (one family per metric), and per setting over (r_train,
+run) blocks.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ def comparisons(report: Report, pooled: bool = False) -> tuple[str, dict]:
     values = values[values["r_train"] != "all"]
     if pooled:
         values = values.assign(
-            block=values["setting"] + " " + values["r_train"].astype(str), setting="all settings"
+            block=values["setting"].astype(str) + " " + values["r_train"].astype(str), setting="all settings"
         )
     rows, tally = [], {"label-using better": 0, "label-free better": 0, "not distinguishable": 0}
     pair_on = ("block", "run") if pooled else ("r_train", "run")
@@ -77,7 +79,13 @@ def comparisons(report: Report, pooled: bool = False) -> tuple[str, dict]:
             info = report.metrics[metric]
             g = values[values["setting"] == setting]
             pw = stats.pairwise_tests(
-                g, metric, info.lower_is_better, within=("setting",), pair_on=pair_on, correction="none"
+                g,
+                metric,
+                info.lower_is_better,
+                within=("setting",),
+                pair_on=pair_on,
+                correction="none",
+                interval="bootstrap",
             )
             pw = pw[pw["method_a"].isin(LABELLED) ^ pw["method_b"].isin(LABELLED)]
             if pw.empty:
@@ -115,7 +123,7 @@ def comparisons(report: Report, pooled: bool = False) -> tuple[str, dict]:
         "label-free",
         "pairs",
         "difference",
-        "95 % t interval",
+        "95 % bootstrap interval",
         "p (Holm)",
         "verdict",
     ]
@@ -124,7 +132,7 @@ def comparisons(report: Report, pooled: bool = False) -> tuple[str, dict]:
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("folders", nargs="+", type=Path)
+    p.add_argument("folders", nargs="+", type=Path, help="results folders or results tables (.parquet)")
     p.add_argument("--out", type=Path)
     p.add_argument("--labelled", help="comma-separated label-using methods (default: icp,anchor,irm)")
     args = p.parse_args(argv)
@@ -134,11 +142,12 @@ def main(argv=None):
     out = []
     for folder in args.folders:
         for rule in RULES:
-            report = Report(pd.read_parquet(folder / "results.parquet"), rule)
+            table = folder / "results.parquet" if folder.is_dir() else folder  # a folder or a shipped table
+            report = Report(pd.read_parquet(table), rule)
             out += [
                 f"### Suite `{report.suite}`, model selection `{report.rule.label}`",
                 "",
-                "Averaged over r_train (mean over runs, 95 % t interval):",
+                "Averaged over r_train (mean over runs, 95 % percentile-bootstrap interval):",
                 "",
                 cells_table(report),
                 "",
