@@ -475,8 +475,8 @@ class FeatureRanking:
         return (
             f"in {len(bad)} of {len(e)} environments ({', '.join(map(str, bad))}) every "
             f"model is worse than {what}: the relation of the target to these "
-            "features changed there (a shift in Y | X, or a model extrapolating outside its training "
-            "range), which no choice of features repairs"
+            "features changed there or was never there to learn (a shift in Y | X, no signal, or a "
+            "model extrapolating outside its training range), which no choice of features repairs"
         )
 
     def as_frame(self) -> pd.DataFrame:
