@@ -5,6 +5,9 @@ forked child, as ``oodfs bench`` fits a method), ranks and selects the features,
 the original variables (:func:`rank_variables`) and evaluates the selection downstream on held-out
 environments (:func:`evaluate_selection`), and returns a :class:`FeatureRanking`: the ranking and
 what was done, with its own JSON form. Its options are one frozen :class:`RankOptions`.
+The target decides the task (:func:`oodfs.tables.target_task`: two levels make it binary, and the
+method then runs its classification form); the rows it is fitted on are checked for leaks
+(:mod:`oodfs.tables.leaks`); docs/PROTOCOL.md section 17.
 Features are standardised (mean 0, sd 1 over the rows used) before fitting unless
 ``standardize_features=False``: the coefficient-based scores (ols, lasso, dwr, srdo) are on the
 raw feature scale, so without this a feature measured in square feet would outrank one counted in
