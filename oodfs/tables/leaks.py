@@ -88,7 +88,7 @@ def find_leaks(X: np.ndarray, y: np.ndarray, names: list[str], task: str, seed: 
     ``task`` "regression" or "binary", a binary y as 0.0 / 1.0)."""
     score = "AUC" if task == "binary" else "R²"
     X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
-    if X.shape[0] < MIN_ROWS or np.ptp(y) == 0:
+    if X.shape[0] < MIN_ROWS or y.min() == y.max():
         return Leaks({}, score)
     rng = np.random.default_rng(seed)
     if X.shape[0] > MAX_ROWS:
@@ -96,16 +96,18 @@ def find_leaks(X: np.ndarray, y: np.ndarray, names: list[str], task: str, seed: 
         X, y = X[rows], y[rows]
     fold = rng.permutation(X.shape[0]) % FOLDS
     alone = {}
-    for j, name in enumerate(names):
-        x = X[:, j]
-        if np.ptp(x) == 0:
-            continue
-        p = _out_of_fold(x, y, fold)
-        value = _auc(y, p) if task == "binary" else 1 - np.sum((y - p) ** 2) / np.sum((y - y.mean()) ** 2)
-        if value >= (LEAK_AUC if task == "binary" else LEAK_R2):
-            alone[name] = float(value)
+    # values near the float limit (--no-standardize) overflow in squares: such a check is skipped
+    with np.errstate(all="ignore"):
+        for j, name in enumerate(names):
+            x = X[:, j]
+            if x.min() == x.max():
+                continue
+            p = _out_of_fold(x, y, fold)
+            value = _auc(y, p) if task == "binary" else 1 - np.sum((y - p) ** 2) / np.sum((y - y.mean()) ** 2)
+            if np.isfinite(value) and value >= (LEAK_AUC if task == "binary" else LEAK_R2):
+                alone[name] = float(value)
+        identity, r2 = ((), None) if task == "binary" else _identity(X, y, names)
     alone = dict(sorted(alone.items(), key=lambda kv: -kv[1]))
-    identity, r2 = ((), None) if task == "binary" else _identity(X, y, names)
     return Leaks(alone, score, identity, r2)
 
 
@@ -141,7 +143,7 @@ def _identity(X: np.ndarray, y: np.ndarray, names: list[str]) -> tuple[tuple, fl
 
     Xc, yc = X - X.mean(axis=0), y - y.mean()
     scale = np.sqrt((Xc**2).sum(axis=0))
-    usable = scale > 0
+    usable = np.isfinite(scale) & (scale > 0)
     if not usable.any():
         return (), None
     columns = np.flatnonzero(usable)
@@ -152,6 +154,8 @@ def _identity(X: np.ndarray, y: np.ndarray, names: list[str]) -> tuple[tuple, fl
         path = np.asarray(orthogonal_mp(Z, yc, n_nonzero_coefs=k, return_path=True, precompute=False))
     path = path.reshape(Z.shape[1], -1)
     total = float(yc @ yc)
+    if not np.isfinite(total) or not np.isfinite(Z).all():
+        return (), None
     for step in range(path.shape[1]):
         coef = path[:, step]
         r2 = 1 - float(np.sum((yc - Z @ coef) ** 2)) / total
