@@ -354,7 +354,8 @@ def _print_evaluation(result, envs: str, target: str) -> None:
     task = get_task(a.task)
     loss = task.validation_loss
     yard = a.yardstick
-    columns = [f"selected ({int(a.ranking['selected'].sum())})", f"all_features ({a.features})", yard]
+    no_feature = {"mean": "training mean", "prior": "prior (base rate)"}.get(yard, yard)
+    columns = [f"selected ({int(a.ranking['selected'].sum())})", f"all_features ({a.features})", no_feature]
     whos = ("selected", "all", yard)
     binary = a.task == "binary"
     title = task.titles[loss]
