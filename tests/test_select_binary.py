@@ -325,3 +325,17 @@ def test_a_strong_but_noisy_feature_is_not_a_leak():
     result = rank_features(df, "y", "ols", isolate=False)
     assert result.leaks.alone == {} and result.leaks.identity == ()
     assert not [n for n in result.notes if "leak" in n]
+
+
+def test_a_held_out_environment_with_one_class_has_no_auc(tmp_path, capsys):
+    df = churn()
+    df.loc[df["state"] == "TX", "churn"] = "no"
+    path = write(df, tmp_path)
+    argv = (path, *ARGS, "--method", "lasso", "--top-k", "2", "--evaluate", "--downstream", "logistic")
+    ev = json.loads(select(capsys, *argv, "--json")[1])["evaluation"]
+    (tx,) = ev["environments"]
+    assert tx["positives"] == 0 and tx["auc_selected"] is None and tx["log_loss_selected"] > 0
+    auc = {r["statistic"]: r["selected"] for r in ev["summary"] if r["score"] == "auc"}
+    assert auc == {"mean": None, "sd": None, "worst": None}
+    code, out, _ = select(capsys, *argv)
+    assert code == 0 and "\nAUC       n/a ± n/a, worst n/a" in out
