@@ -550,6 +550,7 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
     fit_names = [names[j] for j in np.flatnonzero(fitted)]
     Xfit, yfit = Xs[rows][:, fitted], y[rows]
     _check_fit_data(Xfit, yfit, fit_names, target, note)
+    labels = {**_labels(cls, method, env, rows), **_task_keyword(cls, choice.task, yfit)}
     leaks = None
     if o.check_leaks:
         from oodfs.tables.leaks import find_leaks
@@ -567,7 +568,7 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
         fit_names,
         method,
         o.isolate,
-        {**_labels(cls, method, env, rows), **_task_keyword(cls, choice.task, yfit)},
+        labels,
     )
     scores = np.zeros(d)
     scores[fitted] = fit_scores

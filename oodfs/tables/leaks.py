@@ -31,7 +31,8 @@ LEAK_R2 = 0.95
 #: a feature alone whose out-of-fold predictions separate the classes with this AUC is named
 LEAK_AUC = 0.99
 #: the target explained to this share by a linear function of at most IDENTITY_FEATURES features
-IDENTITY_R2 = 0.999
+#: (an accounting identity, exact up to rounding; y = 2a + b + noise with noise sd 3 % of y's is 0.999)
+IDENTITY_R2 = 0.9999
 IDENTITY_FEATURES = 5
 #: the one-feature step function: quantile bins, folds; rows sampled at most (seeded)
 BINS = 32

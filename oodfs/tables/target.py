@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from oodfs.contract.tasks import binary_levels
+from oodfs.tables.prepare import _is_nested
 from oodfs.validation import OodfsError
 
 #: the task types a table's target can be (``oodfs select --task``); None: decided from the target
@@ -58,6 +59,8 @@ def target_task(values: pd.Series, target, task=None, positive=None) -> TargetTa
     cannot be the task."""
     if task not in (None, *TASKS):
         raise OodfsError(f"task (--task) must be one of {', '.join(TASKS)}, got {task!r}")
+    if _is_nested(values):  # lists or records: prepare_table names the column
+        return TargetTask(task or "regression")
     s = values.dropna()
     levels, default_positive = binary_levels(s) if len(s) else ([], None)
     n = len(levels)
