@@ -217,15 +217,16 @@ def run(args) -> int:
     from oodfs.run.suite import with_task
 
     suite, skipped = with_task(suite, registry())
-    if args.methods and not [m for m in args.methods if m not in skipped]:
+    unable = [m for m in args.methods or () if m in skipped]
+    if unable:  # asked for by name: refused; a suite's own list: skipped with the reason shown
         able = [
             n
             for n, i in registry().entries("selector").items()
             if i.cls.handles(suite.task) and not i.cls.yardstick
         ]
         raise OodfsError(
-            f"--methods names only methods that cannot handle this suite's {suite.task} target "
-            f"({', '.join(args.methods)}); methods that can: {', '.join(able)}"
+            f"--methods names methods that cannot handle this suite's {suite.task} target "
+            f"({', '.join(unable)}); methods that can: {', '.join(able)}"
         )
     rule = get_rule(suite.selection).name
     profile = "" if suite.profile == "default" else f"-{suite.profile}"

@@ -11,8 +11,8 @@ import warnings
 
 from oodfs.commands.options import csv_list, positive_int
 from oodfs.report.escape import terminal
-from oodfs.run.rank import DOWNSTREAM_MODELS, GROUP_AGGREGATES, RankOptions, rank_features
-from oodfs.tables import CATEGORICAL_MODES, DATE_MODES, MAX_LEVELS, MIN_LEVEL_ROWS, TableWarning
+from oodfs.run.rank import GROUP_AGGREGATES, RankOptions, rank_features
+from oodfs.tables import CATEGORICAL_MODES, DATE_MODES, MAX_LEVELS, MIN_LEVEL_ROWS, TASKS, TableWarning
 from oodfs.validation import OodfsError, check_nesting, one_line_warning
 
 #: what a column or a variable's levels are listed as in the terminal table, at most
@@ -62,6 +62,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description=(
             "Rank every feature of a table for predicting --target with one selector (DWR, SRDO or a\n"
             "baseline; `oodfs plugins` lists them) and print the ranking, best first.\n\n"
+            "A target with two levels (0/1, true/false, two text values) is binary: the method runs its\n"
+            "classification form and a note names the positive class (--positive to choose it);\n"
+            "--task regression regresses a numeric one instead. A numeric target with more values is\n"
+            "regression; text with three or more levels is refused (multiclass is not supported yet).\n"
+            "A feature that alone predicts the target almost perfectly, or a target that is a sum of a\n"
+            "few features, is named in a note (a leak?).\n\n"
             "Every column except the target, the --env-column and --drop columns is a feature.\n"
             "Numeric and true/false columns are numbers; text columns and --categorical-columns are\n"
             "one-hot encoded (one 0/1 column `col=level` per level except the first, the reference).\n"
@@ -79,11 +85,29 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "  oodfs select sales.parquet --target y --method lasso --param alpha=0.1 --json\n"
             "  oodfs select houses.csv --target price --method srdo --target-transform log \\\n"
             "      --env-column period --train-envs 1990s,2000s --evaluate  # fit on those, test the rest\n"
-            "  oodfs select bikes.csv --target riders --method lasso --categorical hour,day --group-levels"
+            "  oodfs select bikes.csv --target riders --method lasso --categorical hour,day --group-levels\n"
+            "  oodfs select churn.csv --target churn --positive yes --method dwr \\\n"
+            "      --env-column state --train-envs CA,NY --evaluate --downstream logistic"
         ),
     )
     p.add_argument("file", help="the table: .csv, .csv.gz, .tsv or .parquet (first row = column names)")
-    p.add_argument("--target", required=True, metavar="COL", help="the column to predict (numeric)")
+    p.add_argument(
+        "--target",
+        required=True,
+        metavar="COL",
+        help="the column to predict: numeric (regression) or with two levels (binary)",
+    )
+    p.add_argument(
+        "--task",
+        choices=TASKS,
+        help="binary or regression (default: binary for a target with two levels, else regression)",
+    )
+    p.add_argument(
+        "--positive",
+        metavar="LEVEL",
+        help="the positive class (1.0) of a binary target (default: True, the larger number, or the "
+        "last text level in sorted order; a note says which)",
+    )
     p.add_argument(
         "--method",
         required=True,
@@ -114,15 +138,17 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument(
         "--evaluate",
         action="store_true",
-        help="with --env-column and --train-envs: the downstream RMSE on every other environment "
-        "with the selected features and with all features",
+        help="with --env-column and --train-envs: the downstream scores on every other environment "
+        "(RMSE; binary: log-loss, Brier, accuracy, AUC) with the selected features, all features and "
+        "no feature (the training mean; binary: the prior), and their mean, sd and worst",
     )
     p.add_argument(
         "--downstream",
-        choices=DOWNSTREAM_MODELS,
         default="mlp",
-        help="the downstream model of --evaluate: oodfs's MLP (the benchmark's, default) or "
-        "ridge (scikit-learn RidgeCV)",
+        metavar="MODEL",
+        help="the downstream model of --evaluate: mlp (the benchmark's MLP, default; a logistic output "
+        "for binary), ridge (regression), logistic (binary: L2 LogisticRegressionCV) or gbm "
+        "(scikit-learn histogram gradient boosting)",
     )
     p.add_argument(
         "--target-transform",
@@ -248,6 +274,8 @@ def _options(args, params: dict, declared: list) -> RankOptions:
         evaluate=args.evaluate,
         downstream=args.downstream,
         isolate=not args.no_isolation,
+        task=args.task,
+        positive=args.positive,
     )
 
 
@@ -287,9 +315,10 @@ def run(args) -> int:
         if a.target_transform == "log1p"
         else name
     )
+    task = a.task + (f", positive class {terminal(a.positive)!r}" if a.positive is not None else "")
     print(
-        f"{terminal(a.method)} on {terminal(a.source)}: target '{target}', {a.features} features, {used}; "
-        f"top {a.top_k} {unit} marked *",
+        f"{terminal(a.method)} on {terminal(a.source)}: target '{target}' ({task}), {a.features} features, "
+        f"{used}; top {a.top_k} {unit} marked *",
         file=sys.stderr,
     )
     if variables is not None:
@@ -311,29 +340,60 @@ def run(args) -> int:
         ]
         print(tabulate(rows, headers=["rank", "feature", "score", "selected"], disable_numparse=True))
     if evaluation is not None:
-        n_selected = int(ranking["selected"].sum())
-        print(
-            f"\ndownstream {a.downstream} trained on {envs} ({a.rows} rows); "
-            f"RMSE of {target} on each other environment:"
-        )
-        rows = [
-            [terminal(r.env), r.rows, f"{r.rmse_selected:.4g}", f"{r.rmse_all:.4g}", f"{r.rmse_mean:.4g}"]
-            for r in evaluation.itertuples()
-        ]
-        print(
-            tabulate(
-                rows,
-                headers=[
-                    "env",
-                    "rows",
-                    f"selected ({n_selected})",
-                    f"all ({a.features})",
-                    "training mean",
-                ],
-                disable_numparse=True,
-            )
-        )
-        note = result.worse_than_mean_note()
-        if note:
-            print(f"\nnote: {note}")
+        _print_evaluation(result, envs, target)
     return 0
+
+
+def _print_evaluation(result, envs: str, target: str) -> None:
+    """The downstream scores per held-out environment, their summary, and the worse-than-mean note."""
+    from tabulate import tabulate
+
+    from oodfs.contract.tasks import get_task
+
+    a, evaluation = result, result.evaluation
+    task = get_task(a.task)
+    loss = task.validation_loss
+    yard = a.yardstick
+    no_feature = {"mean": "training mean", "prior": "prior (base rate)"}.get(yard, yard)
+    columns = [f"selected ({int(a.ranking['selected'].sum())})", f"all_features ({a.features})", no_feature]
+    whos = ("selected", "all", yard)
+    binary = a.task == "binary"
+    title = task.titles[loss]
+    print(
+        f"\ndownstream {a.downstream} trained on {envs} ({a.rows} rows); {title} of {target} on each "
+        "other environment:"
+    )
+    rows = [
+        [terminal(r["env"]), r["rows"]]
+        + ([r["positives"]] if binary else [])
+        + [_cell(r[f"{loss}_{w}"]) for w in whos]
+        + ([_cell(r["auc_selected"]), _cell(r["auc_all"])] if binary else [])
+        for r in evaluation.to_dict("records")
+    ]
+    headers = ["env", "rows"] + (["positives"] if binary else []) + columns
+    headers += ["AUC selected", "AUC all_features"] if binary else []
+    print(tabulate(rows, headers=headers, disable_numparse=True))
+    summary = a.summary().set_index(["score", "statistic"])
+    n = len(evaluation)
+    print(
+        f"\nmean ± sd and worst over the {n} environment{'s' if n != 1 else ''} (no best is marked: "
+        f"compare the means of {title}, the validation loss):"
+    )
+    rows = [
+        [task.titles[score]]
+        + [
+            f"{_cell(summary.loc[(score, 'mean'), w])} ± {_cell(summary.loc[(score, 'sd'), w], 2)}, "
+            f"worst {_cell(summary.loc[(score, 'worst'), w])}"
+            for w in whos
+        ]
+        for score in task.scores
+    ]
+    print(tabulate(rows, headers=["score", *columns], disable_numparse=True))
+    note = result.worse_than_mean_note()
+    if note:
+        print(f"\nnote: {note}")
+
+
+def _cell(value, digits: int = 4) -> str:
+    """A score as printed (``digits`` significant digits); an undefined one (AUC with one class) as n/a."""
+    return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}g}"

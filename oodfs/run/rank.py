@@ -5,6 +5,9 @@ forked child, as ``oodfs bench`` fits a method), ranks and selects the features,
 the original variables (:func:`rank_variables`) and evaluates the selection downstream on held-out
 environments (:func:`evaluate_selection`), and returns a :class:`FeatureRanking`: the ranking and
 what was done, with its own JSON form. Its options are one frozen :class:`RankOptions`.
+The target decides the task (:func:`oodfs.tables.target_task`: two levels make it binary, and the
+method then runs its classification form); the rows it is fitted on are checked for leaks
+(:mod:`oodfs.tables.leaks`); docs/PROTOCOL.md section 17.
 Features are standardised (mean 0, sd 1 over the rows used) before fitting unless
 ``standardize_features=False``: the coefficient-based scores (ols, lasso, dwr, srdo) are on the
 raw feature scale, so without this a feature measured in square feet would outrank one counted in
@@ -26,14 +29,18 @@ from oodfs.contract.api import check_scores, ranking_from_scores, support_mask
 from oodfs.tables.names import named_columns, short_list
 from oodfs.tables.prepare import MAX_LEVELS, MIN_LEVEL_ROWS, fitted_features, make_scaler, prepare_table
 from oodfs.tables.read import TableWarning, _as_frame, _one_line
+from oodfs.tables.target import TASKS, TargetTask, binary_column, level_text, target_task
 from oodfs.validation import OodfsError, RunAborted, check_param
 
 #: how ``group_levels`` turns the scores of a variable's levels into the variable's score
 GROUP_AGGREGATES = ("max", "sum")
-#: downstream models of ``evaluate``: oodfs's downstream MLP, scikit-learn's RidgeCV
-DOWNSTREAM_MODELS = ("mlp", "ridge")
-#: RidgeCV's penalties (efficient leave-one-out choice among them)
+#: the built-in downstream models of ``evaluate`` (the downstream registry's; any registered model
+#: that predicts the task is valid): mlp, ridge and gbm for regression, mlp, logistic and gbm for binary
+DOWNSTREAM_MODELS = ("mlp", "ridge", "gbm", "logistic")
+#: RidgeCV's penalties (kept for oodfs.tabular; the ridge model's are plugins/downstream.py's, the same)
 RIDGE_ALPHAS = tuple(float(a) for a in np.logspace(-3, 3, 13))
+#: the yardstick with no feature in ``evaluate``, per task: the training mean, the training base rate
+NO_FEATURE_YARDSTICK = {"regression": "mean", "binary": "prior"}
 #: the largest |value| a selector is handed (features as fitted, and the target): the float32
 #: limit, since tree ensembles (rf, gb, xgb) and torch models compute in 32-bit floats and turn
 #: larger values into inf; standardised features are always far below it
@@ -182,23 +189,6 @@ def _order(scores: np.ndarray, fitted: np.ndarray, random_state: int) -> np.ndar
     return ranking[np.argsort(~fitted[ranking], kind="stable")]
 
 
-def _downstream_rmse(model: str, Xtr, ytr, tests, subsets, seed: int) -> np.ndarray:
-    """RMSE of the downstream ``model`` trained on each subset, per test set: (subsets, tests)."""
-    if model == "mlp":
-        from oodfs.run.downstream import fit_downstream
-
-        models = fit_downstream(Xtr, ytr, subsets, seed)
-        return np.column_stack([models.rmse(X, y) for X, y in tests])
-    from sklearn.linear_model import RidgeCV
-
-    out = np.empty((len(subsets), len(tests)))
-    for i, cols in enumerate(subsets):
-        cols = list(cols)
-        fit = RidgeCV(alphas=RIDGE_ALPHAS).fit(Xtr[:, cols], ytr)
-        out[i] = [np.sqrt(np.mean((fit.predict(X[:, cols]) - y) ** 2)) for X, y in tests]
-    return out
-
-
 def evaluate_selection(
     X: np.ndarray,
     y: np.ndarray,
@@ -207,15 +197,23 @@ def evaluate_selection(
     selected,
     downstream: str = "mlp",
     random_state: int = 0,
+    task: str = "regression",
 ) -> pd.DataFrame:
-    """Downstream RMSE on each held-out environment: a model trained on the rows of
-    ``train_envs`` with the ``selected`` columns (a mask or indices), with every column, and the
-    training mean as a yardstick. ``downstream``: ``"mlp"`` (oodfs's downstream MLP, the
-    benchmark's regressor) or ``"ridge"`` (scikit-learn's RidgeCV over :data:`RIDGE_ALPHAS`).
-    ``X`` is used as given (standardise it as the selector saw it). Returns ``(env, rows,
-    rmse_selected, rmse_all, rmse_mean)``, one row per held-out environment in label order."""
-    if downstream not in DOWNSTREAM_MODELS:
-        raise OodfsError(f"downstream must be one of {', '.join(DOWNSTREAM_MODELS)}, got {downstream!r}")
+    """The downstream scores on each held-out environment of a model trained on the rows of
+    ``train_envs`` with the ``selected`` columns (a mask or indices), of one with every column
+    (the ``all_features`` yardstick), and of the training mean (regression's ``mean``; a binary
+    target's base rate, the ``prior`` yardstick). ``downstream``: a registered downstream model
+    that predicts ``task`` (:mod:`oodfs.run.downstream_models`: mlp, ridge, gbm for regression;
+    mlp, logistic, gbm for binary), with its default settings. ``X`` is used as given (standardise
+    it as the selector saw it). Returns one row per held-out environment in label order:
+    ``env``, ``rows`` (and ``positives`` for binary), then ``<score>_selected``, ``<score>_all``
+    and ``<score>_<yardstick>`` for every score of the task type (regression: ``rmse_selected``,
+    ``rmse_all``, ``rmse_mean``; binary: log_loss, brier, accuracy, auc with ``_prior``)."""
+    from oodfs.contract.tasks import get_task
+    from oodfs.run.downstream_models import get_model, score_subsets
+
+    task_type = get_task(task)
+    model = get_model(downstream, task_type.name)
     env = np.asarray(env).astype(str)
     train = np.isin(env, [str(e) for e in train_envs])
     held_out = [e for e in dict.fromkeys(env) if e not in set(env[train])]
@@ -226,19 +224,41 @@ def evaluate_selection(
     if cols.size == 0:
         raise OodfsError("no feature is selected (every score is 0), so there is nothing to evaluate")
     tests = [(X[env == e], y[env == e]) for e in held_out]
-    rmse = _downstream_rmse(
-        downstream, X[train], y[train], tests, [tuple(cols), tuple(range(X.shape[1]))], random_state
-    )
-    mean = y[train].mean()
-    return pd.DataFrame(
-        {
-            "env": held_out,
-            "rows": [len(t[1]) for t in tests],
-            "rmse_selected": rmse[0],
-            "rmse_all": rmse[1],
-            "rmse_mean": [float(np.sqrt(np.mean((t[1] - mean) ** 2))) for t in tests],
-        }
-    )
+    subsets = [tuple(sorted(int(j) for j in cols)), tuple(range(X.shape[1])), ()]
+    scored = score_subsets(model, X[train], y[train], subsets, random_state, tests, task_type.name)
+    out = {"env": held_out, "rows": [len(t[1]) for t in tests]}
+    if task_type.name == "binary":
+        out["positives"] = [int(t[1].sum()) for t in tests]
+    yardstick = NO_FEATURE_YARDSTICK.get(task_type.name, "mean")
+    for score in task_type.scores:
+        for i, who in enumerate(("selected", "all", yardstick)):
+            out[f"{score}_{who}"] = [float(s[score][i]) for s in scored]
+    return pd.DataFrame(out)
+
+
+def summarize_evaluation(evaluation: pd.DataFrame, task: str = "regression") -> pd.DataFrame:
+    """Each score of :func:`evaluate_selection` over the held-out environments: rows ``(score,
+    statistic)`` with statistic mean, sd (ddof 0) and worst (the largest loss, the smallest
+    accuracy or AUC), columns ``selected``, ``all`` and the yardstick; an environment where a score
+    is undefined (AUC with one class) is left out of that score's statistics. No column is marked
+    best: a spread (sd) ranks nothing, and the mean of the validation loss is what to read."""
+    from oodfs.contract.tasks import get_task
+
+    task_type = get_task(task)
+    whos = ("selected", "all", NO_FEATURE_YARDSTICK.get(task_type.name, "mean"))
+    rows = []
+    for score in task_type.scores:
+        values = evaluation[[f"{score}_{w}" for w in whos]].to_numpy(dtype=float)
+        worst = np.nanmax if task_type.lower_is_better[score] else np.nanmin
+        defined = ~np.isnan(values).all(axis=1)
+        v = values[defined]
+        for stat, row in (
+            ("mean", v.mean(axis=0) if len(v) else np.full(3, np.nan)),
+            ("sd", v.std(axis=0) if len(v) else np.full(3, np.nan)),
+            ("worst", worst(v, axis=0) if len(v) else np.full(3, np.nan)),
+        ):
+            rows.append({"score": score, "statistic": stat, **dict(zip(whos, row))})
+    return pd.DataFrame(rows)
 
 
 @dataclass(frozen=True)
@@ -258,9 +278,11 @@ class RankOptions:
     (default: the selector's own default ``k``, usually 5, at most the number of features).
     ``group_levels`` (``"max"`` or ``"sum"``): rank the original variables too
     (:func:`rank_variables`; ``top_k`` then counts variables, and a feature is selected when its
-    variable is). ``evaluate``: the downstream RMSE on every environment not in ``train_envs``
+    variable is). ``evaluate``: the downstream scores on every environment not in ``train_envs``
     (:func:`evaluate_selection`, model ``downstream``). ``isolate``: fit the selector in a forked
-    child process.
+    child process. ``task``: None (a target with two levels is binary, else regression),
+    ``"regression"`` or ``"binary"``; ``positive``: a binary target's positive level
+    (:func:`oodfs.tables.target_task`). ``check_leaks``: the leak notes (:mod:`oodfs.tables.leaks`).
     """
 
     top_k: int | None = None
@@ -282,6 +304,9 @@ class RankOptions:
     evaluate: bool = False
     downstream: str = "mlp"
     isolate: bool = True
+    task: str | None = None
+    positive: object = None
+    check_leaks: bool = True
 
     def checked(self) -> RankOptions:
         """These options with the seed checked, or an OodfsError naming the option (and its flag)."""
@@ -289,11 +314,10 @@ class RankOptions:
         m = self.min_level_rows
         if isinstance(m, (bool, np.bool_)) or not isinstance(m, (int, np.integer)) or m < 1:
             raise OodfsError(f"min_level_rows (--min-level-rows) must be a positive integer, got {m!r}")
-        if self.downstream not in DOWNSTREAM_MODELS:
-            raise OodfsError(
-                f"downstream (--downstream) must be one of {', '.join(DOWNSTREAM_MODELS)}, "
-                f"got {self.downstream!r}"
-            )
+        if self.task not in (None, *TASKS):
+            raise OodfsError(f"task (--task) must be one of {', '.join(TASKS)}, got {self.task!r}")
+        if self.task is not None:  # else checked once the target has said which task it is
+            _check_downstream(self.downstream, self.task)
         if self.group_levels is not None and self.group_levels not in GROUP_AGGREGATES:
             raise OodfsError(
                 f"group_levels (--group-levels) must be one of {', '.join(GROUP_AGGREGATES)}, "
@@ -319,10 +343,13 @@ class FeatureRanking:
     score, higher = more important) and ``selected``, best first; ``selected`` marks the top
     ``top_k`` among the features with a score above 0 (a feature the method gave 0 is never
     selected, so fewer than ``top_k`` may be). ``variables``: the ranking of the original
-    variables (``group_levels``), ``evaluation``: the downstream RMSE per held-out environment
-    (``evaluate``), each None when not asked for. ``notes``: what was done to the table and what
-    is odd about it (each also a :class:`oodfs.tables.TableWarning`). :meth:`to_json` is the
-    JSON form ``oodfs select --json`` prints.
+    variables (``group_levels``), ``evaluation``: the downstream scores per held-out environment
+    (``evaluate``; :func:`evaluate_selection`, summarised by :meth:`summary`), each None when not
+    asked for. ``task``: "regression" or "binary"; ``positive``: a binary target's positive level
+    (as text). ``leaks``: what the leak checks found (:class:`oodfs.tables.leaks.Leaks`, None when
+    not run). ``notes``: what was done to the table and what is odd about it (each also a
+    :class:`oodfs.tables.TableWarning`). :meth:`to_json` is the JSON form ``oodfs select --json``
+    prints.
     """
 
     ranking: pd.DataFrame
@@ -346,6 +373,9 @@ class FeatureRanking:
     group_levels: str | None = None
     evaluation: pd.DataFrame | None = None
     downstream: str | None = None
+    task: str = "regression"
+    positive: str | None = None
+    leaks: object = None
 
     #: the fields of the JSON form that are plain values, in its order
     _PLAIN = (
@@ -363,6 +393,8 @@ class FeatureRanking:
         "standardized",
         "random_state",
         "group_levels",
+        "task",
+        "positive",
         "left_out",
         "excluded",
         "notes",
@@ -391,42 +423,63 @@ class FeatureRanking:
                 }
                 for r in self.variables.itertuples()
             ]
+        out["leaks"] = self.leaks.to_json() if self.leaks is not None else None
         if self.evaluation is not None:
+
+            def plain(v):
+                return v if isinstance(v, str) else int(v) if isinstance(v, (np.integer, int)) else _number(v)
+
             out["evaluation"] = {
                 "downstream": self.downstream,
+                "task": self.task,
+                "yardstick": self.yardstick,
                 "train_envs": self.train_envs,
                 "selected": self.selected,
                 "environments": [
-                    {
-                        "env": r.env,
-                        "rows": int(r.rows),
-                        "rmse_selected": float(r.rmse_selected),
-                        "rmse_all": float(r.rmse_all),
-                        "rmse_mean": float(r.rmse_mean),
-                    }
-                    for r in self.evaluation.itertuples()
+                    {k: plain(v) for k, v in row.items()} for row in self.evaluation.to_dict("records")
+                ],
+                "summary": [
+                    {k: plain(v) for k, v in row.items()} for row in self.summary().to_dict("records")
                 ],
                 "note": self.worse_than_mean_note() or None,
             }
         return out
 
+    @property
+    def yardstick(self) -> str:
+        """The yardstick with no feature: ``mean`` (regression) or ``prior`` (binary)."""
+        return NO_FEATURE_YARDSTICK.get(self.task, "mean")
+
+    def summary(self) -> pd.DataFrame | None:
+        """Mean, sd and worst of every score over the held-out environments
+        (:func:`summarize_evaluation`), or None without an evaluation."""
+        return None if self.evaluation is None else summarize_evaluation(self.evaluation, self.task)
+
     def worse_than_mean_note(self) -> str:
         """A sentence when every model (selected features and all features) predicts an environment
-        worse than the training mean, or ''; docs/PROTOCOL.md section 10, "Guards"."""
+        worse (by the task's validation loss: RMSE, log-loss) than the training mean or, for a
+        binary target, the training base rate (the ``prior``), or ''; docs/PROTOCOL.md section
+        10, "Guards"."""
         if self.evaluation is None:
             return ""
-        bad = [
-            r.env
-            for r in self.evaluation.itertuples()
-            if r.rmse_selected > r.rmse_mean and r.rmse_all > r.rmse_mean
-        ]
+        from oodfs.contract.tasks import get_task
+
+        loss = get_task(self.task).validation_loss
+        e = self.evaluation
+        base = e[f"{loss}_{self.yardstick}"]
+        bad = list(e.loc[(e[f"{loss}_selected"] > base) & (e[f"{loss}_all"] > base), "env"])
         if not bad:
             return ""
+        what = (
+            "predicting the training base rate (the prior yardstick; by log-loss)"
+            if self.task == "binary"
+            else "predicting the training mean"
+        )
         return (
-            f"in {len(bad)} of {len(self.evaluation)} environments ({', '.join(map(str, bad))}) every "
-            "model is worse than predicting the training mean: the relation of the target to these "
-            "features changed there (a shift in Y | X, or a model extrapolating outside its training "
-            "range), which no choice of features repairs"
+            f"in {len(bad)} of {len(e)} environments ({', '.join(map(str, bad))}) every "
+            f"model is worse than {what}: the relation of the target to these "
+            "features changed there or was never there to learn (a shift in Y | X, no signal, or a "
+            "model extrapolating outside its training range), which no choice of features repairs"
         )
 
     def as_frame(self) -> pd.DataFrame:
@@ -445,8 +498,9 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
     ``data`` is a DataFrame or a path (:func:`oodfs.tables.read_table`); ``options`` (or keyword
     arguments naming its fields): :class:`RankOptions`. Returns a :class:`FeatureRanking`.
 
-    Notes (:class:`oodfs.tables.TableWarning`): what :func:`oodfs.tables.prepare_table` did,
-    features left out of the fit, a constant target, no more rows than features.
+    Notes (:class:`oodfs.tables.TableWarning`): the task of a two-level target, what
+    :func:`oodfs.tables.prepare_table` did, features left out of the fit, a constant target, no
+    more rows than features, possible leaks.
     """
     from oodfs.contract.registry import registry
 
@@ -456,6 +510,12 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
     o = o.checked()
     df, source = _as_frame(data)
     o.check_environments()
+    choice = _target_task(df, target, o)
+    if choice.note:
+        warnings.warn(choice.note, TableWarning, stacklevel=2)
+    if choice.task == "binary":
+        _check_classifies(cls, method)
+        df = df.assign(**{target: binary_column(df[target], choice)})
     table = prepare_table(
         df,
         target,
@@ -469,7 +529,7 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
         max_levels=o.max_levels,
         target_transform=o.target_transform,
     )
-    notes = list(table.notes)
+    notes = ([choice.note] if choice.note else []) + list(table.notes)
 
     def note(text: str) -> None:
         notes.append(text)
@@ -477,6 +537,9 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
 
     X, y, names, env = table.X, table.y, table.names, table.env
     rows, wanted = _rows_used(env, o.train_envs, o.env_column, len(y))
+    if choice.task == "binary":
+        by_env = env is not None and (wanted is not None or getattr(cls, "uses_groups", False))
+        _check_both_classes(y, env if by_env else None, rows, choice, target)
     n, d = int(rows.sum()), X.shape[1]
     if n < 2:
         raise OodfsError(f"need at least 2 rows to rank features, got {n}")
@@ -487,6 +550,14 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
     fit_names = [names[j] for j in np.flatnonzero(fitted)]
     Xfit, yfit = Xs[rows][:, fitted], y[rows]
     _check_fit_data(Xfit, yfit, fit_names, target, note)
+    labels = {**_labels(cls, method, env, rows), **_task_keyword(cls, choice.task, yfit)}
+    leaks = None
+    if o.check_leaks:
+        from oodfs.tables.leaks import find_leaks
+
+        leaks = find_leaks(Xfit, yfit, fit_names, choice.task, o.random_state)
+        for text in leaks.notes():
+            note(text)
     variables = dict(zip(names, table.variables))
     k = _top_k(cls, o, len(dict.fromkeys(table.variables)) if o.group_levels else d)
     fit_scores, used = _fit_scores(
@@ -497,7 +568,7 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
         fit_names,
         method,
         o.isolate,
-        _labels(cls, method, env, rows),
+        labels,
     )
     scores = np.zeros(d)
     scores[fitted] = fit_scores
@@ -523,7 +594,9 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
     evaluation = None
     if o.evaluate:
         chosen_cols = [names.index(f) for f in out.loc[out["selected"], "feature"]]
-        evaluation = evaluate_selection(Xs, y, env, wanted, chosen_cols, o.downstream, o.random_state)
+        evaluation = evaluate_selection(
+            Xs, y, env, wanted, chosen_cols, o.downstream, o.random_state, choice.task
+        )
     return FeatureRanking(
         ranking=out[["rank", "feature", "score", "selected"]].reset_index(drop=True),
         method=method,
@@ -546,7 +619,83 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
         group_levels=o.group_levels,
         evaluation=evaluation,
         downstream=o.downstream if o.evaluate else None,
+        task=choice.task,
+        positive=None if choice.positive is None else level_text(choice.positive),
+        leaks=leaks,
     )
+
+
+def _target_task(df: pd.DataFrame, target, o: RankOptions) -> TargetTask:
+    """The task of the target (:func:`oodfs.tables.target_task`), its options checked against it."""
+    if target not in df.columns:  # prepare_table names the columns there are
+        return TargetTask(o.task or "regression")
+    choice = target_task(df[target], target, o.task, o.positive)
+    if choice.task == "binary" and o.target_transform not in (None, "none"):
+        raise OodfsError(
+            f"target_transform (--target-transform) {o.target_transform!r} is for a numeric target; "
+            f"{target!r} is binary here (--task regression to regress it)"
+        )
+    _check_downstream(o.downstream, choice.task)
+    return choice
+
+
+def _task_keyword(cls, task: str, y: np.ndarray) -> dict:
+    """``{"task": task}`` where fit's own inference (two values: binary) would choose otherwise and
+    the class knows the keyword (it declares binary); else ``{}``, so a plugin's ``fit`` written
+    before task types still takes a regression target."""
+    inferred = "binary" if np.unique(y).size == 2 else "regression"
+    return {"task": task} if task != inferred and "binary" in cls.task_types else {}
+
+
+def _check_classifies(cls, method: str) -> None:
+    """One line naming the methods that can classify, for a method that cannot."""
+    if cls.handles("binary"):
+        return
+    from oodfs.contract.registry import registry
+
+    entries = registry().entries("selector").items()
+    able = [n for n, i in entries if i.cls.handles("binary") and not i.cls.yardstick]
+    raise OodfsError(
+        f"selector {method!r} handles {' and '.join(cls.task_types)} targets only, not a binary one; "
+        f"methods that can classify: {', '.join(able)} (or --task regression to regress the 0/1 target)"
+    )
+
+
+def _check_both_classes(y: np.ndarray, env, rows: np.ndarray, choice: TargetTask, target) -> None:
+    """One line naming a training environment (``env`` given: each of the rows used; else the rows
+    used pooled) that holds one class only."""
+    groups = {None: rows} if env is None else {e: rows & (env == e) for e in dict.fromkeys(env[rows])}
+    for label, mask in groups.items():
+        classes = np.unique(y[mask])
+        if classes.size == 1:
+            where = "the rows used" if label is None else f"training environment {label!r}"
+            raise OodfsError(
+                f"{where} hold{'s' if label is not None else ''} only class "
+                f"{level_text(choice.label(classes[0]))!r} of the binary target {target!r} "
+                f"({int(mask.sum())} rows); a classifier needs both classes in every training environment"
+                + ("" if label is None else ": leave it out of --train-envs")
+            )
+
+
+def _check_downstream(name, task: str) -> str:
+    """``name`` if it is a registered downstream model predicting ``task``; else one line naming
+    the valid ones for it."""
+    from oodfs.run.downstream_models import check_model, models
+
+    if name not in models(task):
+        valid = ", ".join(models(task))
+        known = "" if name in models() else "unknown "
+        raise OodfsError(
+            f"{known}downstream model {name!r} (--downstream) does not predict a {task} target; "
+            f"valid for {task}: {valid}"
+        )
+    return check_model(name, task)
+
+
+def _number(v) -> float | None:
+    """A float for JSON; NaN (an AUC with one class in the environment) as None."""
+    v = float(v)
+    return None if np.isnan(v) else v
 
 
 def _rows_used(env, train_envs, env_column, n: int) -> tuple[np.ndarray, list | None]:

@@ -43,11 +43,17 @@ use case :func:`oodfs.run.rank.rank_features` (``oodfs select``); the ``table`` 
     modelling choice that changes what the selectors see.
   - nested values (lists, records: parquet can hold them) are errors.
   - the **environment column** (if any) is never a feature; its values become string labels.
+* :func:`target_task` -- which task the target makes (two levels: binary, with its positive
+  class named in a note; a numeric target otherwise: regression; text with three or more levels:
+  refused) and :func:`binary_column` the target as 0.0 / 1.0 (:mod:`oodfs.tables.target`).
+* :func:`find_leaks` -- the leak guards: a feature that alone predicts the target almost
+  perfectly, a target that is a linear function of a few features (:mod:`oodfs.tables.leaks`).
 * :func:`fitted_features` -- the rule shared by ``oodfs select`` and ``oodfs bench``: a feature
   with fewer than ``min_level_rows`` (10) of the fitting rows off its most common value (an
   absent or rare one-hot level, a constant column) is left out of a method's fit and scores 0.
 """
 
+from oodfs.tables.leaks import Leaks, find_leaks
 from oodfs.tables.names import LEVEL_SEP, named_columns, short_list
 from oodfs.tables.prepare import (
     CATEGORICAL_MODES,
@@ -68,6 +74,7 @@ from oodfs.tables.prepare import (
     transform_target,
 )
 from oodfs.tables.read import CSV_SUFFIXES, PARQUET_SUFFIXES, TableWarning, read_table, table_format
+from oodfs.tables.target import TASKS, TargetTask, binary_column, target_task
 
 __all__ = [
     "CATEGORICAL_MODES",
@@ -75,15 +82,20 @@ __all__ = [
     "DATE_MODES",
     "DROPNA_MODES",
     "LEVEL_SEP",
+    "Leaks",
     "MAX_LEVELS",
     "MIN_LEVEL_ROWS",
     "NEAR_COPY_CORR",
     "PARQUET_SUFFIXES",
-    "TARGET_TRANSFORMS",
     "PowerOfTwoScaler",
     "PreparedTable",
+    "TARGET_TRANSFORMS",
+    "TASKS",
     "TableWarning",
+    "TargetTask",
+    "binary_column",
     "decimal_years",
+    "find_leaks",
     "fitted_features",
     "make_encoder",
     "make_scaler",
@@ -93,5 +105,6 @@ __all__ = [
     "read_table",
     "short_list",
     "table_format",
+    "target_task",
     "transform_target",
 ]
