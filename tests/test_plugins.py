@@ -67,6 +67,24 @@ def test_plugins_table():
     assert "kind" in proc.stdout.splitlines()[0] and "synthetic" in proc.stdout
 
 
+def test_plugins_lists_whole_descriptions():
+    """A docstring summary wrapped over two lines is listed whole, not cut at the line break
+    (oracle_ipw's once ended in "(V"); the selector made from a weighter adds its WLS step after it."""
+    proc = run_cli("plugins")
+    assert proc.returncode == 0, proc.stderr
+    summary = "synthetic environment (V independent of the rest)"
+    lines = {tuple(line.split()[:2]): line for line in proc.stdout.splitlines()[2:]}
+    assert summary + "." in lines[("weighter", "oracle_ipw")]
+    assert summary + " + weighted least squares" in lines[("selector", "oracle_ipw")]
+    for info in registry().all():
+        assert info.description.count("(") == info.description.count(")"), (
+            info.kind,
+            info.name,
+            info.description,
+        )
+        assert "\n" not in info.description
+
+
 def test_name_clash_names_both_providers():
     reg = Registry(load_entry_points=False)
     reg.register(make_selector_module("pkg_a", "dup"), name="a", package="pkg-a")
