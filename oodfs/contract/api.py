@@ -176,10 +176,15 @@ class _GridMixin:
             if k not in ("self", "k", "random_state") and p.default is not inspect.Parameter.empty
         }
         unknown = sorted({key for p in points for key in p} - set(defaults))
-        if unknown:
+        valid = ", ".join(sorted(defaults)) or "none (its __init__ has no other parameter with a default)"
+        reserved = [key for key in unknown if key in ("k", "random_state")]
+        if reserved:
             raise OodfsError(
-                f"{cls.kind} {cls.name!r} has no parameter(s) {unknown}; valid: {', '.join(sorted(defaults))}"
+                f"{cls.kind} {cls.name!r}: a grid point cannot set {', '.join(reserved)} (the run sets k "
+                f"from the suite and random_state from the task's seed); grid parameters: {valid}"
             )
+        if unknown:
+            raise OodfsError(f"{cls.kind} {cls.name!r} has no parameter(s) {unknown}; valid: {valid}")
         return [{**defaults, **p} for p in points]
 
     @classmethod
