@@ -399,3 +399,14 @@ def test_docs_name_only_what_oodfs_exports():
         for name in set(re.findall(r"oodfs\.testing\.(\w+)", text)):
             assert hasattr(oodfs.testing, name), f"{doc} uses oodfs.testing.{name}"
     assert "Table(path" not in (ROOT / "CONTRIBUTING.md").read_text()
+
+
+def test_every_repository_path_the_docs_name_exists():
+    placeholders = {"oodfs/suites/NAME.toml", "tests/test_my_plugin.py"}  # a reader's own files
+    for doc in DOCS:
+        text = (ROOT / doc).read_text()
+        for path in set(
+            re.findall(r"(?<![\w/])((?:benchmarks|docs|examples|oodfs|plugins|tests)/[\w./-]+)", text)
+        ):
+            path = path.rstrip(".")
+            assert path in placeholders or (ROOT / path).exists(), f"{doc} names {path}, which does not exist"
