@@ -207,6 +207,9 @@ class Reader:
             assert re.search(r"^selector\s+abscov\s", done.stdout, re.M), done.stdout
 
     def pyproject(self, block: Block) -> None:
+        pytest.importorskip(
+            "setuptools", reason="reads pyproject.toml as pip's build does (venvs of Python >= 3.12 lack it)"
+        )
         (self.folder / "pyproject.toml").write_text(block.text)
         # read and validated as setuptools reads it when pip builds the package (its schema check
         # raises on a bad table); building needs `wheel` or an isolated, online build: not here
