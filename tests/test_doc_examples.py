@@ -57,8 +57,8 @@ DOCS = ("README.md", "CONTRIBUTING.md")
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 #: oodfs commands that finish in seconds: run as written
 FAST_COMMANDS = {"select", "plugins", "suites"}
-#: options of `oodfs select` left out of README's synopsis: its lines are extended by the select
-#: work (docs/PROTOCOL.md), and README's text below the synopsis names these
+#: options of `oodfs select` that README's synopsis leaves out: its select lines are edited with the
+#: select command's own changes; drop an option from this set once the synopsis shows it
 SYNOPSIS_OMITS = {
     "select": {
         "--seed",
