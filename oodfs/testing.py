@@ -130,7 +130,8 @@ _KINDS = (("selector", Selector), ("weighter", Weighter), ("environment", Enviro
 def with_envs(environment, envs, invalid_envs=()) -> _Plugin:
     """An environment (class or instance) together with the environment ids to check it with:
     ``envs`` valid ids, ``invalid_envs`` ids that ``check_env`` must reject. Use it where a
-    plugin is expected (``parametrize_plugin_checks([with_envs(Table(path=...), ["a", "b"])])``)."""
+    plugin is expected: ``parametrize_plugin_checks([with_envs(Table(path=...), ["a", "b"])])`` with
+    ``Table = oodfs.get_environment("table")``."""
     p = _resolve(environment)
     if p.kind != "environment":
         raise TypeError(f"with_envs needs an environment, got a {p.kind}")

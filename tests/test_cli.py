@@ -57,6 +57,27 @@ def test_help_explains_itself():
         assert option in proc.stdout
 
 
+def test_every_option_help_is_whole():
+    """No help text of a built-in command stops mid-sentence (``--downstream`` once ended with
+    "The leaderboard shows the first") or leaves a parenthesis open."""
+    from oodfs.cli import build_parser
+
+    dangling = {"the", "a", "an", "of", "and", "or", "to", "first", "with", "by"}
+    commands = build_parser()._subparsers._group_actions[0].choices
+    for name, parser in commands.items():
+        for action in parser._actions:
+            text = action.help or ""
+            if not text or text == "==SUPPRESS==":
+                continue
+            where = f"oodfs {name} {'/'.join(action.option_strings) or action.dest}: {text!r}"
+            assert text.count("(") == text.count(")"), where
+            assert text.split()[-1].lower() not in dangling and not text.rstrip().endswith((",", ";", ":")), (
+                where
+            )
+    downstream = next(a for a in commands["bench"]._actions if "--downstream" in a.option_strings)
+    assert "`oodfs leaderboard DIR --downstream MODEL`" in downstream.help
+
+
 @pytest.fixture(scope="module")
 def bench_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench") / "out"

@@ -359,10 +359,32 @@ def test_weights_of_one_must_change_nothing():
     caught(kit.check_selector_sample_weight_ones, cls, "sample_weight of ones")
 
 
-def test_silently_ignored_unsupported_sample_weight_is_caught():
+def test_declaring_no_sample_weight_is_enough_to_refuse_weights():
+    # the plugin ignores its weights; the base class refuses them for it (supports_sample_weight)
     cls = selector(
         "quiet", lambda self, X, y, w: AbsCorr._fit_scores(self, X, y, None), supports_sample_weight=False
     )
+    kit.check_selector_sample_weight_rejected(cls)
+    X, y = np.random.default_rng(0).normal(size=(2, 40, 3))
+    w = np.r_[np.ones(20), np.full(20, 2.0)]
+    for fit in (
+        lambda: cls().fit(X, y[:, 0], sample_weight=w),
+        lambda: cls.fit_grid(X, y[:, 0], [{}], sample_weight=w),
+    ):
+        with pytest.raises(
+            oodfs.OodfsError, match="selector 'quiet' does not support non-uniform sample_weight"
+        ):
+            fit()
+    uniform = cls().fit(X, y[:, 0], sample_weight=np.full(40, 3.0)).scores_
+    np.testing.assert_array_equal(uniform, cls().fit(X, y[:, 0]).scores_)
+
+
+def test_silently_ignored_unsupported_sample_weight_is_caught():
+    # a plugin that bypasses the base class (its own fit drops the weights) is still caught
+    def fit(self, X, y, sample_weight=None, groups=None, task=None):
+        return AbsCorr.fit(self, X, y)
+
+    cls = selector("quiet", fit=fit, supports_sample_weight=False)
     caught(kit.check_selector_sample_weight_rejected, cls, "expected OodfsError, nothing was raised")
 
 

@@ -196,3 +196,60 @@ def test_the_same_set_in_any_order_is_one_set(tmp_path, capsys):
     assert_one_line(_bench(capsys, suite, tmp_path / "c", "--r-train", "1.5+3.0,3.0+1.5"), "twice")
     suite.write_text(SUITE.replace("r_train = [2.5]", "r_train = [[3.0, 1.5], [1.5, 3.0]]"))
     assert_one_line(_bench(capsys, suite, tmp_path / "d"), "twice")
+
+
+# -- the results folder's lock file ------------------------------------------------------------------
+
+
+def test_a_finished_run_leaves_no_lock_file(results_dir):
+    assert (results_dir / "results.sqlite").exists()
+    assert not (results_dir / "results.lock").exists()
+
+
+def test_the_lock_file_is_removed_without_ever_letting_two_runs_write(tmp_path, monkeypatch):
+    """A run removes its lock file while it still holds the lock. A second run that opened the file
+    just before it was removed locks that removed file: it must see that and lock the file now in
+    the folder, so a third run cannot hold a different file at the same time."""
+    import os
+
+    from oodfs import OodfsError
+    from oodfs.results import store as store_module
+    from oodfs.results.store import ResultStore
+
+    out = tmp_path / "res"
+    out.mkdir()
+    with ResultStore(out).lock():
+        assert (out / "results.lock").read_text() == str(os.getpid())
+        stale = os.open(out / "results.lock", os.O_RDWR)  # the second run's open, before the removal
+    assert not (out / "results.lock").exists()
+
+    real_open, opened = os.open, []
+
+    def open_stale_first(path, *args, **kwargs):  # the second run's first os.open returns that descriptor
+        if Path(path).name == "results.lock" and not opened:
+            opened.append(path)
+            return stale
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(store_module.os, "open", open_stale_first)
+    with ResultStore(out).lock():
+        assert opened and (out / "results.lock").exists()  # it went on to the file in the folder
+        monkeypatch.setattr(store_module.os, "open", real_open)
+        with pytest.raises(OodfsError, match="another oodfs run"):
+            with ResultStore(out).lock():
+                pass
+    assert not (out / "results.lock").exists()
+
+
+def test_a_lock_file_that_another_run_made_is_not_removed(tmp_path):
+    import os
+
+    from oodfs.results.store import ResultStore
+
+    out = tmp_path / "res"
+    out.mkdir()
+    with ResultStore(out).lock():
+        (out / "results.lock").unlink()  # e.g. removed by hand while the run went on
+        (out / "results.lock").write_text("other")
+    assert (out / "results.lock").read_text() == "other"
+    os.unlink(out / "results.lock")

@@ -171,6 +171,14 @@ def test_dates_refused_or_converted_on_request(tmp_path, capsys):
     assert 2001 <= X[0, env.feature_names.index("when")] < 2004  # decimal years
 
 
+@pytest.mark.filterwarnings("error")  # pandas deprecations included (Series.dt.dayofyear was one)
+def test_decimal_years_without_warnings():
+    from oodfs.tables.prepare import decimal_years
+
+    t = pd.Series(pd.to_datetime(["2020-07-02 00:00", "2021-01-01 00:00", "2021-12-31 12:00"]))
+    np.testing.assert_allclose(decimal_years(t), [2020 + 183 / 366, 2021.0, 2021 + 364.5 / 365])
+
+
 def test_near_copies_of_the_target_refused_unless_kept(tmp_path, capsys):
     df = shifted().assign(y=lambda d: d["y"] + 10)
     df["y_cents"] = df["y"] * 100  # the target in other units

@@ -67,6 +67,24 @@ def test_plugins_table():
     assert "kind" in proc.stdout.splitlines()[0] and "synthetic" in proc.stdout
 
 
+def test_plugins_lists_whole_descriptions():
+    """A docstring summary wrapped over two lines is listed whole, not cut at the line break
+    (oracle_ipw's once ended in "(V"); the selector made from a weighter adds its WLS step after it."""
+    proc = run_cli("plugins")
+    assert proc.returncode == 0, proc.stderr
+    summary = "synthetic environment (V independent of the rest)"
+    lines = {tuple(line.split()[:2]): line for line in proc.stdout.splitlines()[2:]}
+    assert summary + "." in lines[("weighter", "oracle_ipw")]
+    assert summary + " + weighted least squares" in lines[("selector", "oracle_ipw")]
+    for info in registry().all():
+        assert info.description.count("(") == info.description.count(")"), (
+            info.kind,
+            info.name,
+            info.description,
+        )
+        assert "\n" not in info.description
+
+
 def test_name_clash_names_both_providers():
     reg = Registry(load_entry_points=False)
     reg.register(make_selector_module("pkg_a", "dup"), name="a", package="pkg-a")
@@ -190,3 +208,38 @@ def test_weighter_becomes_a_selector_with_its_grid():
     np.testing.assert_allclose(
         sel.scores_, np.abs(np.linalg.lstsq(np.c_[X, np.ones(200)], y, rcond=None)[0][:3])
     )
+
+
+def test_a_grid_naming_k_or_an_unknown_parameter_says_what_is_valid():
+    """``k`` in a plugin's grid once failed with an empty list ("valid: "): the message says the run
+    sets k, and a class without other parameters says there are none, and why."""
+
+    class OnlyK(oodfs.Selector):
+        """Scores = |X'y|."""
+
+        name = "onlyk"
+        grid = {"k": [3, 5]}
+
+        def _fit_scores(self, X, y, sample_weight):
+            return np.abs(X.T @ y)
+
+    X, y = np.random.default_rng(0).normal(size=(30, 3)), np.random.default_rng(1).normal(size=30)
+    with pytest.raises(OodfsError) as info:
+        OnlyK.fit_grid(X, y, OnlyK.grid_points())
+    message = str(info.value)
+    assert "cannot set k (the run sets k from the suite" in message
+    assert message.endswith("grid parameters: none (its __init__ has no other parameter with a default)")
+    with pytest.raises(OodfsError, match=r"has no parameter\(s\) \['alpha'\]; valid: none \(its __init__"):
+        OnlyK.fit_grid(X, y, [{"alpha": 1.0}])
+
+    class WithCenter(OnlyK):
+        """Scores = |X'y|, optionally centred."""
+
+        name = "withcenter"
+        grid = {"center": [True, False]}
+
+        def __init__(self, center=True, k=5, random_state=None):
+            self.center, self.k, self.random_state = center, k, random_state
+
+    with pytest.raises(OodfsError, match=r"has no parameter\(s\) \['alpha'\]; valid: center$"):
+        WithCenter.fit_grid(X, y, [{"alpha": 1.0}])

@@ -76,7 +76,9 @@ def add_parser(sub) -> None:
         metavar="MODEL[,MODEL]",
         help="the models trained on each selected subset, each on the same fits (registered downstream "
         "models: `oodfs plugins`; built in: mlp, ridge, gbm, and logistic for a binary target; default: "
-        "the suite's, mlp for the synthetic suites). The leaderboard shows the first",
+        "the suite's, mlp for the synthetic suites). The leaderboard printed and leaderboard.md show the "
+        "first model; each other model has its leaderboard-MODEL.md, and `oodfs leaderboard DIR "
+        "--downstream MODEL` prints it",
     )
     p.add_argument(
         "--resume",

@@ -31,9 +31,10 @@ from oodfs.validation import OodfsError, check_X, check_X_y
 
 
 def describe(cls) -> str:
-    """First line of a class docstring: the plugin's one-line description."""
-    doc = inspect.getdoc(cls) or ""
-    return doc.strip().splitlines()[0] if doc.strip() else ""
+    """The summary of a class docstring (its first paragraph, on one line): the plugin's
+    description. A summary wrapped over two lines is kept whole, never cut mid-sentence."""
+    summary = (inspect.getdoc(cls) or "").strip().split("\n\n")[0]
+    return " ".join(summary.split())
 
 
 def ranking_from_scores(scores, random_state=0) -> np.ndarray:
@@ -175,10 +176,15 @@ class _GridMixin:
             if k not in ("self", "k", "random_state") and p.default is not inspect.Parameter.empty
         }
         unknown = sorted({key for p in points for key in p} - set(defaults))
-        if unknown:
+        valid = ", ".join(sorted(defaults)) or "none (its __init__ has no other parameter with a default)"
+        reserved = [key for key in unknown if key in ("k", "random_state")]
+        if reserved:
             raise OodfsError(
-                f"{cls.kind} {cls.name!r} has no parameter(s) {unknown}; valid: {', '.join(sorted(defaults))}"
+                f"{cls.kind} {cls.name!r}: a grid point cannot set {', '.join(reserved)} (the run sets k "
+                f"from the suite and random_state from the task's seed); grid parameters: {valid}"
             )
+        if unknown:
+            raise OodfsError(f"{cls.kind} {cls.name!r} has no parameter(s) {unknown}; valid: {valid}")
         return [{**defaults, **p} for p in points]
 
     @classmethod
@@ -222,7 +228,8 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
 
     kind: ClassVar[str] = "selector"
 
-    #: whether fit honours ``sample_weight`` (checked by the conformance kit)
+    #: whether fit honours ``sample_weight`` (checked by the conformance kit); when False, ``fit``
+    #: and ``fit_grid`` refuse non-uniform weights with an OodfsError before ``_fit_scores`` runs
     supports_sample_weight: ClassVar[bool] = True
     #: the task types the method handles (oodfs.contract.tasks); a suite skips the others. A
     #: yardstick (below) ranks nothing and is evaluated on every task type (:meth:`handles`)
@@ -267,8 +274,20 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
             y = get_task("binary").check_target(y, "y")[0]
         return task, y
 
+    @classmethod
+    def _refuse_unsupported_weights(cls, sample_weight) -> None:
+        """A class declaring ``supports_sample_weight = False`` refuses non-uniform weights here,
+        before its own code runs, so a plugin cannot ignore them silently by forgetting to check."""
+        if cls.supports_sample_weight or sample_weight is None:
+            return
+        if not np.all(sample_weight == sample_weight[0]):
+            raise OodfsError(
+                f"{cls._label()} does not support non-uniform sample_weight (supports_sample_weight is False)"
+            )
+
     def fit(self, X, y, sample_weight=None, groups=None, task=None):
         Xa, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=self._label())
+        self._refuse_unsupported_weights(sample_weight)
         codes = self._groups(groups, Xa.shape[0])
         self.task_, y = self._task(y, task)
         # scikit-learn's own bookkeeping of column names (feature_names_in_, n_features_in_)
@@ -331,6 +350,7 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
     ) -> list[GridFit]:
         """As :meth:`fit_grid`, with each point's diagnostics: a list of :class:`GridFit`."""
         X, y, sample_weight = check_X_y(X, y, sample_weight, min_samples=2, who=cls._label())
+        cls._refuse_unsupported_weights(sample_weight)
         codes = cls._groups(groups, X.shape[0])
         task, y = cls._task(y, task)
         points = cls.full_points(points)

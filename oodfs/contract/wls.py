@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
-from oodfs.contract.api import GridFit, Selector, Weighter
+from oodfs.contract.api import GridFit, Selector, Weighter, describe
 from oodfs.numeric import sample_probabilities, standardize, weighted_least_squares
 from oodfs.validation import OodfsError
 
@@ -149,7 +149,7 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
         return out
 
     doc = inspect.getdoc(weighter_cls) or weighter_cls.__name__
-    first, _, rest = doc.partition("\n")
+    first, rest = describe(weighter_cls) or weighter_cls.__name__, doc.partition("\n\n")[2]
     namespace = {
         "__init__": __init__,
         "_make_weighter": _make_weighter,
@@ -163,7 +163,7 @@ def selector_for_weighter(weighter_cls: type[Weighter]) -> type[Selector]:
         "min_group_rows": weighter_cls.min_group_rows,
         # a weighter whose fit depends on column order makes a selector that does too
         "permutation_invariant": weighter_cls.permutation_invariant,
-        "__doc__": f"{first.rstrip('.')} + weighted least squares; scores = |coefficients|.\n{rest}",
+        "__doc__": f"{first.rstrip('.')} + weighted least squares; scores = |coefficients|.\n\n{rest}",
         "__module__": weighter_cls.__module__,
     }
     return type(f"{weighter_cls.__name__}WLS", (WLSSelector,), namespace)

@@ -122,6 +122,16 @@ class StorageError(RunAborted):
     It aborts the run: it is never recorded as a method's failure."""
 
 
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``path`` still names the file open as ``fd`` (not removed, not replaced)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    mine = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino)
+
+
 class ResultStore:
     """The results of one output folder. Reading never writes (a read-only folder can be
     reported on); writing is for the one run that holds the folder's lock."""
@@ -185,40 +195,56 @@ class ResultStore:
     def lock(self):
         """Hold the folder for one run: a second run on it (a second ``--resume``) is refused
         at once. The lock is the kernel's (``flock``): it ends with the process however the
-        process ends, so a killed run leaves nothing stale behind."""
+        process ends, so a killed run leaves nothing stale behind. A run that ends normally
+        removes the lock file too, while still holding it; a run that locked the file just as it
+        was removed finds it gone (:meth:`_lock_file`) and locks the new one, so two runs never
+        hold two different files."""
         try:
             import fcntl
         except ImportError:  # pragma: no cover -- not POSIX: no lock
             yield
             return
+        fd = self._lock_file(fcntl)
+        path, owner = self.out_dir / LOCK_NAME, os.getpid()
         try:
-            fd = os.open(
-                self.out_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644
-            )
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise OodfsError(
-                    f"{self.out_dir / LOCK_NAME} is a symbolic link; remove it or choose another --out"
-                ) from None
-            raise StorageError(f"cannot create {self.out_dir / LOCK_NAME}: {exc.strerror or exc}") from None
-        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(owner).encode(), 0)
+            yield
+        finally:
+            try:
+                # only the run itself (not a forked child) removes it, and never a file another run made
+                if os.getpid() == owner and _same_file(fd, path):
+                    path.unlink()
+            except OSError:  # a read-only folder keeps its lock file; the lock still ends below
+                pass
+            os.close(fd)  # releases the lock
+
+    def _lock_file(self, fcntl) -> int:
+        """An open descriptor of the folder's lock file, locked by this process, or an error."""
+        path = self.out_dir / LOCK_NAME
+        while True:
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    message = f"{path} is a symbolic link; remove it or choose another --out"
+                    raise OodfsError(message) from None
+                raise StorageError(f"cannot create {path}: {exc.strerror or exc}") from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise StorageError(
-                        f"cannot lock {self.out_dir / LOCK_NAME}: {exc.strerror or exc}"
-                    ) from None
-                holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+                busy = exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK)
+                holder = os.pread(fd, 64, 0).decode(errors="replace").strip() if busy else ""
+                os.close(fd)
+                if not busy:
+                    raise StorageError(f"cannot lock {path}: {exc.strerror or exc}") from None
                 raise OodfsError(
-                    f"another oodfs run (pid {holder}) is writing to {self.out_dir}; "
+                    f"another oodfs run (pid {holder or '?'}) is writing to {self.out_dir}; "
                     "wait for it to end or choose another --out"
                 ) from None
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, str(os.getpid()).encode(), 0)
-            yield
-        finally:
-            os.close(fd)  # releases the lock
+            if _same_file(fd, path):
+                return fd
+            os.close(fd)  # the run that held it removed it before we locked: lock the file now there
 
     def connect(self) -> sqlite3.Connection:
         """A connection for writing (the schema is created if missing)."""

@@ -177,7 +177,7 @@ def decimal_years(t: pd.Series) -> pd.Series:
     t = pd.Series(pd.to_datetime(t))
     if t.dt.tz is not None:
         t = t.dt.tz_convert(None)
-    day = t.dt.dayofyear - 1 + (t - t.dt.normalize()).dt.total_seconds() / 86400
+    day = t.dt.day_of_year - 1 + (t - t.dt.normalize()).dt.total_seconds() / 86400
     return (t.dt.year + day / (365 + t.dt.is_leap_year.astype(int))).astype(float)
 
 
