@@ -57,18 +57,7 @@ DOCS = ("README.md", "CONTRIBUTING.md")
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 #: oodfs commands that finish in seconds: run as written
 FAST_COMMANDS = {"select", "plugins", "suites"}
-#: options of `oodfs select` that README's synopsis leaves out: its select lines are edited with the
-#: select command's own changes; drop an option from this set once the synopsis shows it
-SYNOPSIS_OMITS = {
-    "select": {
-        "--seed",
-        "--categorical-columns",
-        "--no-isolation",
-        "--plugin",
-        "--max-levels",
-        "--no-standardize",
-    }
-}
+SYNOPSIS_OMITS: dict[str, set[str]] = {}  # options a command's synopsis may leave out (none today)
 
 
 @dataclass(frozen=True)
