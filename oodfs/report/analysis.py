@@ -240,6 +240,80 @@ def _can_be_best(metric) -> bool:
 SPREAD_METRICS = ("rmse_std",)
 
 
+# -- what a method is, and what it needs --------------------------------------------------------
+
+#: the families figures colour by and pages group by, in the order they are listed
+#: (docs/PROTOCOL.md, "The results page")
+METHOD_FAMILIES = (
+    "independence weighting",
+    "other selectors",
+    "invariance (environment labels)",
+    "robust (DRO)",
+    "Markov boundary",
+    "yardsticks",
+)
+#: built-in plugin packages whose selectors belong to a family their kind does not tell (SVI
+#: and HRM are selectors built on independence-driven weighting)
+_PACKAGE_FAMILIES = {"oodfs_plugins.independence": "independence weighting"}
+
+#: what a method needs besides the training table, from its declared requirements
+NEEDS = ("nothing", "environment labels", "a reference environment")
+NEEDS_TEXT = {
+    "nothing": "the training table only (label-free)",
+    "environment labels": "one environment label per training row, two or more environments",
+    "a reference environment": (
+        "environment labels, and one labelled training environment taken as the reference"
+    ),
+}
+
+
+def _plugin(method: str):
+    """The installed selector of that name (its declarations), or None (a plugin not installed
+    here: the results still say its kind)."""
+    from oodfs.contract.registry import registry
+
+    try:
+        return registry().info("selector", method)
+    except Exception:  # not installed, or a broken plugin: fall back on the stored kind
+        return None
+
+
+def method_family(method: str, kind: str) -> str:
+    """The family of a method: a plugin's declared ``family``, else yardsticks (the stored
+    kind ``yardstick``), invariance (a method that learns from environment labels),
+    independence weighting (a weighter, or a selector of the built-in independence package),
+    or "other selectors"."""
+    if kind == "yardstick":
+        return "yardsticks"
+    info = _plugin(method)
+    if info is not None:
+        if getattr(info.cls, "family", ""):
+            return str(info.cls.family)
+        if getattr(info.cls, "uses_groups", False):
+            return "invariance (environment labels)"
+        for package, family in _PACKAGE_FAMILIES.items():
+            if info.module.startswith(package + "."):
+                return family
+    return "independence weighting" if kind == "weighter" else "other selectors"
+
+
+def method_needs(method: str) -> str:
+    """What a method needs besides the training table (one of :data:`NEEDS`), from its
+    declarations ``uses_groups`` and ``uses_reference_env``; "nothing" for a method not installed
+    here."""
+    info = _plugin(method)
+    cls = info.cls if info is not None else None
+    if cls is not None and getattr(cls, "uses_groups", False):
+        return (
+            "a reference environment" if getattr(cls, "uses_reference_env", False) else "environment labels"
+        )
+    return "nothing"
+
+
+def family_order(family: str) -> int:
+    return METHOD_FAMILIES.index(family) if family in METHOD_FAMILIES else len(METHOD_FAMILIES)
+
+
 # -- across suites ---------------------------------------------------------------------------
 
 #: how methods are grouped into families for the verdict across suites
