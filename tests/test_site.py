@@ -541,3 +541,25 @@ def test_the_widest_table_scrolls_inside_its_box_and_its_last_column_can_be_reac
     assert found["page"] <= found["window"]  # the page itself is not cut off or widened
     assert found["before"] > found["window"]  # its last column starts out of sight
     assert 0 <= found["left"] and found["right"] <= found["window"]  # and is reached by scrolling
+
+
+def test_a_real_suites_page_shows_its_shift_diagnosis(tmp_path):
+    from oodfs.shift import diagnose_suite, drop_kind
+
+    assert diagnose_suite("synthetic") is None  # a shift known by design is not diagnosed
+    d = dict(p=0.0436, q=0.0621, x_shift=-0.0112, y_shift=0.0297, overlap=0.59, drop=0.0185, y_share=1.6)
+    assert drop_kind(d) == "mostly Y∣X" and drop_kind(dict(d, overlap=0.05)).startswith("unclear")
+    run = folder(
+        tmp_path / "run", results({"dwr": noisy(0.3, 0.01, 0), "ols": noisy(0.5, 0.01, 1)}, runs=range(2))
+    )
+    asked = []
+    html = build_site(
+        [run],
+        tmp_path / "site",
+        formats=["svg"],
+        diagnose=lambda s: asked.append(s) or dict(d, kind=drop_kind(d)),
+    ).read_text()
+    assert asked == ["t"]
+    shift = _section(html, "shift")
+    assert "The drop is <b>mostly Y∣X</b>" in shift and "+0.0297 from the change in Y ∣ X" in shift
+    assert "(160 % of the drop)" in shift and "overlap 0.59" in shift

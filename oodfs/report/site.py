@@ -500,7 +500,9 @@ def _side_by_side(runs: list[dict], rule: str) -> list[dict]:
     return out
 
 
-def build_site(paths, out, selection: str | None = None, formats=FIGURE_FILES, columns=None) -> Path:
+def build_site(
+    paths, out, selection: str | None = None, formats=FIGURE_FILES, columns=None, diagnose=None
+) -> Path:
     """Write the site of the results folders ``paths`` to ``out``; return its index.html.
 
     Folders of one suite: one page. Folders of several suites: a page per suite (``SUITE/``)
@@ -510,6 +512,8 @@ def build_site(paths, out, selection: str | None = None, formats=FIGURE_FILES, c
     ``selection``: the rule the page shows first (default: the rule the first folder was run with).
     ``formats``: the figure files kept beside the page (SVG always: the page shows it).
     ``columns``: the metrics tables, figures and tests show (default: the headline metrics).
+    ``diagnose``: suite name -> its shift diagnosis (``oodfs.shift.diagnose_suite``: the command
+    passes it, the report package never imports the runner) or None; shown on the suite's page.
     """
     if not paths:
         raise OodfsError("give at least one results folder")
@@ -526,20 +530,23 @@ def build_site(paths, out, selection: str | None = None, formats=FIGURE_FILES, c
     )  # an unknown name: one line naming the valid ones
     with staged(out) as tmp:
         if len(suites) == 1:
-            _suite_page(next(iter(suites)), runs_info, tmp, selection, formats, columns)
+            _suite_page(next(iter(suites)), runs_info, tmp, selection, formats, columns, diagnose)
         else:
             pages = []
             for i, (suite, infos) in enumerate(suites.items()):
                 folder = tmp / f"{i + 1}-{_slug(suite or 'suite')}"
                 folder.mkdir()
-                pages.append(_suite_page(suite, infos, folder, selection, formats, columns))
+                pages.append(_suite_page(suite, infos, folder, selection, formats, columns, diagnose))
                 pages[-1]["href"] = f"{folder.name}/index.html"
             _index_page(pages, tmp)
     return out / "index.html"
 
 
-def _suite_page(suite: str, runs_info: list[RunInfo], tmp: Path, selection, formats, columns) -> dict:
+def _suite_page(
+    suite: str, runs_info: list[RunInfo], tmp: Path, selection, formats, columns, diagnose=None
+) -> dict:
     """Write the page of one suite's folders to ``tmp/index.html``; return what an index shows."""
+    shift = _shift(suite, diagnose)
     first = selection or _stored_rule(runs_info[0]) or "val"
     known = rules()  # the built-in rules and those of plugins
     runs = []
@@ -571,6 +578,7 @@ def _suite_page(suite: str, runs_info: list[RunInfo], tmp: Path, selection, form
     env = environment()
     html = env.get_template("site.html.j2").render(
         suite=suite,
+        shift=shift,
         runs=runs,
         overview_labels=list(dict.fromkeys(label for run in runs for label in run["overview"])),
         rules=[known[r] for r in usable],
@@ -589,7 +597,19 @@ def _suite_page(suite: str, runs_info: list[RunInfo], tmp: Path, selection, form
         verdicts=view.get("verdicts"),
         analysis=None if view.get("error") else view.get("analysis"),
         error=view.get("error"),
+        shift=shift,
     )
+
+
+def _shift(suite: str, diagnose) -> dict | None:
+    """The suite's shift diagnosis, or why there is none; None when there is nothing to say
+    (no diagnosis asked for, or a suite that is not real data)."""
+    if diagnose is None:
+        return None
+    try:
+        return diagnose(suite)
+    except OodfsError as exc:  # e.g. a suite file that is not shipped: say so, the page goes on
+        return dict(error=str(exc))
 
 
 def _index_page(pages: list[dict], tmp: Path) -> None:
