@@ -339,7 +339,7 @@ def overview(run: RunInfo, report: Report) -> list[tuple[str, str]]:
             f"{int((tasks['status'] == 'failed').sum())} failed"
             + (f"; {n_ref} copied from the shipped reference results" if n_ref else ""),
         ),
-        ("wall time", _fmt_seconds(run.wall_seconds)),
+        ("wall time (run start to its last stored task)", _fmt_seconds(run.wall_seconds)),
         ("invocations", str(len(run.invocations)) if run.invocations else "(not recorded)"),
         ("oodfs", versions.get("oodfs", "(not recorded)")),
         (
