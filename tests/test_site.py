@@ -261,7 +261,10 @@ def test_the_page_opens_with_its_tested_verdicts_in_words(site):
     assert "paired Wilcoxon over 12 (r_train, run) blocks, Holm over 3 pairs" in val
     assert "downstream model mlp" in val
     # ols (RMSE 0.50 against 0.30) is beaten by dwr in every block: a tested verdict, in words
-    assert "<code>poly</code>: rank avg ↓:" in val and "dwr" in val and "significantly better" in val
+    poly = val[val.index("<code>poly</code>: rank avg ↓:") :]
+    assert re.match(
+        r"<code>poly</code>: rank avg ↓: (dwr( and \S+)? (is|are) significantly better|best: dwr)", poly
+    )
     assert "cannot be tested" not in val
 
 
@@ -275,7 +278,6 @@ def test_a_run_that_cannot_be_tested_says_so_and_lists_no_undecidable_pairs(tmp_
     html = build_site([run], tmp_path / "site", formats=["svg"]).read_text()
     verdicts = _section(html, "verdicts")
     assert "This run cannot be tested" in verdicts and "With at most 2 units per comparison" in verdicts
-    assert "not distinguishable" not in html.replace("&#34;", '"').split('id="run1"')[1].split("Best sets")[0]
     comparisons = html[html.index("Statistical comparisons") :]
     assert "No pair can be decided with these units" in comparisons
     assert (
