@@ -187,7 +187,7 @@ GOOD_VALUES = {
     "max_weight": "near 1 = mild weights; in the hundreds = a few rows dominate (see ESS / n)",
     "converged": "n of n = every solution met its declared tolerance; fewer = read those fits with care",
     "objective": "lower = closer to independence; comparable only within one method on one data set",
-    "n_iter": "no good value: a fit that used its whole budget may have stopped before converging",
+    "n_iter": "none in itself; a fit that used its whole budget may have stopped before converging",
     "frac_clipped_low": "near 0 = the clip rarely binds; large = the clip, not the data, shapes the weights",
     "frac_clipped_high": "near 0 = the clip rarely binds; large = the clip, not the data, shapes the weights",
     # the headline metrics
@@ -216,7 +216,7 @@ def what_is_good(metric) -> str:
                         f"above {rule.above:g}" if rule.above is not None else "") if t
         )  # fmt: skip
         parts.append(f"suspect {where}: {rule.note}")
-    return "; ".join(parts) or "no good value: a description of the fit"
+    return "; ".join(parts) or "none in itself: it describes the fit"
 
 
 def verdicts(analysis) -> dict:
