@@ -608,8 +608,8 @@ def _shift(suite: str, diagnose) -> dict | None:
         return None
     try:
         return diagnose(suite)
-    except OodfsError as exc:  # e.g. a suite file that is not shipped: say so, the page goes on
-        return dict(error=str(exc))
+    except Exception as exc:  # e.g. a table whose package is not installed: say so, the page goes on
+        return dict(error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
 
 
 def _index_page(pages: list[dict], tmp: Path) -> None:
