@@ -37,6 +37,7 @@ from oodfs.report.plots import ood_s_figure
 from oodfs.report.report import Report
 from oodfs.run.reference import shipped_dir
 from oodfs.run.suite import available_suites, load_suite
+from oodfs.shift import MIN_OVERLAP, drop_kind, shift_diagnosis, table_environment
 
 HERE = Path(__file__).resolve().parent
 MODELS = ("ridge", "mlp")
@@ -71,84 +72,11 @@ def run_missing(root: Path, suites, jobs: int) -> dict:
     return seconds
 
 
-# -- what kind of shift: X or Y | X (docs/PROTOCOL.md section 10, "Diagnosis") ----------------------
+# -- what kind of shift: X or Y | X (docs/PROTOCOL.md section 10, "Diagnosis"; computed in oodfs.shift,
+# which the results page shows too) ----------------------------------------------------------------
 
-#: cross-fitting folds of the domain classifier, and the clip of its probabilities
-FOLDS = 5
-CLIP = 0.01
-#: training environments diagnosed per suite (evenly spaced among its r_train): a suite over 23
-#: cities would otherwise fit 575 classifiers
-MAX_DIAGNOSED = 5
-#: below this overlap the shared covariates are too few rows to split the drop: the suite's test
-#: rows lie mostly outside the training rows' range, and the split is not read as a verdict
-MIN_OVERLAP = 0.1
 #: a feature whose one-feature model explains this share of the target's variance is named a leak
 LEAK_R2 = 0.95
-
-
-def _environment(name: str):
-    from oodfs.contract.registry import registry
-
-    suite = load_suite(name)
-    return suite, registry().get("environment", "table")(**suite.settings[0].environment_params(0))
-
-
-def shift_diagnosis(name: str, seed: int = 0) -> dict:
-    """How much of the drop from training to test environments comes from the change in X and how
-    much from the change in Y | X: the decomposition of Cai, Namkoong and Yadlowsky (2023) that
-    WhyShift (Liu et al., 2023) reports, for the suite's `all_features` ridge model.
-
-    Per (training environment, test environment): ridge on every feature is fitted on the
-    suite's n_train rows; its squared errors are taken on the n_val held-out training rows (P) and
-    on the test rows (Q). A domain classifier (scikit-learn HistGradientBoostingClassifier, classes
-    balanced, cross-fitted over FOLDS folds) gives pi(x) = Q's share at x; the shared covariate
-    distribution S has density ∝ p q / (p + q), so P's rows weigh pi and Q's rows 1 - pi. Then
-    E_Q - E_P = [E_S(P's loss) - E_P] + [E_S(Q's loss) - E_S(P's loss)] + [E_Q - E_S(Q's loss)]: the
-    outer two terms are the change in X, the middle one the change in Y | X on the covariates
-    both environments share. Returns the means over the pairs (MSE units) and the share of the
-    drop that is Y | X."""
-    from sklearn.ensemble import HistGradientBoostingClassifier
-    from sklearn.model_selection import cross_val_predict
-
-    from oodfs.run.downstream_models import make_model
-
-    suite, env = _environment(name)
-    rows = []
-    classifier = HistGradientBoostingClassifier
-    chosen = [
-        suite.r_train[i] for i in np.linspace(0, len(suite.r_train) - 1, MAX_DIAGNOSED).round().astype(int)
-    ]
-    with threadpool_limits(1):  # OpenMP threads on a shared 2-core machine slow each fit many times over
-        for r in dict.fromkeys(chosen):
-            rows += _diagnose(suite, env, r, seed, make_model, classifier, cross_val_predict)
-    df = pd.DataFrame(rows)
-
-    mean = df[["p", "q", "x_shift", "y_shift", "overlap"]].mean()
-    drop = mean["q"] - mean["p"]
-    return dict(pairs=df, **mean.to_dict(), drop=drop, y_share=mean["y_shift"] / drop if drop > 0 else np.nan)
-
-
-def _diagnose(suite, env, r, seed, make_model, classifier, cross_val_predict) -> list[dict]:
-    """The decomposition's terms for training environment ``r`` against each test environment."""
-    X, y = env.sample(r, suite.n_train + suite.n_val, seed)
-    Xf, yf, Xp, yp = X[: suite.n_train], y[: suite.n_train], X[suite.n_train :], y[suite.n_train :]
-    model = make_model("ridge", seed).fit(Xf, yf)
-    loss_p = (model.predict(Xp) - yp) ** 2
-    rows = []
-    for e in suite.r_test:
-        Xq, yq = env.sample(e, suite.n_test, seed)
-        loss_q = (model.predict(Xq) - yq) ** 2
-        both = np.vstack([Xp, Xq])
-        is_q = np.r_[np.zeros(len(Xp)), np.ones(len(Xq))]
-        clf = classifier(class_weight="balanced", max_iter=50, random_state=seed)
-        pi = cross_val_predict(clf, both, is_q, cv=FOLDS, method="predict_proba")[:, 1]
-        pi = np.clip(pi, CLIP, 1 - CLIP)
-        s_p = np.average(loss_p, weights=pi[: len(Xp)])  # P's loss on the shared covariates
-        s_q = np.average(loss_q, weights=1 - pi[len(Xp) :])  # Q's loss on the shared covariates
-        e_p, e_q = loss_p.mean(), loss_q.mean()
-        rows.append(dict(r_train=r, env=e, p=e_p, q=e_q, x_shift=(s_p - e_p) + (e_q - s_q), y_shift=s_q - s_p,
-                         overlap=float(np.mean(2 * np.minimum(pi, 1 - pi)))))  # fmt: skip
-    return rows
 
 
 def leaks(name: str, seed: int = 0) -> list[tuple[str, float]]:
@@ -157,7 +85,7 @@ def leaks(name: str, seed: int = 0) -> list[tuple[str, float]]:
     from sklearn.ensemble import HistGradientBoostingRegressor
     from sklearn.model_selection import cross_val_score
 
-    suite, env = _environment(name)
+    suite, env = table_environment(name)
     names = list(env.feature_names(suite.r_train[0]) if callable(env.feature_names) else env.feature_names)
     X, y = env.sample(suite.r_train[0], suite.n_train + suite.n_val, seed)
     out = []
@@ -175,17 +103,7 @@ def leaks(name: str, seed: int = 0) -> list[tuple[str, float]]:
 def diagnosis_table(diag: dict, leak: dict) -> str:
     rows = []
     for name, d in diag.items():
-        kind = (
-            "no drop"
-            if not np.isfinite(d["y_share"])
-            else f"unclear: overlap < {MIN_OVERLAP:g}"
-            if d["overlap"] < MIN_OVERLAP
-            else "mostly Y∣X"
-            if d["y_share"] > 2 / 3
-            else "mostly X"
-            if d["y_share"] < 1 / 3
-            else "both"
-        )
+        kind = drop_kind(d)
         rows.append([
             f"`{name}`", f"{d['p']:.4f}", f"{d['q']:.4f}", f"{d['x_shift']:+.4f}", f"{d['y_shift']:+.4f}",
             "" if not np.isfinite(d["y_share"]) else f"{100 * d['y_share']:.0f} %", f"{d['overlap']:.2f}",

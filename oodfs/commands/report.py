@@ -16,10 +16,15 @@ def add_parser(sub) -> None:
         "provenance, the leaderboard per setting with intervals and best sets (sortable), Figure 1, "
         "ood-S, a summary of ranks over all settings, critical-difference diagrams, selected features, "
         "weight diagnostics and the statistical comparisons, for every model-selection rule (a switch "
-        "shows one). Several folders are shown side by side.",
+        "shows one). Several folders are shown side by side; folders of several suites get a page "
+        "each and an index page with the verdict across suites. A real-data suite's page shows its shift "
+        "diagnosis (change of X against change of Y | X).",
     )
     p.add_argument(
-        "paths", nargs="+", metavar="DIR", help="results folders written by `oodfs bench` (one suite)"
+        "paths",
+        nargs="+",
+        metavar="DIR",
+        help="results folders written by `oodfs bench` (of one suite or several)",
     )
     p.add_argument(
         "--out",
@@ -41,12 +46,18 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from oodfs.report.site import FIGURE_FILES, build_site
+    from oodfs.shift import diagnose_suite
 
     bad = [f for f in args.formats if f not in FIGURE_FILES]
     if bad:
         raise OodfsError(f"unknown figure format {bad[0]!r} in --formats; valid: {', '.join(FIGURE_FILES)}")
     index = build_site(
-        args.paths, args.out, selection=args.selection, formats=args.formats, columns=args.metrics
+        args.paths,
+        args.out,
+        selection=args.selection,
+        formats=args.formats,
+        columns=args.metrics,
+        diagnose=diagnose_suite,  # the shift diagnosis of a real-data suite, shown on its page
     )
     print(f"wrote {index} (open it in a browser)", file=sys.stderr)
     return 0

@@ -151,6 +151,12 @@ class _GridMixin:
     uses_groups: ClassVar[bool] = False
     #: the fewest rows an environment must have for a label-using method
     min_group_rows: ClassVar[int] = 2
+    #: whether the method also takes one of the labelled training environments as its reference
+    #: (DRIG's least-perturbed environment); the results page groups methods by what they need
+    uses_reference_env: ClassVar[bool] = False
+    #: the family the results page and figures group and colour the method by (e.g. "robust
+    #: (DRO)"); empty: inferred from what the method is (oodfs.report.analysis.method_family)
+    family: ClassVar[str] = ""
 
     @classmethod
     def _groups(cls, groups, n_samples: int):

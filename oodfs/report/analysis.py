@@ -171,19 +171,99 @@ class Analysis:
         t = t[t["family"] == "methods"]
         return bool(len(t) and t["decidable"].any())
 
+    def undecidable_settings(self) -> list[str]:
+        """The settings where no test of the methods' family can reach alpha."""
+        return list(dict.fromkeys(str(s) for (s, m) in self._tests if not self.decidable(s, m)))
+
+    def max_units(self) -> int:
+        """The most units any comparison of the methods' family has."""
+        t = self.all_tests()
+        t = t[t["family"] == "methods"] if len(t) else t
+        return int(t["n_pairs"].max()) if len(t) and t["n_pairs"].notna().any() else 0
+
     def undecidable_note(self) -> str:
         """A sentence naming the settings where no test of the family can reach alpha, or ''."""
         f = self.family
-        bad = list(dict.fromkeys(str(s) for (s, m) in self._tests if not self.decidable(s, m)))
+        bad = self.undecidable_settings()
         if not bad:
             return ""
-        t = self.all_tests()
-        n = int(t.loc[t["family"] == "methods", "n_pairs"].max()) if len(t) else 0
+        n = self.max_units()
+        units = f"{n} unit" if n == 1 else f"at most {n} units"
         return (
-            f"With at most {n} units per comparison, the smallest p a {f.test} test can give is "
+            f"With {units} per comparison, the smallest p a {f.test} test can give is "
             f"{stats._p_floor(n, f.test):.3g}: no test of the family can reach alpha {f.alpha:g} after "
             f"correction in {', '.join(bad)}, so there is no verdict there and nothing is marked best."
         )
+
+    def test_text(self) -> str:
+        """The family in a parenthesis: test, units, correction, e.g. "paired Wilcoxon over 35
+        (r_train, run) blocks, Holm over 66 pairs"."""
+        f = self.family
+        k = len(f.methods)
+        size = f"{k} comparisons with {f.reference}" if f.reference else f"{k * (k - 1) // 2} pairs"
+        blocks = "training environments" if f.unit == "environment" else f"({', '.join(f.blocks)}) blocks"
+        test = "paired Wilcoxon" if f.test == "wilcoxon" else f"paired {f.test}"
+        return f"{test} over {self.max_units()} {blocks}, {f.correction.capitalize()} over {size}"
+
+    def verdict_sentences(self) -> list[dict]:
+        """The tested verdicts in words, per setting and headline metric: dict(setting, metric,
+        text, decided). With every pair tested: the tested best set and which methods each of
+        its members beats; against a reference: which methods are better or worse than it."""
+        out = []
+        f = self.family
+        best = self.best_sets()
+        for (setting, metric), t in self._tests.items():
+            info = self.report.metrics[metric]
+            t = t[t["family"] == "methods"]
+            if not len(t):
+                continue
+            what = f"{info.title} {info.arrow}"
+            if not self.decidable(setting, metric):
+                out.append(dict(setting=setting, metric=what, decided=False, text="too few units to test"))
+                continue
+            wins = t[t["better"].notna()]
+            if f.reference:
+                better = [m for m in f.methods if ((wins["better"] == m) & (wins["method_a"] == m)).any()]
+                worse = [
+                    r.method_a
+                    for r in wins.itertuples()
+                    if r.better == f.reference and r.method_a in f.methods
+                ]
+                parts = []
+                if better:
+                    parts.append(f"{_names(better)} significantly better than {f.reference}")
+                if worse:
+                    parts.append(f"{_names(worse)} significantly worse than {f.reference}")
+                rest = len(f.methods) - len(better) - len(worse)
+                if rest:
+                    parts.append(f"{rest} not distinguishable from it")
+                text = "; ".join(parts)
+            else:
+                top = [m for m in f.methods if m in best.get((setting, "all", metric), set())]
+                others = [m for m in f.methods if m not in top]
+                beaten = {
+                    m: set(wins.loc[wins["better"] == m, ["method_a", "method_b"]].stack()) - {m} for m in top
+                }
+                if not top:
+                    text = "no tested best set (a measure of spread, or no test decided)"
+                    if not _can_be_best(info):
+                        text = "a measure of spread alone: no method is called best on it"
+                elif others and all(set(others) <= beaten[m] for m in top):
+                    text = (
+                        f"{_names(top)} {'is' if len(top) == 1 else 'are'} significantly better than every "
+                        f"other method ({len(others)})"
+                    )
+                else:
+                    bits = []
+                    for m in top:
+                        missed = [o for o in others if o not in beaten[m]]
+                        bits.append(
+                            f"{m} better than {len(others) - len(missed)} of {len(others)}"
+                            + (f", not distinguishable from {_names(missed)}" if missed else "")
+                        )
+                    text = f"best: {_names(top)} ({'; '.join(bits)})"
+            out.append(dict(setting=setting, metric=what, decided=True, text=text))
+        return out
 
     # -- best sets --------------------------------------------------------------------------
     @cached_property
@@ -231,6 +311,13 @@ class Analysis:
         return self._best[1]
 
 
+def _names(methods) -> str:
+    methods = list(methods)
+    if len(methods) <= 2:
+        return " and ".join(methods)
+    return ", ".join(methods[:-1]) + " and " + methods[-1]
+
+
 def _can_be_best(metric) -> bool:
     """A metric of spread alone (RMSE sd) never makes a method best: its tables mark nothing."""
     return metric.name not in SPREAD_METRICS
@@ -238,6 +325,80 @@ def _can_be_best(metric) -> bool:
 
 #: metrics that measure spread alone (docs/PROTOCOL.md section 10): shown, tested, never "best"
 SPREAD_METRICS = ("rmse_std",)
+
+
+# -- what a method is, and what it needs --------------------------------------------------------
+
+#: the families figures colour by and pages group by, in the order they are listed
+#: (docs/PROTOCOL.md, "The results page")
+METHOD_FAMILIES = (
+    "independence weighting",
+    "other selectors",
+    "invariance (environment labels)",
+    "robust (DRO)",
+    "Markov boundary",
+    "yardsticks",
+)
+#: built-in plugin packages whose selectors belong to a family their kind does not tell (SVI
+#: and HRM are selectors built on independence-driven weighting)
+_PACKAGE_FAMILIES = {"oodfs_plugins.independence": "independence weighting"}
+
+#: what a method needs besides the training table, from its declared requirements
+NEEDS = ("nothing", "environment labels", "a reference environment")
+NEEDS_TEXT = {
+    "nothing": "the training table only (label-free)",
+    "environment labels": "one environment label per training row, two or more environments",
+    "a reference environment": (
+        "environment labels, and one labelled training environment taken as the reference"
+    ),
+}
+
+
+def _plugin(method: str):
+    """The installed selector of that name (its declarations), or None (a plugin not installed
+    here: the results still say its kind)."""
+    from oodfs.contract.registry import registry
+
+    try:
+        return registry().info("selector", method)
+    except Exception:  # not installed, or a broken plugin: fall back on the stored kind
+        return None
+
+
+def method_family(method: str, kind: str) -> str:
+    """The family of a method: a plugin's declared ``family``, else yardsticks (the stored
+    kind ``yardstick``), invariance (a method that learns from environment labels),
+    independence weighting (a weighter, or a selector of the built-in independence package),
+    or "other selectors"."""
+    if kind == "yardstick":
+        return "yardsticks"
+    info = _plugin(method)
+    if info is not None:
+        if getattr(info.cls, "family", ""):
+            return str(info.cls.family)
+        if getattr(info.cls, "uses_groups", False):
+            return "invariance (environment labels)"
+        for package, family in _PACKAGE_FAMILIES.items():
+            if info.module.startswith(package + "."):
+                return family
+    return "independence weighting" if kind == "weighter" else "other selectors"
+
+
+def method_needs(method: str) -> str:
+    """What a method needs besides the training table (one of :data:`NEEDS`), from its
+    declarations ``uses_groups`` and ``uses_reference_env``; "nothing" for a method not installed
+    here."""
+    info = _plugin(method)
+    cls = info.cls if info is not None else None
+    if cls is not None and getattr(cls, "uses_groups", False):
+        return (
+            "a reference environment" if getattr(cls, "uses_reference_env", False) else "environment labels"
+        )
+    return "nothing"
+
+
+def family_order(family: str) -> int:
+    return METHOD_FAMILIES.index(family) if family in METHOD_FAMILIES else len(METHOD_FAMILIES)
 
 
 # -- across suites ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@ model-selection rule, e.g. ``figure1-val.png``, so that the rules' figures sit s
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -25,32 +26,98 @@ from oodfs.report.figure_files import pyplot, save_figure
 from oodfs.report.report import Report
 
 MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">", "h", "p")
-BASELINE_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1)), (0, (3, 1, 1, 1, 1, 1)))
+#: per family (oodfs.report.analysis.METHOD_FAMILIES): the colour map its members' shades come
+#: from, its line style and width; a method of another family is drawn in grey-browns
+FAMILY_STYLES = {
+    "independence weighting": ("Reds", "-", 2.2),
+    "other selectors": ("Blues", "--", 1.3),
+    "invariance (environment labels)": ("Greens", "-.", 1.5),
+    "robust (DRO)": ("Purples", (0, (5, 1, 1, 1)), 1.5),
+    "Markov boundary": ("YlOrBr", (0, (1, 1)), 1.5),
+    "yardsticks": ("Greys", ":", 1.3),
+}
+_OTHER_FAMILY = ("copper", (0, (3, 1, 1, 1, 1, 1)), 1.3)
+#: the family whose intervals are always drawn as bands (the methods the paper is about); the
+#: others' bands are drawn only when few methods share a panel, so that no band hides a line
+HIGHLIGHTED = "independence weighting"
+FEW_METHODS = 6
 
 
 def _styles(report: Report, methods: list[str]) -> dict:
-    """A distinct (colour, marker, line style) per method: IW methods (weighter + WLS) solid and
-    thicker, baselines in dashed styles, so that no line hides another."""
+    """Per method: colour and marker by family (a shade of the family's colour, a marker of its
+    own within the family), the family's line style and width, and the family's name. Methods
+    are returned grouped by family, in the order of METHOD_FAMILIES (a legend's order)."""
+    from oodfs.report.analysis import family_order, method_family
+
     plt = pyplot()
-    out, b = {}, 0
-    yardsticks = [m for m in methods if report.kind(m) == "yardstick"]
-    methods = [m for m in methods if m not in yardsticks]
-    for j, method in enumerate(yardsticks):  # references: black and grey, never a method's colour
-        out[method] = dict(color="black", marker=("X", "P", "*")[j % 3], ls=":", lw=1.3)
-    for i, method in enumerate(methods):
-        iw = report.kind(method) == "weighter"
-        style = "-" if iw else BASELINE_STYLES[b % len(BASELINE_STYLES)]
-        b += not iw
-        out[method] = dict(
-            color=plt.cm.tab10(i % 10), marker=MARKERS[i % len(MARKERS)], ls=style, lw=2.2 if iw else 1.3
-        )
+    families = {m: method_family(m, report.kind(m)) for m in methods}
+    ordered = sorted(methods, key=lambda m: (family_order(families[m]), methods.index(m)))
+    out = {}
+    for family in dict.fromkeys(families[m] for m in ordered):
+        members = [m for m in ordered if families[m] == family]
+        cmap, ls, lw = FAMILY_STYLES.get(family, _OTHER_FAMILY)
+        # dark to light shades, never so light that a line fades into the white background
+        shades = np.linspace(0.9, 0.45, len(members)) if len(members) > 1 else [0.75]
+        if family == "yardsticks":
+            shades = np.linspace(1.0, 0.55, len(members)) if len(members) > 1 else [1.0]
+        for j, (method, shade) in enumerate(zip(members, shades)):
+            out[method] = dict(
+                color=plt.get_cmap(cmap)(float(shade)),
+                marker=MARKERS[j % len(MARKERS)],
+                ls=ls,
+                lw=lw,
+                family=family,
+            )
     return out
 
 
+def _family_legend(fig, axes, styles: dict, **kw):
+    """One legend beside the panels (never over the data): every method that has a line
+    somewhere, under a bold heading per family."""
+    from matplotlib.lines import Line2D
+
+    drawn = {}
+    for ax in np.ravel(axes):
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            drawn.setdefault(label, h)
+    handles, labels, headings = [], [], []
+    family = None
+    for method, st in styles.items():
+        label = mpl_text(method)
+        if label not in drawn:
+            continue
+        if st["family"] != family:
+            family = st["family"]
+            headings.append(len(labels))
+            handles.append(Line2D([], [], ls="none"))
+            labels.append(family)
+        handles.append(drawn[label])
+        labels.append(label)
+    if not labels:
+        return None
+    rows = max(int(fig.get_figheight() / 0.2), 8)  # entries a column holds beside the panels
+    legend = fig.legend(
+        handles,
+        labels,
+        loc="center left",
+        bbox_to_anchor=(1.0, 0.5),
+        ncol=-(-len(labels) // rows),
+        frameon=False,
+        fontsize=9,
+        handlelength=2.6,
+        **kw,
+    )
+    for i in headings:
+        legend.get_texts()[i].set_fontweight("bold")
+    return legend
+
+
 def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
-    """Each headline metric against r_train, one line per method with its 95 % interval over runs
-    as a band; methods are dodged sideways a little so that equal values stay visible. With one
-    r_train (or environment labels) the panels are dot plots with error bars instead."""
+    """Each headline metric against r_train, one line per method, coloured and marked by its
+    family (:func:`_styles`), with one legend beside the panels. The 95 % interval over runs is a
+    band for the highlighted family (independence weighting) and, when few methods share a
+    panel, for every method; methods are dodged sideways a little so that equal values stay
+    visible. With one r_train (or environment labels) the panels are dot plots with error bars."""
     plt = pyplot()
     metrics = {m: report.metrics[m] for m in report.headline}
     cells = report.cells()
@@ -58,8 +125,9 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
     if cells.empty or not metrics:
         return []
     settings = list(dict.fromkeys(cells["setting"]))
-    methods = list(dict.fromkeys(cells["method"]))
-    styles = _styles(report, methods)
+    styles = _styles(report, list(dict.fromkeys(cells["method"])))
+    methods = list(styles)  # grouped by family
+    all_bands = len(methods) <= FEW_METHODS
     numeric = pd.to_numeric(cells["r_train"], errors="coerce")
     # environment labels of a real table ("1980", "<2003") are names, not an axis
     labels = not any(report.metrics[m].needs_stable_set for m in report.headline)
@@ -74,8 +142,9 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
             if dot_plot:
                 _dot_panel(ax, c, methods, styles)
             else:
-                xs = pd.to_numeric(c["r_train"])
-                width = (xs.max() - xs.min()) * 0.012  # sideways dodge per method
+                xs = np.sort(pd.to_numeric(c["r_train"]).unique())
+                gap = np.diff(xs).min() if len(xs) > 1 else 1.0
+                width = 0.3 * gap / max(len(methods), 1)  # all methods within 30 % of the gap
                 for k, method in enumerate(methods):
                     g = (
                         c[c["method"] == method]
@@ -95,30 +164,30 @@ def figure1(report: Report, out_dir: Path, stem: str = "figure1") -> list[Path]:
                         ms=4,
                         color=st["color"],
                         label=mpl_text(method),
+                        zorder=3 if st["family"] == HIGHLIGHTED else 2,
                     )
-                    if g["low"].notna().any():
-                        ax.fill_between(x, g["low"], g["high"], color=st["color"], alpha=0.12, lw=0)
+                    if g["low"].notna().any() and (all_bands or st["family"] == HIGHLIGHTED):
+                        ax.fill_between(x, g["low"], g["high"], color=st["color"], alpha=0.10, lw=0)
                 ax.set_xlabel("r_train")
             ax.set_title(mpl_text(f"{setting}: {m.title} {m.arrow}"))
             ax.grid(alpha=0.3)
-    handles, labels = [], []
-    for ax in axes.flat:  # every method that has a line somewhere
-        for h, label in zip(*ax.get_legend_handles_labels()):
-            if label not in labels:
-                handles.append(h)
-                labels.append(label)
-    if labels:
-        fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 10), bbox_to_anchor=(0.5, 1.03))
-    n_runs = int(cells["n"].max())
-    band = ("bands" if not dot_plot else "bars") + ": 95 % percentile-bootstrap interval over runs"
-    fig.suptitle(
-        f"profile: {report.profile}; downstream model: {report.downstream}; model selection: "
-        f"{report.rule.label}; mean of up to {n_runs} runs; "
-        f"{band} (none with one run)",
-        y=-0.01,
-        fontsize=9,
-    )
     fig.tight_layout()
+    _family_legend(fig, axes, styles)
+    n_runs = int(cells["n"].max())
+    if dot_plot:
+        band = "bars: 95 % percentile-bootstrap interval over runs"
+    elif all_bands:
+        band = "bands: 95 % percentile-bootstrap interval over runs"
+    else:
+        band = (
+            f"bands (for {HIGHLIGHTED} only, so that no band hides a line): 95 % percentile-bootstrap "
+            "interval over runs"
+        )
+    caption = (
+        f"profile: {report.profile}; downstream model: {report.downstream}; model selection: "
+        f"{report.rule.label}; mean of up to {n_runs} runs; {band} (none with one run)"
+    )
+    fig.text(0.5, 0, "\n".join(textwrap.wrap(caption, 150)), ha="center", va="top", fontsize=9)
     paths = save_figure(fig, out_dir, stem)
     plt.close(fig)
     return paths
@@ -382,7 +451,7 @@ def summary_figure(report: Report, out_dir: Path, stem: str = "summary") -> list
     fig, axes = plt.subplots(
         1,
         len(metrics),
-        figsize=(3.3 * len(metrics) + 1.2, 0.9 + 0.42 * len(methods)),
+        figsize=(max(3.3, 0.2 * len(methods)) * len(metrics) + 1.2, 0.9 + 0.42 * len(methods)),
         sharey=True,
         squeeze=False,
     )
@@ -406,11 +475,15 @@ def summary_figure(report: Report, out_dir: Path, stem: str = "summary") -> list
                 label=mpl_text(group),
             )
         ax.set_xlim(0.5, len(methods) + 0.5)
-        ax.set_xticks(range(1, len(methods) + 1))
-        ax.set_title(f"rank by {report.metrics[metric].title}", fontsize=10)
-        ax.set_xlabel("mean rank (1 = best)")
+        every = 1 if len(methods) <= 12 else 2 if len(methods) <= 24 else 5
+        ax.set_xticks(range(1, len(methods) + 1, every))
+        ax.set_title(mpl_text(f"method rank by {report.metrics[metric].title}"), fontsize=10)
+        ax.set_xlabel("method rank among the methods (1 = best)")
         ax.grid(axis="x", alpha=0.3)
     axes[0, 0].set_yticks(range(len(methods)), [mpl_text(m) for m in methods])
+    styles = _styles(report, methods)  # method names in their family's colour, as in Figure 1
+    for label, method in zip(axes[0, 0].get_yticklabels(), methods):
+        label.set_color(styles[method]["color"])
     axes[0, 0].invert_yaxis()  # the suite's first method on top
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(
@@ -422,13 +495,12 @@ def summary_figure(report: Report, out_dir: Path, stem: str = "summary") -> list
         frameon=False,
     )
     n_blocks = int(summary["n"].max())
-    fig.suptitle(
-        f"profile: {report.profile}; model selection: {report.rule.label}; ranks within each (setting, "
-        f"r_train, run) block, up to {n_blocks} blocks per point; bars: 95 % percentile-bootstrap "
-        "interval over blocks",
-        y=-0.02,
-        fontsize=8.5,
+    caption = (
+        f"profile: {report.profile}; model selection: {report.rule.label}; methods ranked against each other "
+        f"within each (setting, r_train, run) block, up to {n_blocks} blocks per point; bars: 95 % "
+        "percentile-bootstrap interval over blocks; names coloured by family"
     )
+    fig.suptitle("\n".join(textwrap.wrap(caption, 40 + 25 * len(metrics))), y=-0.02, fontsize=8.5)
     fig.tight_layout()
     paths = save_figure(fig, out_dir, stem)
     plt.close(fig)

@@ -80,6 +80,8 @@ def comparisons(report: Report, where: _Where, tag: str, analysis=None) -> list[
                 "pairs": c["pairs"].to_dict("records"),
                 "figure": figure,
                 "cd_note": "" if figure else f"no critical-difference diagram: {drawn}",
+                # too few units: the page says so once and shows no rows of "not distinguishable"
+                "decided": analysis is None or analysis.decidable(c["setting"], c["metric"].name),
             }
         )
     return out
@@ -165,8 +167,92 @@ def weight_diagnostics(report: Report) -> dict:
             + [number_cell(c, False) for c in cells]
         )
     header = ["setting", "method", "fits"] + [report.metrics[n].title for n in diag]
-    descriptions = [(report.metrics[n].title, report.metrics[n].description) for n in diag]
+    descriptions = [
+        (report.metrics[n].title, report.metrics[n].description, what_is_good(report.metrics[n]))
+        for n in diag
+    ]
     return dict(header=header, rows=rows, descriptions=descriptions)
+
+
+#: how to read the diagnostics the built-in weighters report (docs/PROTOCOL.md, "The results
+#: page"); a diagnostic not listed is read from its declaration (direction, suspect rule)
+GOOD_VALUES = {
+    "ess_fraction": "1 = uniform weights, every row counts fully; near 0 = a few rows carry the fit",
+    "ess": "higher = more of the sample in use (n at most)",
+    "max_abs_corr": (
+        "0 = no correlation left between any two features, what independence weighting aims at; "
+        "the closer to the unweighted data's largest correlation, the less the weights achieved"
+    ),
+    "corr_kept": "0 = the largest correlation removed; 1 = none of it removed",
+    "max_weight": "near 1 = mild weights; in the hundreds = a few rows dominate (see ESS / n)",
+    "converged": "n of n = every solution met its declared tolerance; fewer = read those fits with care",
+    "objective": "lower = closer to independence; comparable only within one method on one data set",
+    "n_iter": "none in itself; a fit that used its whole budget may have stopped before converging",
+    "frac_clipped_low": "near 0 = the clip rarely binds; large = the clip, not the data, shapes the weights",
+    "frac_clipped_high": "near 0 = the clip rarely binds; large = the clip, not the data, shapes the weights",
+    # the headline metrics
+    "rank_avg": (
+        "the mean of 1..s for s stable features (3.0 with the paper's five) = every stable feature ranked "
+        "above every other; a ranking of features, not the methods' rank among each other"
+    ),
+    "f1": "1 = the top k are exactly the stable features",
+    "rmse_mean": "lower = better predictions on the test environments (0 at best)",
+    "rmse_std": "lower = steadier across test environments; a spread alone, never a reason to call one best",
+}
+
+
+def what_is_good(metric) -> str:
+    """One line on which values of a diagnostic are good: the page's reading guide, else its
+    direction, and the value that makes a fit suspect."""
+    parts = []
+    if metric.name in GOOD_VALUES:
+        parts.append(GOOD_VALUES[metric.name])
+    elif metric.lower_is_better is not None:
+        parts.append("lower is better" if metric.lower_is_better else "higher is better")
+    rule = metric.suspect
+    if rule is not None:
+        where = " and ".join(
+            t for t in (f"below {rule.below:g}" if rule.below is not None else "",
+                        f"above {rule.above:g}" if rule.above is not None else "") if t
+        )  # fmt: skip
+        parts.append(f"suspect {where}: {rule.note}")
+    return "; ".join(parts) or "none in itself: it describes the fit"
+
+
+def verdicts(analysis) -> dict:
+    """What the page opens with: the tested verdicts in words (the analysis's own sentences),
+    the family they come from, and whether anything could be tested at all."""
+    rows = analysis.verdict_sentences()
+    decided = [r for r in rows if r["decided"]]
+    return dict(
+        rows=decided,
+        settings=list(dict.fromkeys(r["setting"] for r in decided)),
+        tested=analysis.test_text(),
+        downstream=analysis.family.downstream,
+        unit=analysis.family.unit,
+        conditional=analysis.family.conditional,
+        untested=analysis.undecidable_note(),
+    )
+
+
+def methods_by_need(report: Report) -> list[dict]:
+    """The methods grouped by what they need besides the training table (nothing, environment
+    labels, a reference environment), each with its family, from the methods' declarations."""
+    from oodfs.report.analysis import NEEDS, NEEDS_TEXT, family_order, method_family, method_needs
+
+    methods = list(dict.fromkeys(report.chosen["method"])) if len(report.chosen) else []
+    groups = []
+    for need in NEEDS:
+        members = [m for m in methods if method_needs(m) == need]
+        if not members:
+            continue
+        fams = {m: method_family(m, report.kind(m)) for m in members}
+        members.sort(key=lambda m: (family_order(fams[m]), methods.index(m)))
+        by_family = {}
+        for m in members:
+            by_family.setdefault(fams[m], []).append(m)
+        groups.append(dict(need=need, text=NEEDS_TEXT[need], families=list(by_family.items())))
+    return groups
 
 
 # -- a results folder ----------------------------------------------------------------------------
@@ -253,7 +339,7 @@ def overview(run: RunInfo, report: Report) -> list[tuple[str, str]]:
             f"{int((tasks['status'] == 'failed').sum())} failed"
             + (f"; {n_ref} copied from the shipped reference results" if n_ref else ""),
         ),
-        ("wall time", _fmt_seconds(run.wall_seconds)),
+        ("wall time (run start to its last stored task)", _fmt_seconds(run.wall_seconds)),
         ("invocations", str(len(run.invocations)) if run.invocations else "(not recorded)"),
         ("oodfs", versions.get("oodfs", "(not recorded)")),
         (
@@ -319,8 +405,9 @@ def _rule_view(run: RunInfo, rule: str, where: _Where, columns=None) -> dict:
         _figure(
             summary_figure(report, where.fig_dir, f"summary-{rule}"),
             where,
-            "All settings at once: mean rank",
-            "Each method's mean rank (1 = best) in each setting and over all settings, 95 % percentile-"
+            "All settings at once: method rank",
+            "Each method's mean rank among the methods (1 = best; a ranking of methods, not the rank-avg "
+            "metric, which ranks features) in each setting and over all settings, 95 % percentile-"
             "bootstrap interval over the (r_train, run) blocks; ranks within a block, complete blocks only.",
         ),
         _figure(
@@ -343,6 +430,13 @@ def _rule_view(run: RunInfo, rule: str, where: _Where, columns=None) -> dict:
         comparisons=comparisons(report, where, rule, board.analysis),
         family=board.analysis.family.describe(),
         undecidable=board.analysis.undecidable_note(),
+        verdicts=verdicts(board.analysis),
+        analysis=board.analysis,
+        columns=[
+            (f"{m.title} {m.arrow}", m.description, what_is_good(m))
+            for m in (report.metrics[n] for n in report.headline)
+        ],
+        methods=methods_by_need(report),
         selected=selected_features(report),
         rankings=feature_rankings(report),
         weights=weight_diagnostics(report),
@@ -406,72 +500,155 @@ def _side_by_side(runs: list[dict], rule: str) -> list[dict]:
     return out
 
 
-def build_site(paths, out, selection: str | None = None, formats=FIGURE_FILES, columns=None) -> Path:
-    """Write the site of the results folders ``paths`` (one suite) to ``out``; return index.html.
+def build_site(
+    paths, out, selection: str | None = None, formats=FIGURE_FILES, columns=None, diagnose=None
+) -> Path:
+    """Write the site of the results folders ``paths`` to ``out``; return its index.html.
+
+    Folders of one suite: one page. Folders of several suites: a page per suite (``SUITE/``)
+    and an index page across them, which opens with the verdict across suites (the suite as the
+    unit, :func:`oodfs.report.analysis.across_suites`).
 
     ``selection``: the rule the page shows first (default: the rule the first folder was run with).
     ``formats``: the figure files kept beside the page (SVG always: the page shows it).
     ``columns``: the metrics tables, figures and tests show (default: the headline metrics).
+    ``diagnose``: suite name -> its shift diagnosis (``oodfs.shift.diagnose_suite``: the command
+    passes it, the report package never imports the runner) or None; shown on the suite's page.
     """
     if not paths:
         raise OodfsError("give at least one results folder")
     runs_info = [load_run(p) for p in paths]
-    suites = {}
+    suites: dict[str, list[RunInfo]] = {}
     for r in runs_info:
         s = r.results["suite"].dropna()
-        suites.setdefault(str(s.iloc[0]) if len(s) else "", []).append(str(r.path))
-    if len(suites) > 1:
-        raise OodfsError(
-            "one page shows one suite; these folders hold "
-            + "; ".join(f"suite {s or '(none)'!r}: {', '.join(p)}" for s, p in suites.items())
-        )
+        suites.setdefault(str(s.iloc[0]) if len(s) else "", []).append(r)
     _labels(runs_info)
     out = Path(out)
     check_out(out, [r.path for r in runs_info])
+    get_rule(
+        selection or _stored_rule(runs_info[0]) or "val"
+    )  # an unknown name: one line naming the valid ones
+    with staged(out) as tmp:
+        if len(suites) == 1:
+            _suite_page(next(iter(suites)), runs_info, tmp, selection, formats, columns, diagnose)
+        else:
+            pages = []
+            for i, (suite, infos) in enumerate(suites.items()):
+                folder = tmp / f"{i + 1}-{_slug(suite or 'suite')}"
+                folder.mkdir()
+                pages.append(_suite_page(suite, infos, folder, selection, formats, columns, diagnose))
+                pages[-1]["href"] = f"{folder.name}/index.html"
+            _index_page(pages, tmp)
+    return out / "index.html"
+
+
+def _suite_page(
+    suite: str, runs_info: list[RunInfo], tmp: Path, selection, formats, columns, diagnose=None
+) -> dict:
+    """Write the page of one suite's folders to ``tmp/index.html``; return what an index shows."""
+    shift = _shift(suite, diagnose)
     first = selection or _stored_rule(runs_info[0]) or "val"
     known = rules()  # the built-in rules and those of plugins
-    get_rule(first)  # an unknown name: one line naming the valid ones
-    with staged(out) as tmp:
-        runs = []
-        for i, info in enumerate(runs_info):
-            fig_dir = tmp / "figures" / f"{i + 1}-{_slug(info.label)}"
-            fig_dir.mkdir(parents=True)
-            with figure_formats(set(formats) | {"svg"}):
-                views = {rule: _rule_view(info, rule, _Where(tmp, fig_dir), columns) for rule in known}
-            any_report = next((v["report"] for v in views.values() if v.get("report") is not None), None)
-            if any_report is None:  # no rule applies at all: say why, once
-                raise OodfsError(f"{info.path}: {views[first]['error']}")
-            runs.append(
-                dict(
-                    id=f"run{i + 1}",
-                    label=info.label,
-                    path=str(info.path),
-                    views=views,
-                    overview=dict(overview(info, any_report)),
-                    failed=_failed_tasks(any_report),
-                    invocations=info.invocations,
-                )
+    runs = []
+    for i, info in enumerate(runs_info):
+        fig_dir = tmp / "figures" / f"{i + 1}-{_slug(info.label)}"
+        fig_dir.mkdir(parents=True)
+        with figure_formats(set(formats) | {"svg"}):
+            views = {rule: _rule_view(info, rule, _Where(tmp, fig_dir), columns) for rule in known}
+        any_report = next((v["report"] for v in views.values() if v.get("report") is not None), None)
+        if any_report is None:  # no rule applies at all: say why, once
+            raise OodfsError(f"{info.path}: {views[first]['error']}")
+        runs.append(
+            dict(
+                id=f"run{i + 1}",
+                label=info.label,
+                path=str(info.path),
+                views=views,
+                overview=dict(overview(info, any_report)),
+                failed=_failed_tasks(any_report),
+                invocations=info.invocations,
             )
-        # a rule no folder can use (the environment-aware ones on one training environment) is left
-        # off the switch, and the page says why
-        usable = [r for r in known if any(_applies(run["views"][r]) for run in runs)]
-        left_out = [(known[r], runs[0]["views"][r]["error"]) for r in known if r not in usable]
-        if first not in usable:
-            raise OodfsError(f"selection {first!r} applies to none of these folders: {left_out[0][1]}")
-        env = environment()
-        html = env.get_template("site.html.j2").render(
-            suite=next(iter(suites)),
-            runs=runs,
-            overview_labels=list(dict.fromkeys(label for run in runs for label in run["overview"])),
-            rules=[known[r] for r in usable],
-            left_out=left_out,
-            first=first,
-            side_by_side={rule: _side_by_side(runs, rule) for rule in known} if len(runs) > 1 else {},
-            version=_version(),
-            assets=assets(env),
         )
-        (tmp / "index.html").write_text(html, encoding="utf-8")
-    return out / "index.html"
+    # a rule no folder can use (the environment-aware ones on one training environment) is left
+    # off the switch, and the page says why
+    usable = [r for r in known if any(_applies(run["views"][r]) for run in runs)]
+    left_out = [(known[r], runs[0]["views"][r]["error"]) for r in known if r not in usable]
+    if first not in usable:
+        raise OodfsError(f"selection {first!r} applies to none of these folders: {left_out[0][1]}")
+    env = environment()
+    html = env.get_template("site.html.j2").render(
+        suite=suite,
+        shift=shift,
+        runs=runs,
+        overview_labels=list(dict.fromkeys(label for run in runs for label in run["overview"])),
+        rules=[known[r] for r in usable],
+        left_out=left_out,
+        first=first,
+        side_by_side={rule: _side_by_side(runs, rule) for rule in known} if len(runs) > 1 else {},
+        version=_version(),
+        assets=assets(env),
+    )
+    (tmp / "index.html").write_text(html, encoding="utf-8")
+    view = runs[0]["views"][first]
+    return dict(
+        suite=suite,
+        rule=known[first],
+        folders=[r["label"] for r in runs],
+        verdicts=view.get("verdicts"),
+        analysis=None if view.get("error") else view.get("analysis"),
+        error=view.get("error"),
+        shift=shift,
+    )
+
+
+def _shift(suite: str, diagnose) -> dict | None:
+    """The suite's shift diagnosis, or why there is none; None when there is nothing to say
+    (no diagnosis asked for, or a suite that is not real data)."""
+    if diagnose is None:
+        return None
+    try:
+        return diagnose(suite)
+    except Exception as exc:  # e.g. a table whose package is not installed: say so, the page goes on
+        return dict(error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+
+
+def _index_page(pages: list[dict], tmp: Path) -> None:
+    """The index of a site over several suites: the verdict across suites (the suite as the
+    unit), then each suite's page with its own verdicts."""
+    from oodfs.report.analysis import REFERENCE, across_suites
+
+    analyses = {p["suite"]: p["analysis"] for p in pages if p["analysis"] is not None}
+    with_reference = {n: a for n, a in analyses.items() if a.family.reference}
+    across, why_not = None, ""
+    if len(with_reference) < 2:
+        why_not = (
+            f"A verdict across suites compares each method with {REFERENCE} over the suites; "
+            f"{len(with_reference)} of these {len(pages)} suites hold {REFERENCE} (it needs two or more)."
+        )
+    else:
+        res = across_suites(with_reference)
+        across = dict(
+            n=res["n_suites"],
+            suites=list(with_reference),
+            methods=res["methods"].to_dict("records") if len(res["methods"]) else [],
+            families=res["families"].to_dict("records") if len(res["families"]) else [],
+            pair=res["family_pair"],
+            friedman=None
+            if res["friedman"] is None
+            else dict(
+                statistic=res["friedman"][0], p=res["friedman"][1], ranks=list(res["friedman"][2].items())
+            ),
+        )
+    env = environment()
+    html = env.get_template("index.html.j2").render(
+        pages=pages,
+        across=across,
+        why_not=why_not,
+        reference=REFERENCE,
+        version=_version(),
+        assets=assets(env),
+    )
+    (tmp / "index.html").write_text(html, encoding="utf-8")
 
 
 def _applies(view: dict) -> bool:

@@ -930,8 +930,8 @@ def cd_diagram(
     )
     friedman_p = "n/a" if np.isnan(fr["p"]) else f"{fr['p']:.2g}"
     caption = (
-        f"average rank over {nb} complete ({', '.join(block)}) blocks, 1 = best; bars join methods not "
-        f"significantly different ({test_name}, alpha {alpha:g}); Friedman p = {friedman_p}"
+        f"average method rank over {nb} complete ({', '.join(block)}) blocks, 1 = best; bars join methods "
+        f"not significantly different ({test_name}, alpha {alpha:g}); Friedman p = {friedman_p}"
     )
     if len(wide) > nb:
         caption += f"; {len(wide) - nb} incomplete blocks dropped"

@@ -69,6 +69,7 @@ class DRIG(oodfs.Selector):
 
     name = "drig"
     uses_groups: ClassVar[bool] = True
+    uses_reference_env: ClassVar[bool] = True
     supports_sample_weight: ClassVar[bool] = False
     min_group_rows: ClassVar[int] = 1
     #: gamma = 0: the reference's least squares; 1: pooled least squares; the paper's examples go to ~20+

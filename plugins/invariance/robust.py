@@ -40,6 +40,7 @@ class _RobustLinear(oodfs.Selector):
     """Shared by the DRO selectors: one parameter (``radius_name``) checked against its range."""
 
     uses_groups: ClassVar[bool] = False
+    family: ClassVar[str] = "robust (DRO)"
     supports_sample_weight: ClassVar[bool] = False
     #: the dro class name and the name of its robustness parameter in ``update``
     dro_class: ClassVar[str] = ""

@@ -28,6 +28,7 @@ SCREENS = ("none", "marginal")
 
 class _MarkovBoundary(oodfs.Selector):
     supports_sample_weight: ClassVar[bool] = False
+    family: ClassVar[str] = "Markov boundary"
 
     def __init__(
         self,
