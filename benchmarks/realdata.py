@@ -358,8 +358,20 @@ def source(root: Path, name: str) -> Path:
     return shipped_dir() / f"{name}-default.parquet"
 
 
-def suite_numbers(path: Path, model: str, unit: str) -> dict:
+def suite_numbers(path: Path, model: str, unit: str, fixed: bool = False) -> dict:
+    """A suite's report and verdicts under ``model``; ``fixed``: at the suite's fixed k alone (each
+    method's first block of points, :func:`fixed_k_block`), else with k chosen on validation."""
     report = Report.from_path(path, downstream=model, unit=unit)
+    if fixed:
+        from oodfs.results.store import ResultStore, load_results
+
+        store = ResultStore(path)
+        metrics = store.get_meta("metrics") if Path(path).is_dir() and store.exists() else None
+        order = list(dict.fromkeys(report.chosen["method"]))
+        report = Report(
+            fixed_k_block(load_results(path)), report.rule.name, metrics, order, model, unit=unit,
+            task=report.task,
+        )  # fmt: skip
     analysis = Analysis(report)
     cells = report.cells()
     rm = cells[(cells["metric"] == "rmse_mean") & (cells["r_train"] == "all")].set_index("method")
@@ -455,6 +467,122 @@ def across_section(numbers: dict, suites) -> list[str]:
             ),
             "",
         ]
+    return lines
+
+
+SHORT = {
+    "better": "better",
+    "worse": "worse",
+    "not distinguishable": "n.d.",
+    "too few pairs to decide": "few",
+}
+
+
+def _short(verdict: str) -> str:
+    return next((v for k, v in SHORT.items() if verdict.startswith(k)), verdict)
+
+
+def chosen_k(report: Report) -> pd.DataFrame:
+    """Per method: the median set size the rule chose and the share of chosen fits at every feature."""
+    chosen = report.chosen[report.chosen["method_kind"] != "yardstick"]
+    d = chosen["feature_names"].map(lambda names: len(json.loads(names)))
+    return (
+        chosen.assign(all=chosen["k"] == d)
+        .groupby("method", sort=False)
+        .agg(
+            median=("k", "median"), low=("k", "min"), high=("k", "max"), all=("all", "mean"), n=("k", "size")
+        )
+    )
+
+
+def k_grid_section(numbers: dict, fixed: dict, suites, timings: dict) -> list[str]:
+    """How each verdict moves between the suite's fixed k and k chosen on validation."""
+    lines = [
+        "## The k grid: verdicts at the fixed k and at k chosen on validation",
+        "",
+        "Each suite declares a k grid (its fixed k, 1, 2, 3, 5, 8, 13, 21 below its number of features, "
+        'and every feature; docs/PROTOCOL.md section 10, "The k grid"). Every grid point of every '
+        "method is evaluated at every size, and the `val` rule chooses (grid point, k) jointly on the "
+        "held-out training rows. The fixed-k verdicts are the same runs' first block of points (the "
+        "suite's k alone), which is exactly what a run without the grid stores. At k = every feature "
+        "a method trains the same model as `all_features`, so choosing it makes the method "
+        "`all_features` on that fit.",
+        "",
+    ]
+    methods = list(dict.fromkeys(m for n in suites for m in numbers[n]["ridge"]["vs"]["method"]))
+    for model in MODELS:
+        rows, moved = [], 0
+        for name in suites:
+            a = fixed[name][model]["vs"].set_index("method")
+            b = numbers[name][model]["vs"].set_index("method")
+            cells = []
+            for m in methods:
+                if m not in a.index or m not in b.index:
+                    cells.append("")
+                    continue
+                va, vb = _short(a.loc[m, "verdict"]), _short(b.loc[m, "verdict"])
+                moved += va != vb
+                cells.append(va if va == vb else f"{va} → **{vb}**")
+            rows.append([f"`{name}`"] + cells)
+        lines += [
+            f"**{model}**: verdict against `all_features` at the fixed k → with k chosen on validation "
+            f"(n.d. = not distinguishable; {moved} of {len(suites) * len(methods)} verdicts move)",
+            "",
+            tabulate(rows, headers=["suite"] + methods, tablefmt="github", disable_numparse=True),
+            "",
+        ]
+        res_f = across_suites({n: fixed[n][model]["analysis"] for n in suites})["methods"].set_index("method")
+        res_v = across_suites({n: numbers[n][model]["analysis"] for n in suites})["methods"].set_index(
+            "method"
+        )
+        rows = [
+            [m, _ci(100 * res_f.loc[m, "effect"], 100 * res_f.loc[m, "low"], 100 * res_f.loc[m, "high"], True)
+             + " %", f"{res_f.loc[m, 'better']} of {res_f.loc[m, 'suites']}", f"{res_f.loc[m, 'p_holm']:.3g}",
+             _ci(100 * res_v.loc[m, "effect"], 100 * res_v.loc[m, "low"], 100 * res_v.loc[m, "high"], True)
+             + " %", f"{res_v.loc[m, 'better']} of {res_v.loc[m, 'suites']}", f"{res_v.loc[m, 'p_holm']:.3g}",
+             res_v.loc[m, "verdict"]]
+            for m in res_v.index if m in res_f.index
+        ]  # fmt: skip
+        lines += [
+            f"**{model}** across suites (the suite as the unit): relative RMSE difference to `all_features` "
+            "[95 % bootstrap over suites], the suites where the method is lower, Holm p",
+            "",
+            tabulate(
+                rows,
+                headers=[
+                    "method",
+                    "fixed k",
+                    "lower on",
+                    "p (Holm)",
+                    "validated k",
+                    "lower on",
+                    "p (Holm)",
+                    "verdict (validated k)",
+                ],
+                tablefmt="github",
+                disable_numparse=True,
+            ),  # fmt: skip
+            "",
+        ]
+    rows = []
+    for name in suites:
+        ck = chosen_k(numbers[name]["ridge"]["report"])
+        ck_m = chosen_k(numbers[name]["mlp"]["report"])
+        rows.append(
+            [f"`{name}`", load_suite(name).k]
+            + [f"{ck.loc[m, 'median']:g} ({100 * ck.loc[m, 'all']:.0f} %)" if m in ck.index else ""
+               for m in methods]
+            + [f"{100 * ck_m['all'].mean():.0f} %"]
+        )  # fmt: skip
+    lines += [
+        "Chosen k under ridge: per suite and method, the median k the `val` rule chose over the suite's "
+        "fits (in brackets: the share of fits where it chose every feature); last column: that share "
+        "over all methods under the MLP.",
+        "",
+        tabulate(rows, headers=["suite", "fixed k"] + methods + ["all (mlp)"], tablefmt="github",
+                 disable_numparse=True),
+        "",
+    ]  # fmt: skip
     return lines
 
 
@@ -563,6 +691,7 @@ def forest_figure(numbers: dict, model: str, out: Path) -> Path:
 def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
     units = {name: load_suite(name).unit for name in suites}
     numbers = {n: {m: suite_numbers(source(root, n), m, units[n]) for m in MODELS} for n in suites}
+    fixed = {n: {m: suite_numbers(source(root, n), m, units[n], fixed=True) for m in MODELS} for n in suites}
     fig_dir = HERE / "figures"
     fig_dir.mkdir(exist_ok=True)
     forests = {m: forest_figure(numbers, m, fig_dir) for m in MODELS}
@@ -593,6 +722,7 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
         "",
     ]
     lines += across_section(numbers, suites)
+    lines += k_grid_section(numbers, fixed, suites, timings)
     ridge_better = [
         n for n in suites if (numbers[n]["ridge"]["vs"]["verdict"].str.startswith("better")).any()
     ]
