@@ -100,7 +100,9 @@ def replayed_fit_method(stored: pd.DataFrame):
             )
             for i in range(len(points))
         ]
-        seed = int(first["seed"].iloc[0])
+        seed = key.seed(suite.seed, method)  # the runner's (shipped references do not store it)
+        if "seed" in first and first["seed"].notna().any() and int(first["seed"].iloc[0]) != seed:
+            raise OodfsError(f"the stored fit of {method} on {key} has another seed")
         fitted = fitted_features(data.X_train)
         return MethodFit(
             method,
