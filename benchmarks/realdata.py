@@ -803,7 +803,7 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
                 ", ".join(map(str, s.r_test)),
                 s.runs,
                 f"{s.n_train} / {s.n_val}",
-                f"{s.k} of {d}",
+                f"{s.k} of {d}" + (f"; grid {', '.join(map(str, s.k_grid))}" if s.k_grid else ""),
                 f"{timings[name]:.0f} s" if name in timings else "",
             ]
         )
@@ -817,7 +817,7 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
                 "r_test",
                 "runs",
                 "n_train / n_val",
-                "k",
+                "k (fixed; k grid)",
                 f"wall (--jobs {jobs})",
             ],  # fmt: skip
             tablefmt="github",
@@ -828,9 +828,11 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
         total = sum(timings.get(n, 0) for n in suites)
         lines += [
             "",
-            f"Each suite: `oodfs bench --suite NAME --jobs {jobs}` with the suite's own settings; "
-            f"{total / 60:.1f} min in all on a 2-core machine. Every method runs its whole grid; both "
-            "downstream models are trained on the same fits.",
+            f"Each suite: `oodfs bench --suite NAME --jobs {jobs}` with the suite's own settings, every "
+            "method's fits replayed from the fixed-k runs (`--replay-fits`; only the downstream models "
+            f"are trained, at every size of the k grid); {total / 60:.1f} min in all on a shared 2-core "
+            "machine (three suites at a time). Every method runs its whole grid; both downstream models "
+            "are trained on the same fits.",
         ]
     lines += [""]
     for name in suites:
