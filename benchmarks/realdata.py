@@ -19,7 +19,9 @@ Writes benchmarks/REALDATA.md and figures to benchmarks/figures/realdata-*.png.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import pickle
 import subprocess
 import sys
 import time
@@ -362,20 +364,32 @@ def source(root: Path, name: str) -> Path:
     return shipped_dir() / f"{name}-default.parquet"
 
 
+@functools.lru_cache(maxsize=2)
+def _stored(path: Path):
+    """A results folder's rows and what its last run stored (metrics, methods, rule, columns, task),
+    read once for every report made of it."""
+    from oodfs.results.store import ResultStore, load_results
+
+    store = ResultStore(path)
+    suite = store.invocations()[-1]["suite"]
+    meta = (store.get_meta("metrics"), list(suite["methods"]), suite.get("selection") or "val",
+            list(suite.get("metrics") or []) or None, suite.get("task"))  # fmt: skip
+    return load_results(path), meta
+
+
 def suite_numbers(path: Path, model: str, unit: str, fixed: bool = False) -> dict:
     """A suite's report and verdicts under ``model``; ``fixed``: at the suite's fixed k alone (each
-    method's first block of points, :func:`fixed_k_block`), else with k chosen on validation."""
-    report = Report.from_path(path, downstream=model, unit=unit)
-    if fixed:
-        from oodfs.results.store import ResultStore, load_results
-
-        store = ResultStore(path)
-        metrics = store.get_meta("metrics") if Path(path).is_dir() and store.exists() else None
-        order = list(dict.fromkeys(report.chosen["method"]))
-        report = Report(
-            fixed_k_block(load_results(path)), report.rule.name, metrics, order, model, unit=unit,
-            task=report.task,
-        )  # fmt: skip
+    method's first block of points, :func:`fixed_k_block`), else with k chosen on validation.
+    Cached in the results folder (the verdicts of a k-grid run take minutes on a loaded machine)."""
+    cache = Path(path) / f"numbers-{model}-{'fixed' if fixed else 'validated'}.pkl"
+    if Path(path).is_dir():
+        if cache.is_file() and cache.stat().st_mtime > (Path(path) / "results.sqlite").stat().st_mtime:
+            return pickle.loads(cache.read_bytes())
+        results, (metrics, order, rule, columns, task) = _stored(Path(path))
+        rows = fixed_k_block(results) if fixed else results
+        report = Report(rows, rule, metrics, order, model, columns, unit=unit, task=task)
+    else:  # a shipped reference (a run without the grid: its fixed k is all it has)
+        report = Report.from_path(path, downstream=model, unit=unit)
     analysis = Analysis(report)
     cells = report.cells()
     rm = cells[(cells["metric"] == "rmse_mean") & (cells["r_train"] == "all")].set_index("method")
@@ -384,7 +398,10 @@ def suite_numbers(path: Path, model: str, unit: str, fixed: bool = False) -> dic
     setting = report.chosen["setting"].iloc[0]
     best_set = sorted(analysis.best_sets().get((setting, "all", "rmse_mean"), set()))
     units = int(vs["n_pairs"].max()) if len(vs) else 0
-    return dict(report=report, analysis=analysis, rmse=rm, vs=vs, best_set=best_set, units=units)
+    out = dict(report=report, analysis=analysis, rmse=rm, vs=vs, best_set=best_set, units=units)
+    if Path(path).is_dir():
+        cache.write_bytes(pickle.dumps(out))
+    return out
 
 
 UNIT_WORDS = {"environment": "environments", "resplit": "resplits (conditional)", "run": "runs"}
