@@ -516,95 +516,118 @@ def chosen_k(report: Report) -> pd.DataFrame:
     )
 
 
-def k_grid_section(numbers: dict, fixed: dict, suites, timings: dict) -> list[str]:
-    """How each verdict moves between the suite's fixed k and k chosen on validation."""
+def k_grid_numbers(path: Path, name: str) -> dict:
+    """Per (model, fixed): each method against `all_features` (:func:`versus_yardstick`), the RMSE
+    cells, and with k chosen on validation the chosen k; cached in ``path/kgrid-verdicts.pkl``."""
+    from oodfs.report.features import versus_yardstick
+
+    cache = path / "kgrid-verdicts.pkl"
+    if cache.is_file() and cache.stat().st_mtime > (path / "results.sqlite").stat().st_mtime:
+        return pickle.loads(cache.read_bytes())
+    results, (metrics, order, rule, _, task) = _stored(path)
+    out = {}
+    for model in MODELS:
+        for fixed in (True, False):
+            rows = fixed_k_block(results) if fixed else results
+            report = Report(rows, rule, metrics, order, model, ["rmse_mean"], unit=load_suite(name).unit,
+                            task=task)  # fmt: skip
+            cells = report.cells()
+            rm = cells[(cells["metric"] == "rmse_mean") & (cells["r_train"] == "all")].set_index("method")
+            out[(model, fixed)] = dict(vs=versus_yardstick(report), rmse=rm,
+                                       chosen_k=None if fixed else chosen_k(report))  # fmt: skip
+    cache.write_bytes(pickle.dumps(out))
+    return out
+
+
+def k_grid_section(root: Path, suites) -> list[str]:
+    """How each verdict moves between the suite's fixed k and k chosen on validation, for the
+    suites rerun with their k grid in ROOT."""
+    rerun = [n for n in suites if (root / n / "results.sqlite").is_file() and _complete(root / n, n)]
+    numbers = {n: k_grid_numbers(root / n, n) for n in rerun}
     lines = [
         "## The k grid: verdicts at the fixed k and at k chosen on validation",
         "",
-        "Each suite declares a k grid (its fixed k, 1, 2, 3, 5, 8, 13, 21 below its number of features, "
-        'and every feature; docs/PROTOCOL.md section 10, "The k grid"). Every grid point of every '
-        "method is evaluated at every size, and the `val` rule chooses (grid point, k) jointly on the "
-        "held-out training rows. The fixed-k verdicts are the same runs' first block of points (the "
-        "suite's k alone), which is exactly what a run without the grid stores. At k = every feature "
-        "a method trains the same model as `all_features`, so choosing it makes the method "
-        "`all_features` on that fit.",
+        "Each real regression suite declares a k grid (its fixed k, 1, 2, 3, 5, 8, 13, 21 below its "
+        'number of features, and every feature; docs/PROTOCOL.md section 10, "The k grid"). Every grid '
+        "point of every method is evaluated at every size, and the `val` rule chooses (grid point, k) "
+        "jointly on the held-out training rows. The fixed-k verdicts are the same runs' first block of "
+        "points (the suite's k alone), exactly what a run without the grid stores. At k = every feature a "
+        "method trains the same model as `all_features`: choosing it makes the method `all_features` on "
+        "that fit. Same test as everywhere (each method against `all_features`, two-sided Wilcoxon over the "
+        "suite's units, Holm over the methods). "
+        f"Rerun with the grid: {', '.join(f'`{n}`' for n in rerun)} ({len(rerun)} of {len(suites)} suites; "
+        "the others did not finish in this session's compute and keep their fixed-k verdicts below).",
         "",
     ]
-    methods = list(dict.fromkeys(m for n in suites for m in numbers[n]["ridge"]["vs"]["method"]))
+    if not rerun:
+        return lines
+    methods = list(dict.fromkeys(m for n in rerun for m in numbers[n][("ridge", True)]["vs"]["method"]))
     for model in MODELS:
-        rows, moved = [], 0
-        for name in suites:
-            a = fixed[name][model]["vs"].set_index("method")
-            b = numbers[name][model]["vs"].set_index("method")
+        rows, moved, total = [], 0, 0
+        for name in rerun:
+            a = numbers[name][(model, True)]["vs"].set_index("method")
+            b = numbers[name][(model, False)]["vs"].set_index("method")
             cells = []
             for m in methods:
                 if m not in a.index or m not in b.index:
                     cells.append("")
                     continue
                 va, vb = _short(a.loc[m, "verdict"]), _short(b.loc[m, "verdict"])
-                moved += va != vb
+                moved, total = moved + (va != vb), total + 1
                 cells.append(va if va == vb else f"{va} → **{vb}**")
             rows.append([f"`{name}`"] + cells)
         lines += [
             f"**{model}**: verdict against `all_features` at the fixed k → with k chosen on validation "
-            f"(n.d. = not distinguishable; {moved} of {len(suites) * len(methods)} verdicts move)",
+            f"(n.d. = not distinguishable; {moved} of {total} verdicts move)",
             "",
             tabulate(rows, headers=["suite"] + methods, tablefmt="github", disable_numparse=True),
             "",
         ]
-        res_f = across_suites({n: fixed[n][model]["analysis"] for n in suites})["methods"].set_index("method")
-        res_v = across_suites({n: numbers[n][model]["analysis"] for n in suites})["methods"].set_index(
-            "method"
-        )
-        rows = [
-            [m, _ci(100 * res_f.loc[m, "effect"], 100 * res_f.loc[m, "low"], 100 * res_f.loc[m, "high"], True)
-             + " %", f"{res_f.loc[m, 'better']} of {res_f.loc[m, 'suites']}", f"{res_f.loc[m, 'p_holm']:.3g}",
-             _ci(100 * res_v.loc[m, "effect"], 100 * res_v.loc[m, "low"], 100 * res_v.loc[m, "high"], True)
-             + " %", f"{res_v.loc[m, 'better']} of {res_v.loc[m, 'suites']}", f"{res_v.loc[m, 'p_holm']:.3g}",
-             res_v.loc[m, "verdict"]]
-            for m in res_v.index if m in res_f.index
-        ]  # fmt: skip
+        rows = []
+        for name in rerun:
+            for fixed in (True, False):
+                rm = numbers[name][(model, fixed)]["rmse"]
+                af = rm.loc["all_features", "mean"]
+                rel = [100 * (rm.loc[m, "mean"] - af) / af if m in rm.index else np.nan for m in methods]
+                rows.append([f"`{name}`" if fixed else "", "fixed" if fixed else "validated"]
+                            + [f"{r:+.1f}" for r in rel])  # fmt: skip
         lines += [
-            f"**{model}** across suites (the suite as the unit): relative RMSE difference to `all_features` "
-            "[95 % bootstrap over suites], the suites where the method is lower, Holm p",
+            f"**{model}**: RMSE mean relative to `all_features` (%, mean over the suite's units; negative: "
+            "the method beats using every feature)",
             "",
-            tabulate(
-                rows,
-                headers=[
-                    "method",
-                    "fixed k",
-                    "lower on",
-                    "p (Holm)",
-                    "validated k",
-                    "lower on",
-                    "p (Holm)",
-                    "verdict (validated k)",
-                ],
-                tablefmt="github",
-                disable_numparse=True,
-            ),  # fmt: skip
+            tabulate(rows, headers=["suite", "k"] + methods, tablefmt="github", disable_numparse=True),
             "",
         ]
     rows = []
-    for name in suites:
-        ck = chosen_k(numbers[name]["ridge"]["report"])
-        ck_m = chosen_k(numbers[name]["mlp"]["report"])
+    for name in rerun:
+        ck = numbers[name][("ridge", False)]["chosen_k"]
+        ck_m = numbers[name][("mlp", False)]["chosen_k"]
         rows.append(
             [f"`{name}`", load_suite(name).k]
             + [f"{ck.loc[m, 'median']:g} ({100 * ck.loc[m, 'all']:.0f} %)" if m in ck.index else ""
                for m in methods]
-            + [f"{100 * ck_m['all'].mean():.0f} %"]
+            + [f"{100 * (ck['all'] * ck['n']).sum() / ck['n'].sum():.0f} %",
+               f"{100 * (ck_m['all'] * ck_m['n']).sum() / ck_m['n'].sum():.0f} %"]
         )  # fmt: skip
     lines += [
         "Chosen k under ridge: per suite and method, the median k the `val` rule chose over the suite's "
-        "fits (in brackets: the share of fits where it chose every feature); last column: that share "
-        "over all methods under the MLP.",
+        "fits (in brackets: the share of fits where it chose every feature); last columns: that share "
+        "over all methods under ridge and under the MLP.",
         "",
-        tabulate(rows, headers=["suite", "fixed k"] + methods + ["all (mlp)"], tablefmt="github",
-                 disable_numparse=True),
+        tabulate(rows, headers=["suite", "fixed k"] + methods + ["all (ridge)", "all (mlp)"],
+                 tablefmt="github", disable_numparse=True),
         "",
     ]  # fmt: skip
     return lines
+
+
+def _complete(path: Path, name: str) -> bool:
+    """Whether a results folder holds every task of the suite."""
+    import sqlite3
+
+    with sqlite3.connect(path / "results.sqlite") as con:
+        done = con.execute("select count(*) from tasks").fetchone()[0]
+    return done >= len(load_suite(name).task_keys())
 
 
 def comparison_table(vs: pd.DataFrame) -> str:
@@ -712,7 +735,6 @@ def forest_figure(numbers: dict, model: str, out: Path) -> Path:
 def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
     units = {name: load_suite(name).unit for name in suites}
     numbers = {n: {m: suite_numbers(source(root, n), m, units[n]) for m in MODELS} for n in suites}
-    fixed = {n: {m: suite_numbers(source(root, n), m, units[n], fixed=True) for m in MODELS} for n in suites}
     fig_dir = HERE / "figures"
     fig_dir.mkdir(exist_ok=True)
     forests = {m: forest_figure(numbers, m, fig_dir) for m in MODELS}
@@ -743,7 +765,7 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
         "",
     ]
     lines += across_section(numbers, suites)
-    lines += k_grid_section(numbers, fixed, suites, timings)
+    lines += k_grid_section(root, suites)
     ridge_better = [
         n for n in suites if (numbers[n]["ridge"]["vs"]["verdict"].str.startswith("better")).any()
     ]
@@ -895,6 +917,11 @@ def main(argv=None) -> int:
     )
     p.add_argument("--report-only", action="store_true", help="report on the existing runs")
     p.add_argument("--run-only", action="store_true", help="run (and write references), no report")
+    p.add_argument(
+        "--k-grid-only",
+        action="store_true",
+        help="rewrite only the k-grid section of --out (the suites rerun with their grid in ROOT)",
+    )
     p.add_argument("--timings", help="JSON {suite: wall seconds} of runs made elsewhere, for the table")
     p.add_argument("--out", default=str(HERE / "REALDATA.md"))
     p.add_argument("--suites", help="comma-separated suites (default: every real suite)")
@@ -920,6 +947,20 @@ def main(argv=None) -> int:
 
         for name in suites:
             write_reference(root / name, shipped_dir() / f"{name}-default.parquet")
+    if args.k_grid_only:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            section = "\n".join(k_grid_section(root, suites)) + "\n"
+        text = Path(args.out).read_text()
+        head, marker = "## The k grid", "## Verdict per suite"
+        if head in text:
+            before, rest = text.split(head, 1)
+            text = before + section + "\n## " + rest.split("\n## ", 1)[1]
+        else:
+            before, rest = text.split(marker, 1)
+            text = before + section + "\n" + marker + rest
+        Path(args.out).write_text(text)
+        return 0
     if args.run_only:
         print(json.dumps({k: round(v, 1) for k, v in timings.items()}))
         return 0
