@@ -618,6 +618,9 @@ def k_grid_section(root: Path, suites) -> list[str]:
                  tablefmt="github", disable_numparse=True),
         "",
     ]  # fmt: skip
+    notes = HERE / "realdata_kgrid_notes.md"  # hand-written reading of these tables
+    if notes.is_file():
+        lines += [notes.read_text().strip(), ""]
     return lines
 
 
