@@ -19,7 +19,9 @@ Writes benchmarks/REALDATA.md and figures to benchmarks/figures/realdata-*.png.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import pickle
 import subprocess
 import sys
 import time
@@ -49,11 +51,106 @@ def real_suites() -> list[str]:
     return [s for s in available_suites() if load_suite(s).environment == "table"]
 
 
-def run_missing(root: Path, suites, jobs: int) -> dict:
-    """Run (or resume) every suite; return the wall seconds of each run made now."""
+# -- the k grid from stored fits (docs/PROTOCOL.md section 10, "The k grid") ------------------------
+def fixed_k_block(results: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a k-grid run at the suite's fixed k: each method's first block of points
+    (points 0..G-1, G its grid points), and every yardstick row; what a run without the grid stores."""
+    from oodfs.contract.registry import registry
+
+    sizes = {m: len(registry().get("selector", m).grid_points()) for m in dict.fromkeys(results["method"])}
+    return results[
+        (results["method_kind"] == "yardstick") | (results["point"] < results["method"].map(sizes))
+    ]
+
+
+def replayed_fit_method(stored: pd.DataFrame):
+    """A stand-in for the runner's ``fit_method`` that returns each method's fit as ``stored`` holds
+    it (a results table of the same suite: every grid point's scores, seed, diagnostics, and the
+    error of a failed task) instead of fitting it again. Scores are stored at full precision, so
+    the rankings and every downstream number are those a refit gives (checked on the ames quick
+    run, REALDATA.md "The k grid"); the selectors are deterministic given their seeds."""
+    from oodfs.contract.api import GridFit, task_ranking
+    from oodfs.contract.registry import registry
+    from oodfs.contract.task import env_key
+    from oodfs.run.evaluate import MethodFit, method_kind
+    from oodfs.tables import fitted_features
+    from oodfs.validation import OodfsError
+
+    diagnostics = {n for n, info in registry().entries("metric").items() if info.cls.role == "diagnostic"}
+    stored = stored[
+        stored["downstream"].isna() | (stored["downstream"] == stored["downstream"].dropna().iloc[0])
+    ]
+    tasks = {key: g for key, g in stored.groupby(["setting", "r_train", "run", "method"], sort=False)}
+
+    def fit_method(suite, key, method, data):
+        g = tasks.get((key.setting, env_key(key.r_train), key.run, method))
+        if g is None:
+            raise OodfsError(f"no stored fit of {method} on {key}")
+        if (g["status"] != "ok").any():
+            raise OodfsError(str(g["error"].dropna().iloc[0]))
+        cls = registry().get("selector", method)
+        points = cls.grid_points()
+        first = g[g["point"] < len(points)].groupby("point", sort=True).first()
+        if [json.loads(p) for p in first["params"]] != [
+            json.loads(json.dumps(p, sort_keys=True)) for p in points
+        ]:
+            raise OodfsError(f"the stored grid of {method} is not its grid today")
+        diag = g[g["metric"].isin(diagnostics) & (g["point"] < len(points))]
+        fits = [
+            GridFit(
+                np.asarray(json.loads(first.loc[i, "scores"]), dtype=float),
+                {r.metric: r.value for r in diag[diag["point"] == i].itertuples()},
+            )
+            for i in range(len(points))
+        ]
+        seed = key.seed(suite.seed, method)  # the runner's (shipped references do not store it)
+        if "seed" in first and first["seed"].notna().any() and int(first["seed"].iloc[0]) != seed:
+            raise OodfsError(f"the stored fit of {method} on {key} has another seed")
+        fitted = fitted_features(data.X_train)
+        return MethodFit(
+            method,
+            method_kind(cls),
+            points,
+            [bool(v) for v in first["is_default"]],
+            fits,
+            [task_ranking(f.values, seed, i, fitted) for i, f in enumerate(fits)],
+            seed,
+            float(first["fit_seconds"].iloc[0]),
+            [],
+        )
+
+    return fit_method
+
+
+def replay_k_grid(name: str, stored: Path, out: Path, extra: tuple = ()) -> float:
+    """Run suite ``name`` (with its k grid) into ``out`` with ``oodfs bench``, every method's fit
+    replayed from the results ``stored`` (:func:`replayed_fit_method`), every downstream model
+    trained at every size; returns the wall seconds."""
+    import oodfs.run.jobs
+    from oodfs.cli import main as oodfs_main
+    from oodfs.results.store import load_results
+
+    before = oodfs.run.jobs.fit_method
+    oodfs.run.jobs.fit_method = replayed_fit_method(load_results(stored))
+    t0 = time.perf_counter()
+    try:
+        argv = ["bench", "--suite", name, "--jobs", "1", "--out", str(out), "--quiet", "--resume", *extra]
+        if oodfs_main(argv) != 0:
+            raise SystemExit(f"the replayed run of {name} failed")
+    finally:
+        oodfs.run.jobs.fit_method = before
+    return time.perf_counter() - t0
+
+
+def run_missing(root: Path, suites, jobs: int, replay: Path | None = None) -> dict:
+    """Run (or resume) every suite; return the wall seconds of each run made now. ``replay``: a
+    folder of ``<suite>.parquet`` results whose fits are replayed (:func:`replay_k_grid`)."""
     seconds = {}
     for name in suites:
         out = root / name
+        if replay is not None:
+            seconds[name] = replay_k_grid(name, replay / f"{name}.parquet", out)
+            continue
         t0 = time.perf_counter()
         cmd = [
             "oodfs",
@@ -183,8 +280,32 @@ def source(root: Path, name: str) -> Path:
     return shipped_dir() / f"{name}-default.parquet"
 
 
-def suite_numbers(path: Path, model: str, unit: str) -> dict:
-    report = Report.from_path(path, downstream=model, unit=unit)
+@functools.lru_cache(maxsize=2)
+def _stored(path: Path):
+    """A results folder's rows and what its last run stored (metrics, methods, rule, columns, task),
+    read once for every report made of it."""
+    from oodfs.results.store import ResultStore, load_results
+
+    store = ResultStore(path)
+    suite = store.invocations()[-1]["suite"]
+    meta = (store.get_meta("metrics"), list(suite["methods"]), suite.get("selection") or "val",
+            list(suite.get("metrics") or []) or None, suite.get("task"))  # fmt: skip
+    return load_results(path), meta
+
+
+def suite_numbers(path: Path, model: str, unit: str, fixed: bool = False) -> dict:
+    """A suite's report and verdicts under ``model``; ``fixed``: at the suite's fixed k alone (each
+    method's first block of points, :func:`fixed_k_block`), else with k chosen on validation.
+    Cached in the results folder (the verdicts of a k-grid run take minutes on a loaded machine)."""
+    cache = Path(path) / f"numbers-{model}-{'fixed' if fixed else 'validated'}.pkl"
+    if Path(path).is_dir():
+        if cache.is_file() and cache.stat().st_mtime > (Path(path) / "results.sqlite").stat().st_mtime:
+            return pickle.loads(cache.read_bytes())
+        results, (metrics, order, rule, columns, task) = _stored(Path(path))
+        rows = fixed_k_block(results) if fixed else results
+        report = Report(rows, rule, metrics, order, model, columns, unit=unit, task=task)
+    else:  # a shipped reference (a run without the grid: its fixed k is all it has)
+        report = Report.from_path(path, downstream=model, unit=unit)
     analysis = Analysis(report)
     cells = report.cells()
     rm = cells[(cells["metric"] == "rmse_mean") & (cells["r_train"] == "all")].set_index("method")
@@ -193,7 +314,10 @@ def suite_numbers(path: Path, model: str, unit: str) -> dict:
     setting = report.chosen["setting"].iloc[0]
     best_set = sorted(analysis.best_sets().get((setting, "all", "rmse_mean"), set()))
     units = int(vs["n_pairs"].max()) if len(vs) else 0
-    return dict(report=report, analysis=analysis, rmse=rm, vs=vs, best_set=best_set, units=units)
+    out = dict(report=report, analysis=analysis, rmse=rm, vs=vs, best_set=best_set, units=units)
+    if Path(path).is_dir():
+        cache.write_bytes(pickle.dumps(out))
+    return out
 
 
 UNIT_WORDS = {"environment": "environments", "resplit": "resplits (conditional)", "run": "runs"}
@@ -281,6 +405,150 @@ def across_section(numbers: dict, suites) -> list[str]:
             "",
         ]
     return lines
+
+
+SHORT = {
+    "better": "better",
+    "worse": "worse",
+    "not distinguishable": "n.d.",
+    "too few pairs to decide": "few",
+}
+
+
+def _short(verdict: str) -> str:
+    return next((v for k, v in SHORT.items() if verdict.startswith(k)), verdict)
+
+
+def chosen_k(report: Report) -> pd.DataFrame:
+    """Per method: the median set size the rule chose and the share of chosen fits at every feature."""
+    chosen = report.chosen[report.chosen["method_kind"] != "yardstick"]
+    d = chosen["feature_names"].map(lambda names: len(json.loads(names)))
+    return (
+        chosen.assign(all=chosen["k"] == d)
+        .groupby("method", sort=False)
+        .agg(
+            median=("k", "median"), low=("k", "min"), high=("k", "max"), all=("all", "mean"), n=("k", "size")
+        )
+    )
+
+
+def k_grid_numbers(path: Path, name: str) -> dict:
+    """Per (model, fixed): each method against `all_features` (:func:`versus_yardstick`), the RMSE
+    cells, and with k chosen on validation the chosen k; cached in ``path/kgrid-verdicts.pkl``."""
+    from oodfs.report.features import versus_yardstick
+
+    cache = path / "kgrid-verdicts.pkl"
+    if cache.is_file() and cache.stat().st_mtime > (path / "results.sqlite").stat().st_mtime:
+        return pickle.loads(cache.read_bytes())
+    results, (metrics, order, rule, _, task) = _stored(path)
+    out = {}
+    for model in MODELS:
+        for fixed in (True, False):
+            rows = fixed_k_block(results) if fixed else results
+            report = Report(rows, rule, metrics, order, model, ["rmse_mean"], unit=load_suite(name).unit,
+                            task=task)  # fmt: skip
+            cells = report.cells()
+            rm = cells[(cells["metric"] == "rmse_mean") & (cells["r_train"] == "all")].set_index("method")
+            out[(model, fixed)] = dict(vs=versus_yardstick(report), rmse=rm,
+                                       chosen_k=None if fixed else chosen_k(report))  # fmt: skip
+    cache.write_bytes(pickle.dumps(out))
+    return out
+
+
+def k_grid_section(root: Path, suites) -> list[str]:
+    """How each verdict moves between the suite's fixed k and k chosen on validation, for the
+    suites rerun with their k grid in ROOT."""
+    rerun = [n for n in suites if (root / n / "results.sqlite").is_file() and _complete(root / n, n)]
+    numbers = {n: k_grid_numbers(root / n, n) for n in rerun}
+    lines = [
+        "## The k grid: verdicts at the fixed k and at k chosen on validation",
+        "",
+        "Each real regression suite declares a k grid (its fixed k, 1, 2, 3, 5, 8, 13, 21 below its "
+        'number of features, and every feature; docs/PROTOCOL.md section 10, "The k grid"). Every grid '
+        "point of every method is evaluated at every size, and the `val` rule chooses (grid point, k) "
+        "jointly on the held-out training rows. The fixed-k verdicts are the same runs' first block of "
+        "points (the suite's k alone), exactly what a run without the grid stores. At k = every feature a "
+        "method trains the same model as `all_features`: choosing it makes the method `all_features` on "
+        "that fit. Same test as everywhere (each method against `all_features`, two-sided Wilcoxon over the "
+        "suite's units, Holm over the methods). "
+        f"Rerun with the grid: {', '.join(f'`{n}`' for n in rerun)} ({len(rerun)} of {len(suites)} suites; "
+        "the others keep their fixed k until rerun). Every other section of this file (the verdict "
+        "across suites, each suite's tables) is the full run at each suite's fixed k, which the k-grid "
+        "runs' first block reproduces (ridge exactly, the MLP to 1.3e-5 RMSE).",
+        "",
+    ]
+    if not rerun:
+        return lines
+    methods = list(dict.fromkeys(m for n in rerun for m in numbers[n][("ridge", True)]["vs"]["method"]))
+    for model in MODELS:
+        rows, moved, total = [], 0, 0
+        for name in rerun:
+            a = numbers[name][(model, True)]["vs"].set_index("method")
+            b = numbers[name][(model, False)]["vs"].set_index("method")
+            cells = []
+            for m in methods:
+                if m not in a.index or m not in b.index:
+                    cells.append("")
+                    continue
+                va, vb = _short(a.loc[m, "verdict"]), _short(b.loc[m, "verdict"])
+                moved, total = moved + (va != vb), total + 1
+                cells.append(va if va == vb else f"{va} → **{vb}**")
+            rows.append([f"`{name}`"] + cells)
+        lines += [
+            f"**{model}**: verdict against `all_features` at the fixed k → with k chosen on validation "
+            f"(n.d. = not distinguishable; {moved} of {total} verdicts move)",
+            "",
+            tabulate(rows, headers=["suite"] + methods, tablefmt="github", disable_numparse=True),
+            "",
+        ]
+        rows = []
+        for name in rerun:
+            for fixed in (True, False):
+                rm = numbers[name][(model, fixed)]["rmse"]
+                af = rm.loc["all_features", "mean"]
+                rel = [100 * (rm.loc[m, "mean"] - af) / af if m in rm.index else np.nan for m in methods]
+                rows.append([f"`{name}`" if fixed else "", "fixed" if fixed else "validated"]
+                            + [f"{r:+.1f}" for r in rel])  # fmt: skip
+        lines += [
+            f"**{model}**: RMSE mean relative to `all_features` (%, mean over the suite's units; negative: "
+            "the method beats using every feature)",
+            "",
+            tabulate(rows, headers=["suite", "k"] + methods, tablefmt="github", disable_numparse=True),
+            "",
+        ]
+    rows = []
+    for name in rerun:
+        ck = numbers[name][("ridge", False)]["chosen_k"]
+        ck_m = numbers[name][("mlp", False)]["chosen_k"]
+        rows.append(
+            [f"`{name}`", load_suite(name).k]
+            + [f"{ck.loc[m, 'median']:g} ({100 * ck.loc[m, 'all']:.0f} %)" if m in ck.index else ""
+               for m in methods]
+            + [f"{100 * (ck['all'] * ck['n']).sum() / ck['n'].sum():.0f} %",
+               f"{100 * (ck_m['all'] * ck_m['n']).sum() / ck_m['n'].sum():.0f} %"]
+        )  # fmt: skip
+    lines += [
+        "Chosen k under ridge: per suite and method, the median k the `val` rule chose over the suite's "
+        "fits (in brackets: the share of fits where it chose every feature); last columns: that share "
+        "over all methods under ridge and under the MLP.",
+        "",
+        tabulate(rows, headers=["suite", "fixed k"] + methods + ["all (ridge)", "all (mlp)"],
+                 tablefmt="github", disable_numparse=True),
+        "",
+    ]  # fmt: skip
+    notes = HERE / "realdata_kgrid_notes.md"  # hand-written reading of these tables
+    if notes.is_file():
+        lines += [notes.read_text().strip(), ""]
+    return lines
+
+
+def _complete(path: Path, name: str) -> bool:
+    """Whether a results folder holds every task of the suite."""
+    import sqlite3
+
+    with sqlite3.connect(path / "results.sqlite") as con:
+        done = con.execute("select count(*) from tasks").fetchone()[0]
+    return done >= len(load_suite(name).task_keys())
 
 
 def comparison_table(vs: pd.DataFrame) -> str:
@@ -414,10 +682,12 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
         "declared `unit`: a suite whose blocks resplit one table (`resplit`) gives verdicts conditional on "
         "that table, not evidence that the result generalises; `txhousing-cities` has 23 training cities, "
         "each one unit. Across suites, the suite is the unit (Demšar 2006). Both downstream models were "
-        "trained on the same fits.",
+        'trained on the same fits. Every verdict outside the section "The k grid" is at each suite\'s '
+        "fixed k; that section gives how the verdicts move when k is chosen on validation.",
         "",
     ]
     lines += across_section(numbers, suites)
+    lines += k_grid_section(root, suites)
     ridge_better = [
         n for n in suites if (numbers[n]["ridge"]["vs"]["verdict"].str.startswith("better")).any()
     ]
@@ -496,7 +766,7 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
                 ", ".join(map(str, s.r_test)),
                 s.runs,
                 f"{s.n_train} / {s.n_val}",
-                f"{s.k} of {d}",
+                f"{s.k} of {d}" + (f"; grid {', '.join(map(str, s.k_grid))}" if s.k_grid else ""),
                 f"{timings[name]:.0f} s" if name in timings else "",
             ]
         )
@@ -510,7 +780,7 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
                 "r_test",
                 "runs",
                 "n_train / n_val",
-                "k",
+                "k (fixed; k grid)",
                 f"wall (--jobs {jobs})",
             ],  # fmt: skip
             tablefmt="github",
@@ -521,9 +791,11 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
         total = sum(timings.get(n, 0) for n in suites)
         lines += [
             "",
-            f"Each suite: `oodfs bench --suite NAME --jobs {jobs}` with the suite's own settings; "
-            f"{total / 60:.1f} min in all on a 2-core machine. Every method runs its whole grid; both "
-            "downstream models are trained on the same fits.",
+            f"Each suite: `oodfs bench --suite NAME --jobs {jobs}` with the suite's own settings, every "
+            "method's fits replayed from the fixed-k runs (`--replay-fits`; only the downstream models "
+            f"are trained, at every size of the k grid); {total / 60:.1f} min in all on a shared 2-core "
+            "machine (three suites at a time). Every method runs its whole grid; both downstream models "
+            "are trained on the same fits.",
         ]
     lines += [""]
     for name in suites:
@@ -566,15 +838,54 @@ def main(argv=None) -> int:
         "--jobs", type=int, default=1, help="worker processes (with --timings: those they were measured with)"
     )
     p.add_argument("--report-only", action="store_true", help="report on the existing runs")
+    p.add_argument("--run-only", action="store_true", help="run (and write references), no report")
+    p.add_argument(
+        "--k-grid-only",
+        action="store_true",
+        help="rewrite only the k-grid section of --out (the suites rerun with their grid in ROOT)",
+    )
     p.add_argument("--timings", help="JSON {suite: wall seconds} of runs made elsewhere, for the table")
     p.add_argument("--out", default=str(HERE / "REALDATA.md"))
     p.add_argument("--suites", help="comma-separated suites (default: every real suite)")
+    p.add_argument(
+        "--replay-fits",
+        help="folder of <suite>.parquet results (e.g. the fixed-k references) whose fits are replayed "
+        "instead of refitted: the k grid's downstream models alone are trained",
+    )
+    p.add_argument(
+        "--write-references",
+        action="store_true",
+        help="write each suite's results in ROOT as its shipped reference (oodfs/run/reference/)",
+    )
     args = p.parse_args(argv)
     root = Path(args.root)
     suites = args.suites.split(",") if args.suites else real_suites()
     timings = json.loads(Path(args.timings).read_text()) if args.timings else {}
     if not args.report_only:
-        timings.update(run_missing(root, suites, args.jobs))
+        replay = Path(args.replay_fits) if args.replay_fits else None
+        timings.update(run_missing(root, suites, args.jobs, replay))
+    if args.write_references:
+        from oodfs.run.reference import write_reference
+
+        for name in suites:
+            write_reference(root / name, shipped_dir() / f"{name}-default.parquet")
+    if args.k_grid_only:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            section = "\n".join(k_grid_section(root, suites)) + "\n"
+        text = Path(args.out).read_text()
+        head, marker = "## The k grid", "## Verdict per suite"
+        if head in text:
+            before, rest = text.split(head, 1)
+            text = before + section + "\n## " + rest.split("\n## ", 1)[1]
+        else:
+            before, rest = text.split(marker, 1)
+            text = before + section + "\n" + marker + rest
+        Path(args.out).write_text(text)
+        return 0
+    if args.run_only:
+        print(json.dumps({k: round(v, 1) for k, v in timings.items()}))
+        return 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         text = write_report(root, suites, timings, args.jobs)

@@ -47,7 +47,7 @@ def shift_diagnosis(name: str, seed: int = 0) -> dict:
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.model_selection import cross_val_predict
 
-    from oodfs.run.downstream_models import make_model
+    from oodfs.run.downstream_models import get_model
 
     suite, env = table_environment(name)
     rows = []
@@ -57,7 +57,7 @@ def shift_diagnosis(name: str, seed: int = 0) -> dict:
     ]
     with threadpool_limits(1):  # OpenMP threads on a shared 2-core machine slow each fit many times over
         for r in dict.fromkeys(chosen):
-            rows += _diagnose(suite, env, r, seed, make_model, classifier, cross_val_predict)
+            rows += _diagnose(suite, env, r, seed, get_model("ridge"), classifier, cross_val_predict)
     df = pd.DataFrame(rows)
 
     mean = df[["p", "q", "x_shift", "y_shift", "overlap"]].mean()
@@ -65,16 +65,18 @@ def shift_diagnosis(name: str, seed: int = 0) -> dict:
     return dict(pairs=df, **mean.to_dict(), drop=drop, y_share=mean["y_shift"] / drop if drop > 0 else np.nan)
 
 
-def _diagnose(suite, env, r, seed, make_model, classifier, cross_val_predict) -> list[dict]:
-    """The decomposition's terms for training environment ``r`` against each test environment."""
+def _diagnose(suite, env, r, seed, model, classifier, cross_val_predict) -> list[dict]:
+    """The decomposition's terms for training environment ``r`` against each test environment;
+    ``model``: the downstream model (oodfs.run.downstream_models.get_model), on every feature."""
     X, y = env.sample(r, suite.n_train + suite.n_val, seed)
     Xf, yf, Xp, yp = X[: suite.n_train], y[: suite.n_train], X[suite.n_train :], y[suite.n_train :]
-    model = make_model("ridge", seed).fit(Xf, yf)
-    loss_p = (model.predict(Xp) - yp) ** 2
+    tests = [(e, *env.sample(e, suite.n_test, seed)) for e in suite.r_test]
+    every = [tuple(range(X.shape[1]))]
+    preds = model.predict_subsets(Xf, yf, every, seed, [Xp] + [Xq for _, Xq, _ in tests])
+    loss_p = (preds[0][0] - yp) ** 2
     rows = []
-    for e in suite.r_test:
-        Xq, yq = env.sample(e, suite.n_test, seed)
-        loss_q = (model.predict(Xq) - yq) ** 2
+    for i, (e, Xq, yq) in enumerate(tests):
+        loss_q = (preds[i + 1][0] - yq) ** 2
         both = np.vstack([Xp, Xq])
         is_q = np.r_[np.zeros(len(Xp)), np.ones(len(Xq))]
         clf = classifier(class_weight="balanced", max_iter=50, random_state=seed)

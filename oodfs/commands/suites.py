@@ -36,6 +36,7 @@ def describe(name: str) -> dict:
         "n_val": s.n_val,
         "n_test": s.n_test,
         "k": s.k,
+        "k_grid": list(s.k_grid) if s.k_grid else None,
         "methods": [m for m in s.methods if m not in s.yardsticks],
         "yardsticks": list(s.yardsticks),
         "downstream": list(s.downstream),
@@ -54,6 +55,8 @@ def run(args) -> int:
         print(f"{s['name']} — {s['description']}")
         print(f"  train on {', '.join(map(str, s['r_train']))}; test on {', '.join(map(str, s['r_test']))}")
         sizes = f"n_train {s['n_train']}, n_val {s['n_val']}, k {s['k']}"
+        if s["k_grid"]:
+            sizes += f" (k chosen on validation among {', '.join(map(str, s['k_grid']))})"
         print(
             f"  {s['runs']} runs ({s['paired_blocks']} paired blocks; unit of replication: {s['unit']}), "
             f"{sizes}; "

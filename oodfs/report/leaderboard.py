@@ -176,6 +176,7 @@ class Leaderboard:
                 rows.append([(self._label(method), False)] + [(c, False) for c in cells])
             title = f"Setting `{setting}`: RMSE by test environment (mean over r_train and runs)"
             out.append((title, ["method"] + [f"RMSE {e} ↓" for e in envs], rows))
+        out += self._chosen_k_table(setting)
         freq = features.selection_frequency(self.report)
         freq = freq[freq["setting"] == setting] if len(freq) else freq
         if len(freq):
@@ -195,6 +196,30 @@ class Leaderboard:
             )
             out.append((title, ["method", "variables"], rows))
         return out
+
+    def _chosen_k_table(self, setting: str) -> list:
+        """With a k grid (docs/PROTOCOL.md section 10, "The k grid"): per method, how often the rule
+        chose each set size; nothing when every method was evaluated at one size."""
+        points, chosen = self.report.points, self.report.chosen
+        if "k" not in points or "k" not in chosen:
+            return []
+        points = points[points["setting"] == setting]
+        sizes = points.groupby("method", sort=False)["k"].nunique()
+        if not (sizes > 1).any():
+            return []
+        rows = []
+        for method, g in chosen[chosen["setting"] == setting].groupby("method", sort=False):
+            if sizes.get(method, 1) < 2:
+                continue
+            counts = g["k"].value_counts().sort_index()
+            text = ", ".join(f"{int(k)}: {n}/{len(g)}" for k, n in counts.items())
+            rows.append([(method, False), (text, False), (f"{g['k'].median():g}", False)])
+        grid = sorted({int(k) for k in points.loc[points["method"].map(sizes) > 1, "k"].dropna()})
+        title = (
+            f"Setting `{setting}`: the set size k the {self.rule.name} rule chose with each grid point "
+            f"(k grid {', '.join(map(str, grid))})"
+        )
+        return [(title, ["method", "chosen k: fits", "median k"], rows)]
 
     def _reference_note(self) -> list[str]:
         """Which methods' rows were taken from shipped reference results (not run here)."""

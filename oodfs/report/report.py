@@ -196,20 +196,21 @@ class Report:
             return ok[TASK_KEY + ["point"]].reset_index(drop=True)
         keys = TASK_KEY + ["point"]
         flat = ok[ok["env"].isna()]
-        # a task's k: the k of its rows that are not on a curve (stored at that k only)
+        # a point's k: the k of its rows that are not on a curve (stored at that k only); with a
+        # k grid each size is a point of its own (docs/PROTOCOL.md section 10, "The k grid")
         curve = [n for n, m in self.metrics.items() if m.curve]
         task_k = (
             # per-environment rows count: a real table's selector may have no other non-curve row
-            ok[~ok["metric"].isin(curve)].groupby(TASK_KEY, sort=False)["k"].first().rename("_task_k")
+            ok[~ok["metric"].isin(curve)].groupby(keys, sort=False)["k"].first().rename("_task_k")
         )
-        at_k = flat.join(task_k, on=TASK_KEY)
+        at_k = flat.join(task_k, on=keys)
         at_k = at_k[(at_k["k"] == at_k["_task_k"]) | at_k["_task_k"].isna()]
         wide = at_k.pivot_table(index=keys, columns="metric", values="value", aggfunc="first")
         wide.columns.name = None
         info = ok.groupby(keys, sort=False)[[c for c in POINT_INFO if c in ok]].first()
         if "subset" in at_k:  # the features the downstream model was trained on, at the task's k
             info = info.join(at_k.groupby(keys, sort=False)["subset"].first())
-        return wide.join(info).join(task_k, on=TASK_KEY).rename(columns={"_task_k": "k"}).reset_index()
+        return wide.join(info).join(task_k).rename(columns={"_task_k": "k"}).reset_index()
 
     def _of_chosen(self, rows: pd.DataFrame) -> pd.DataFrame:
         keys = TASK_KEY + ["point"]

@@ -23,7 +23,7 @@ from oodfs.contract.tasks import get_task
 from oodfs.contract.wls import WLSSelector
 from oodfs.numeric import weighted_least_squares
 from oodfs.run.dataset import DataSet, _read_only
-from oodfs.run.suite import Suite
+from oodfs.run.suite import Suite, grid_ks
 from oodfs.tables import fitted_features
 from oodfs.tables import named_columns as _named
 from oodfs.validation import OodfsError, error_message
@@ -163,15 +163,19 @@ def _leave_one_out_rankings(
     return out
 
 
-def curve_ks(suite: Suite, fit: MethodFit, key: DataKey, n_features: int) -> list[int]:
-    """The k of every feature subset a method's rows need: the suite's k, and 1..d on a curve;
-    a yardstick's own k (every feature, or none)."""
+def point_ks(suite: Suite, fit: MethodFit, n_features: int) -> list[int]:
+    """The set sizes a method's grid points are evaluated at, the suite's k first
+    (:func:`oodfs.run.suite.grid_ks`); a yardstick's own k (every feature, or none)."""
     if fit.kind == "yardstick":
         return [yardstick_k(fit.method, n_features)]
-    k = min(suite.k, n_features)
-    if fit.method in suite.curve_methods and key.r_train in suite.curve_r_train:
-        return [k] + [kk for kk in range(1, n_features + 1) if kk != k]
-    return [k]
+    return grid_ks(suite, n_features)
+
+
+def curve_ks(suite: Suite, fit: MethodFit, key: DataKey, n_features: int) -> list[int]:
+    """The extra k of a curve (1..d, for the suite's curve methods and r_train); else none."""
+    if fit.kind != "yardstick" and fit.method in suite.curve_methods and key.r_train in suite.curve_r_train:
+        return list(range(1, n_features + 1))
+    return []
 
 
 def subsets_needed(fit: MethodFit, ks: list[int]) -> list[tuple[int, ...]]:
@@ -247,10 +251,15 @@ def method_rows(
     downstream_seconds: float,
     loeo: list | None = None,
     task: str | None = "regression",
+    curve: list[int] = (),
 ) -> list[dict]:
-    """Rows of the long results table: one per grid point x metric (x test env, x k), each with the
-    feature subset it was computed on (``subset``, best first). ``loeo``: each point's
-    leave-one-environment-out loss (:func:`leave_one_out_loss`)."""
+    """Rows of the long results table: one per grid point x set size x metric (x test env), each
+    with the feature subset it was computed on (``subset``, best first). ``ks``: the set sizes
+    (:func:`point_ks`): grid point ``i`` at the ``j``-th size is stored as point ``j * len(points)
+    + i`` with ``k`` = that size, default only at the first size (docs/PROTOCOL.md section 10,
+    "The k grid"). ``curve``: extra sizes at which the curve metrics alone are stored.
+    ``loeo``: per size, each grid point's leave-one-environment-out loss
+    (:func:`leave_one_out_loss`), or None."""
     task_type = get_task(task or "regression")
     loss = task_type.validation_loss
     metrics = [m for m in metrics if m.applies_to(task_type.name)]
@@ -265,58 +274,62 @@ def method_rows(
             stacklevel=2,
         )
     features = json.dumps(list(data.feature_names))
+    n_points = len(fit.points)
     rows = []
-    for i, (point, gf, ranking) in enumerate(zip(fit.points, fit.fits, fit.rankings)):
-        base = {
-            "point": i,
-            "params": json.dumps(point, sort_keys=True),
-            "is_default": int(fit.is_default[i]),
-            "seed": fit.seed,
-            "method_kind": fit.kind,
-            "scores": json.dumps([float(v) for v in gf.values]),  # full precision: json round-trips floats
-            "feature_names": features,
-            "fit_seconds": fit.fit_seconds,
-            "downstream_seconds": downstream_seconds,
-        }
-        for j, k in enumerate(ks):
-            res = downstream[tuple(sorted(int(c) for c in ranking[:k]))]
-            environments, per_train_env = {}, {}
-            if j == 0 and "val_envs" in res:  # environment-aware selection values, at the task's k
-                environments[task_type.metric("train_domain")] = float(np.mean(res["val_envs"][loss]))
-                per_train_env = {
-                    env: {score: float(v[e]) for score, v in res["val_envs"].items()}
-                    for e, env in enumerate(train_envs)
-                }
-            if j == 0 and loeo is not None and loeo[i] is not None:
-                environments[task_type.metric("loeo")] = loeo[i]
-            coef = None
-            if j == 0 and data.true_coef is not None and task_type.name == "regression":  # β errors, at k
-                coef = ols_coefficients(data.X_train, data.y_train, ranking[:k])
-            ev = Evaluation(
-                gf.values,
-                ranking,
-                k,
-                data.stable_set,
-                res["val"],
-                {env: {score: v[e] for score, v in res["test"].items()} for e, env in enumerate(envs)},
-                gf.diagnostics,
-                environments,
-                coef,
-                data.true_coef,
-                task_type.name,
-                per_train_env,
-            )
-            subset = json.dumps([int(c) for c in ranking[:k]])
-            for m in metrics:
-                if j > 0 and not m.curve:  # the extra k of a curve: only curve metrics
-                    continue
-                if m.needs_stable_set and fit.kind == "yardstick":  # it ranks nothing
-                    continue
-                value = m.compute(ev)
-                if value is None:
-                    continue
-                items = value.items() if m.per_env else [(None, value)]
-                rows += [
-                    dict(base, metric=m.name, env=env, k=k, value=float(v), subset=subset) for env, v in items
-                ]
+    for block, point_k in enumerate(ks):
+        block_loeo = loeo[block] if loeo is not None and block < len(loeo) else None
+        for i, (point, gf, ranking) in enumerate(zip(fit.points, fit.fits, fit.rankings)):
+            base = {
+                "point": block * n_points + i,
+                "params": json.dumps(point, sort_keys=True),
+                "is_default": int(fit.is_default[i] and block == 0),
+                "seed": fit.seed,
+                "method_kind": fit.kind,
+                "scores": json.dumps([float(v) for v in gf.values]),  # full precision: json round-trips
+                "feature_names": features,
+                "fit_seconds": fit.fit_seconds,
+                "downstream_seconds": downstream_seconds,
+            }
+            for j, k in enumerate([point_k] + [kk for kk in curve if kk != point_k]):
+                res = downstream[tuple(sorted(int(c) for c in ranking[:k]))]
+                environments, per_train_env = {}, {}
+                if j == 0 and "val_envs" in res:  # environment-aware selection values, at the point's k
+                    environments[task_type.metric("train_domain")] = float(np.mean(res["val_envs"][loss]))
+                    per_train_env = {
+                        env: {score: float(v[e]) for score, v in res["val_envs"].items()}
+                        for e, env in enumerate(train_envs)
+                    }
+                if j == 0 and block_loeo is not None and block_loeo[i] is not None:
+                    environments[task_type.metric("loeo")] = block_loeo[i]
+                coef = None
+                if j == 0 and data.true_coef is not None and task_type.name == "regression":  # β errors, at k
+                    coef = ols_coefficients(data.X_train, data.y_train, ranking[:k])
+                ev = Evaluation(
+                    gf.values,
+                    ranking,
+                    k,
+                    data.stable_set,
+                    res["val"],
+                    {env: {score: v[e] for score, v in res["test"].items()} for e, env in enumerate(envs)},
+                    gf.diagnostics,
+                    environments,
+                    coef,
+                    data.true_coef,
+                    task_type.name,
+                    per_train_env,
+                )
+                subset = json.dumps([int(c) for c in ranking[:k]])
+                for m in metrics:
+                    if j > 0 and not m.curve:  # the extra k of a curve: only curve metrics
+                        continue
+                    if m.needs_stable_set and fit.kind == "yardstick":  # it ranks nothing
+                        continue
+                    value = m.compute(ev)
+                    if value is None:
+                        continue
+                    items = value.items() if m.per_env else [(None, value)]
+                    rows += [
+                        dict(base, metric=m.name, env=env, k=k, value=float(v), subset=subset)
+                        for env, v in items
+                    ]
     return rows

@@ -45,6 +45,7 @@ SUITE_IDENTITY = (
     "n_val",
     "n_test",
     "k",
+    "k_grid",
     "seed",
     "profile",
     "downstream",
@@ -76,6 +77,9 @@ def suite_identity(suite: Suite) -> dict:
     # the MLP alone is the default: identities stored before the model was a choice still hold
     if list(identity.get("downstream", ())) == [DEFAULT_MODEL]:
         del identity["downstream"]
+    # no k grid is the default: identities stored before suites had one still hold
+    if identity.get("k_grid") is None:
+        identity.pop("k_grid", None)
     # regression is the default: identities stored before task types existed still hold
     if identity.get("task") in (None, "regression"):
         identity.pop("task", None)

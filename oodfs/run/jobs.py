@@ -21,9 +21,9 @@ from oodfs.results.provenance import package_versions
 from oodfs.results.store import ResultStore
 from oodfs.run.dataset import make_dataset
 from oodfs.run.downstream_models import DownstreamCache
-from oodfs.run.evaluate import curve_ks, fit_method, leave_one_out_loss, method_rows, subsets_needed
+from oodfs.run.evaluate import curve_ks, fit_method, leave_one_out_loss, method_rows, point_ks, subsets_needed
 from oodfs.run.executors.isolation import call_isolated
-from oodfs.run.suite import Suite
+from oodfs.run.suite import Suite, grid_ks
 from oodfs.tables import named_columns as named  # "column 3" -> "column 'hr=3'", as `oodfs select` says it
 from oodfs.validation import error_message
 
@@ -147,8 +147,10 @@ def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
 
     # every subset of every method in one downstream call (batching changes no result)
     d = data.X_train.shape[1]
-    ks = {m: curve_ks(suite, f, key, d) for m, f in fits.items()}
-    wanted = {m: subsets_needed(f, ks[m]) for m, f in fits.items()}
+    # each method at every size of the suite's k grid (docs/PROTOCOL.md section 10, "The k grid")
+    ks = {m: point_ks(suite, f, d) for m, f in fits.items()}
+    curves = {m: curve_ks(suite, f, key, d) for m, f in fits.items()}
+    wanted = {m: subsets_needed(f, ks[m] + [c for c in curves[m] if c not in ks[m]]) for m, f in fits.items()}
     subsets = [s for subsets in wanted.values() for s in subsets]
     results, seconds = {}, {}
     try:
@@ -162,12 +164,15 @@ def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
         for method in fits:
             finish(method, "failed", f"downstream regressor: {error_message(exc)}", [{}])
         return finished
-    loeo = {}
+    loeo, sizes = {}, grid_ks(suite, d)
     if data.groups_train is not None and fits:  # several training environments: leave one out
         try:
-            loeo = leave_one_out_loss(
-                fits, data, min(suite.k, d), key.seed(suite.seed, "downstream"), suite.profile, suite.task
-            )
+            loeo = {
+                kk: leave_one_out_loss(
+                    fits, data, kk, key.seed(suite.seed, "downstream"), suite.profile, suite.task
+                )
+                for kk in sizes
+            }
         except Exception as exc:
             for method in fits:
                 finish(
@@ -187,7 +192,18 @@ def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
                 rows += [
                     {**r, "downstream": model}
                     for r in method_rows(
-                        f, data, results[model], ks[method], metrics, share, loeo.get(method), suite.task
+                        f,
+                        data,
+                        results[model],
+                        ks[method],
+                        metrics,
+                        share,
+                        # a yardstick's one size reads the loss at the suite's k, as before the k grid
+                        [loeo[kk].get(method) for kk in (ks[method] if f.kind != "yardstick" else sizes[:1])]
+                        if loeo
+                        else None,
+                        suite.task,
+                        curves[method],
                     )
                 ]
         except Exception as exc:

@@ -31,6 +31,7 @@ SUITE_KEYS = (
     "n_val",
     "n_test",
     "k",
+    "k_grid",
     "methods",
     "selection",
     "curve",
@@ -201,6 +202,10 @@ class Suite:
     k: int
     methods: tuple[str, ...]
     selection: str = "val"
+    #: the set sizes a method is evaluated at besides ``k`` (docs/PROTOCOL.md section 10, "The k
+    #: grid"): positive integers and "all" (every feature); the rule then chooses (grid point, k)
+    #: jointly. None: every method is evaluated at ``k`` alone (the synthetic suites)
+    k_grid: tuple | None = None
     curve_methods: tuple[str, ...] = ()
     curve_r_train: tuple = ()
     seed: int = 0
@@ -383,6 +388,7 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             n_val=raw.get("n_val", 0),
             n_test=raw["n_test"],
             k=raw.get("k", 5),
+            k_grid=_check_k_grid(raw["k_grid"], raw.get("k", 5)) if "k_grid" in raw else None,
             methods=tuple(raw["methods"]),
             # without validation data the `val` rule cannot choose: the default point instead
             selection=raw.get("selection", "val" if raw.get("n_val", 0) else "default"),
@@ -601,6 +607,33 @@ def check_training_rows(suite: Suite, setting: Setting, env) -> None:
                 f"n_train + n_val = {wanted} is more than the {have} rows of training environment {r!r} "
                 f"(setting {setting.name!r}); lower n_train or n_val"
             )
+
+
+def _check_k_grid(grid, k) -> tuple:
+    """A suite's ``k_grid``: a list of distinct positive integers and "all" that holds ``k``."""
+    if not isinstance(grid, list) or not grid:
+        raise OodfsError(f'k_grid must be a non-empty list of positive integers and "all", got {grid!r}')
+    for entry in grid:
+        if entry != "all" and (isinstance(entry, bool) or not isinstance(entry, int) or entry <= 0):
+            raise OodfsError(f'k_grid entries must be positive integers or "all", got {entry!r}')
+    if len(set(grid)) < len(grid):
+        raise OodfsError(f"k_grid names a size twice: {grid!r}")
+    if k not in grid:
+        raise OodfsError(
+            f"k_grid {grid!r} must hold the suite's k ({k!r}): the `default` rule and the fixed-k "
+            "verdicts read that size"
+        )
+    return tuple(grid)
+
+
+def grid_ks(suite: Suite, n_features: int) -> list[int]:
+    """The set sizes every method's grid points are evaluated at: the suite's k first, then the
+    rest of its ``k_grid`` in increasing order ("all": ``n_features``; sizes above it are cut
+    to it, duplicates dropped). Point ``j * (grid points) + i`` of a method is grid point ``i``
+    at the ``j``-th size (docs/PROTOCOL.md section 10, "The k grid")."""
+    fixed = min(suite.k, n_features)
+    sizes = {n_features if e == "all" else min(int(e), n_features) for e in (suite.k_grid or ())}
+    return [fixed] + sorted(sizes - {fixed})
 
 
 def customise(
