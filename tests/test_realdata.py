@@ -314,3 +314,14 @@ def test_a_shipped_real_reference_matches_the_code_that_ships_with_it(name):
     _, rows, refused = take(ref, suite, methods, task_identities(suite, methods))
     assert refused == {}, f"the shipped reference of {name} is stale: {refused}"
     assert set(rows["downstream"].dropna()) == set(suite.downstream)  # a failed task has no model
+
+
+def test_the_shift_diagnosis_of_a_real_suite_adds_up():
+    """The diagnosis the page and REALDATA.md show runs on a shipped suite, and its two parts add
+    up to the drop from training to test environments (docs/PROTOCOL.md section 10, "Diagnosis")."""
+    from oodfs.shift import diagnose_suite
+
+    d = diagnose_suite("auto")
+    assert d["q"] > 0 and d["p"] > 0 and 0 <= d["overlap"] <= 1
+    assert d["x_shift"] + d["y_shift"] == pytest.approx(d["drop"], rel=1e-9, abs=1e-12)
+    assert d["kind"] in {"no drop", "mostly Y∣X", "mostly X", "both"} or d["kind"].startswith("unclear")
