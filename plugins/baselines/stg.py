@@ -84,6 +84,11 @@ class STG(oodfs.Selector):
     grid: ClassVar[dict] = {"lam": [0.001, 0.01, 0.1, 1.0, 10.0]}
     profiles: ClassVar[dict] = {"paper": {"penalty_reduction": "mean"}}
     task_types: ClassVar[tuple[str, ...]] = ("regression", "binary")
+    #: the fixed-budget convergence rule (:func:`loss_settled`): the training loss's mean over the
+    #: last tenth of the epochs is at most 1 % below its mean over the tenth before
+    #: (docs/PROTOCOL.md, "Iterative methods' stopping rules")
+    converge_window: ClassVar[float] = 0.1
+    converge_tol: ClassVar[float] = 0.01
 
     def __init__(
         self,
@@ -141,9 +146,21 @@ class STG(oodfs.Selector):
         )
 
     def _fit_scores(self, X, y, sample_weight):
-        mu = train_stg(X, y, sample_weight, [_check_lam(self.lam)], seed=int_seed(self.random_state),
-                       logistic=self.task_ == "binary", **self._training_params())
+        mu, losses = train_stg(X, y, sample_weight, [_check_lam(self.lam)], seed=int_seed(self.random_state),
+                               logistic=self.task_ == "binary", **self._training_params())
+        self.losses_ = losses[0]
+        self.diagnostics_ = self._diagnostics(losses[0])
         return mu[0]
+
+    def _diagnostics(self, losses: np.ndarray) -> dict:
+        """``converged``: the training loss had settled by the end of the fixed budget
+        (:func:`loss_settled`; docs/PROTOCOL.md, "Iterative methods' stopping rules")."""
+        window = int(math.ceil(self.converge_window * int(self.max_epochs)))
+        return {
+            "converged": loss_settled(losses, window, self.converge_tol),
+            "train_loss": float(losses[-1]),
+            "n_iter": int(len(losses)),
+        }
 
     @classmethod
     def _fit_grid(cls, X, y, points, *, sample_weight, random_state, task="regression"):
@@ -157,11 +174,24 @@ class STG(oodfs.Selector):
         for members in groups.values():
             template = cls(**points[members[0]], random_state=random_state)
             lams = [_check_lam(points[i]["lam"]) for i in members]
-            mu = train_stg(X, y, sample_weight, lams, seed=int_seed(random_state), logistic=task == "binary",
-                           **template._training_params())
-            for i, scores in zip(members, mu):
-                out[i] = scores
+            mu, losses = train_stg(X, y, sample_weight, lams, seed=int_seed(random_state),
+                                   logistic=task == "binary", **template._training_params())
+            for i, scores, curve in zip(members, mu, losses):
+                out[i] = oodfs.GridFit(scores, template._diagnostics(curve))
         return out
+
+
+def loss_settled(losses, window: int, tol: float) -> bool:
+    """The declared convergence rule of a fixed-budget training run with a loss per epoch
+    (docs/PROTOCOL.md, "Iterative methods' stopping rules"): the mean loss of the last ``window``
+    epochs is at most ``tol`` (relative) below the mean of the ``window`` epochs before them. A
+    run shorter than two windows has not shown that it settled. (STG, SRDO.)"""
+    losses = np.asarray(losses, dtype=float)
+    window = max(1, int(window))
+    if losses.size < 2 * window or not np.all(np.isfinite(losses[-2 * window :])):
+        return False
+    last, before = losses[-window:].mean(), losses[-2 * window : -window].mean()
+    return bool(before - last <= tol * abs(last))
 
 
 def _check_lam(lam) -> float:
@@ -185,8 +215,10 @@ def train_stg(
     reduction: str = "mean",
     engine: str = "numba",
     logistic: bool = False,
-) -> np.ndarray:
-    """Train one STG model per lambda in ``lams``; returns mu, shape (len(lams), d).
+) -> tuple[np.ndarray, np.ndarray]:
+    """Train one STG model per lambda in ``lams``; returns mu, shape (len(lams), d), and each
+    epoch's mean training loss (squared error or deviance plus the gate penalty), shape
+    (len(lams), max_epochs).
 
     ``logistic``: y is 0/1, the output a logit, the loss the binomial deviance (y kept as is).
 
@@ -232,10 +264,10 @@ def train_stg(
                 eps[e * n_steps + s] = torch.randn(d, generator=g, dtype=dtype).numpy()
         theta0 = torch.cat([t.reshape(-1) for W, b in layers for t in (W, b)]).numpy()
     XT = np.ascontiguousarray(Xs.T, dtype=np.float32)
-    mu = _train_kernel(XT, ys.astype(np.float32), (p * n).astype(np.float32), perms, eps, mu0.numpy(), theta0,
-                       np.asarray(sizes, np.int64), np.asarray(lams, np.float64), pen_scale, float(sigma),
-                       float(learning_rate), bs, 0.9, 0.999, 1e-8, bool(logistic))
-    return mu.astype(np.float64)
+    mu, losses = _train_kernel(XT, ys.astype(np.float32), (p * n).astype(np.float32), perms, eps, mu0.numpy(),
+                               theta0, np.asarray(sizes, np.int64), np.asarray(lams, np.float64), pen_scale,
+                               float(sigma), float(learning_rate), bs, 0.9, 0.999, 1e-8, bool(logistic))
+    return mu.astype(np.float64), losses
 
 
 def _train_torch(Xs, ys, p, lams, g, mu0, layers, *, pen_scale, sigma, learning_rate, bs, max_epochs,
@@ -261,7 +293,9 @@ def _train_torch(Xs, ys, p, lams, g, mu0, layers, *, pen_scale, sigma, learning_
     params = [mu, *weights, *biases]
     opt = torch.optim.Adam(params, lr=learning_rate)
     inv_sqrt2 = 1.0 / math.sqrt(2.0)
-    for _ in range(max_epochs):
+    losses = np.zeros((M, max_epochs))
+    n_steps = -(-n // bs)
+    for epoch in range(max_epochs):
         perm = torch.randperm(n, generator=g)
         for start in range(0, n, bs):
             idx = perm[start:start + bs]
@@ -279,11 +313,12 @@ def _train_torch(Xs, ys, p, lams, g, mu0, layers, *, pen_scale, sigma, learning_
                 resid = out - yt[idx]
                 fit = (wt[idx] * resid * resid).mean(dim=1)  # (M,)
             open_prob = 0.5 * (1.0 + torch.erf((mu + 0.5) / sigma * inv_sqrt2))  # Phi
-            loss = (fit + lam_t * pen_scale * open_prob.sum(dim=1)).sum()
+            per_model = fit + lam_t * pen_scale * open_prob.sum(dim=1)
+            losses[:, epoch] += per_model.detach().double().numpy() / n_steps
             opt.zero_grad(set_to_none=True)
-            loss.backward()
+            per_model.sum().backward()
             opt.step()
-    return mu.detach().double().numpy().copy()
+    return mu.detach().double().numpy().copy(), losses
 
 
 # reassoc + contract only: sums may be reordered and multiply-adds fused, no approximations
@@ -317,6 +352,7 @@ def _train_kernel(XT, y, w, perms, eps, mu0, theta0, sizes, lams, pen_scale, sig
     D = np.zeros((r0, batch), np.float32)
     Xb = np.zeros((d, batch), np.float32)
     out = np.empty((lams.size, d), np.float32)
+    losses = np.zeros((lams.size, E), np.float64)  # each epoch's mean training loss, per model
     grad = np.zeros(P, np.float32)
     gmu = np.zeros(d, np.float32)
     z = np.zeros(d, np.float32)
@@ -370,17 +406,26 @@ def _train_kernel(XT, y, w, perms, eps, mu0, theta0, sizes, lams, pen_scale, sig
                                 if not A[rr + oo, r] > 0:
                                     A[rr + oo, r] = 0.0
                 top = ro[L]
+                fit = 0.0  # the step's loss, for the convergence check only (float64, kept apart)
                 if logistic:  # d mean_r w_r (softplus(h_r) - y_r h_r) / d h_r = w_r (sigmoid(h_r) - y_r) / B
                     c1 = np.float32(1.0 / B)
                     for r in range(B):
                         idx = perms[e, start + r]
+                        h = float(A[top, r])
+                        fit += w[idx] * (max(h, 0.0) + math.log1p(math.exp(-abs(h))) - y[idx] * h)
                         prob = one / (one + np.exp(-A[top, r]))
                         D[top, r] = c1 * w[idx] * (prob - y[idx])
                 else:
                     c2 = np.float32(2.0 / B)  # d mean_r w_r (h_r - y_r)^2 / d h_r
                     for r in range(B):
                         idx = perms[e, start + r]
+                        res = float(A[top, r] - y[idx])
+                        fit += w[idx] * res * res
                         D[top, r] = c2 * w[idx] * (A[top, r] - y[idx])
+                pen = 0.0
+                for j in range(d):
+                    pen += 0.5 * (1.0 + math.erf((mu[j] + 0.5) / sigma / math.sqrt(2.0)))
+                losses[m, e] += (fit / B + lams[m] * pen_scale * pen) / n_steps
                 for li in range(L - 1, -1, -1):  # backward, down to the gated inputs
                     fi, fo, ri, rr = sizes[li], sizes[li + 1], ro[li], ro[li + 1]
                     for oo in range(fo):
@@ -429,4 +474,4 @@ def _train_kernel(XT, y, w, perms, eps, mu0, theta0, sizes, lams, pen_scale, sig
                     mu2[j] = v
                     mu[j] = mu[j] + scale * (a / (np.sqrt(v) / bc2 + epsf))
         out[m] = mu
-    return out
+    return out, losses
