@@ -119,3 +119,22 @@ def test_a_fit_that_ended_before_its_tolerance_is_suspect():
     X, y = correlated(n=300)
     fit = STG.fit_grid_detailed(X, y, [{"max_epochs": 10, "batch_size": 32}], random_state=0)[0]
     assert rule.flags(pd.Series([float(fit.diagnostics["converged"])]))[0]
+
+
+@pytest.mark.parametrize("engine_rows", [30, 300 * 3, 300 * 7])
+def test_stg_draws_in_chunks_give_the_same_gates(monkeypatch, engine_rows):
+    """The numba engine draws permutations a chunk of epochs at a time (memory bounded in
+    epochs x n): any chunk size gives the same gates and losses, bit for bit, for every lambda."""
+    import oodfs_plugins.baselines.stg as stg
+
+    X, y = correlated(n=300)
+    points = [
+        {"lam": 0.01, "max_epochs": 10, "batch_size": 64},
+        {"lam": 1.0, "max_epochs": 10, "batch_size": 64},
+    ]
+    whole = STG.fit_grid_detailed(X, y, points, random_state=0)
+    monkeypatch.setattr(stg, "DRAW_CHUNK_ROWS", engine_rows)
+    chunked = STG.fit_grid_detailed(X, y, points, random_state=0)
+    for a, b in zip(whole, chunked):
+        np.testing.assert_array_equal(a.values, b.values)
+        assert a.diagnostics == b.diagnostics

@@ -254,20 +254,30 @@ def train_stg(
         if engine == "torch":
             return _train_torch(Xs, ys, p, lams, g, mu0, layers, pen_scale=pen_scale, sigma=sigma,
                                 learning_rate=learning_rate, bs=bs, max_epochs=max_epochs, logistic=logistic)
-        # the torch loop's draws, in its order: per epoch a permutation, then a noise vector per step
-        n_steps = -(-n // bs)
-        perms = np.empty((max_epochs, n), np.int64)
-        eps = np.empty((max_epochs * n_steps, d), np.float32)
-        for e in range(max_epochs):
-            perms[e] = torch.randperm(n, generator=g).numpy()
-            for s in range(n_steps):
-                eps[e * n_steps + s] = torch.randn(d, generator=g, dtype=dtype).numpy()
         theta0 = torch.cat([t.reshape(-1) for W, b in layers for t in (W, b)]).numpy()
-    XT = np.ascontiguousarray(Xs.T, dtype=np.float32)
-    mu, losses = _train_kernel(XT, ys.astype(np.float32), (p * n).astype(np.float32), perms, eps, mu0.numpy(),
-                               theta0, np.asarray(sizes, np.int64), np.asarray(lams, np.float64), pen_scale,
-                               float(sigma), float(learning_rate), bs, 0.9, 0.999, 1e-8, bool(logistic))
-    return mu.astype(np.float64), losses
+        XT = np.ascontiguousarray(Xs.T, dtype=np.float32)
+        yk, wk = ys.astype(np.float32), (p * n).astype(np.float32)
+        M, P = len(lams), theta0.size
+        # every model's parameters and Adam moments, carried from one chunk of epochs to the next
+        state = (np.tile(theta0, (M, 1)), np.tile(mu0.numpy(), (M, 1)), np.zeros((M, P), np.float32),
+                 np.zeros((M, P), np.float32), np.zeros((M, d), np.float32), np.zeros((M, d), np.float32))
+        # the torch loop's draws, in its order: per epoch a permutation, then a noise vector per step;
+        # drawn a chunk of epochs at a time, so memory does not grow with epochs x n
+        n_steps = -(-n // bs)
+        chunk = max(1, DRAW_CHUNK_ROWS // n)
+        losses = []
+        for e0 in range(0, max_epochs, chunk):
+            E = min(chunk, max_epochs - e0)
+            perms = np.empty((E, n), np.int64)
+            eps = np.empty((E * n_steps, d), np.float32)
+            for e in range(E):
+                perms[e] = torch.randperm(n, generator=g).numpy()
+                for s in range(n_steps):
+                    eps[e * n_steps + s] = torch.randn(d, generator=g, dtype=dtype).numpy()
+            losses.append(_train_kernel(XT, yk, wk, perms, eps, *state, e0 * n_steps, np.asarray(sizes, np.int64),
+                                        np.asarray(lams, np.float64), pen_scale, float(sigma), float(learning_rate),
+                                        bs, 0.9, 0.999, 1e-8, bool(logistic)))
+    return state[1].astype(np.float64), np.concatenate(losses, axis=1)
 
 
 def _train_torch(Xs, ys, p, lams, g, mu0, layers, *, pen_scale, sigma, learning_rate, bs, max_epochs,
@@ -325,17 +335,25 @@ def _train_torch(Xs, ys, p, lams, g, mu0, layers, *, pen_scale, sigma, learning_
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc", "contract"})
 
 
+#: the numba engine draws the permutations of at most this many rows (epochs x n) at a time: a
+#: full-batch fit of SVI's 5 000 epochs at n = 20 000 held 800 MB of them (benchmarks/COST_CURVES.md)
+DRAW_CHUNK_ROWS = 1 << 22
+
+
 @njit(**_JIT)
-def _train_kernel(XT, y, w, perms, eps, mu0, theta0, sizes, lams, pen_scale, sigma, lr, batch, b1, b2, adam_eps,
-                  logistic):
+def _train_kernel(XT, y, w, perms, eps, TH, MU, M1, M2, MU1, MU2, step0, sizes, lams, pen_scale, sigma, lr, batch,
+                  b1, b2, adam_eps, logistic):
     """The numba engine: the torch engine's forward pass, loss, gradients and Adam updates for
-    one model after the other (each model's arithmetic is its own). ``XT`` (d, n) standardised
-    features, ``theta0`` the layers flat (``W`` (in, out) row-major, then ``b``) for ``sizes``
-    (d, hidden..., 1); activations are stored ``A[unit, row]``, so inner loops run over rows."""
+    one model after the other (each model's arithmetic is its own), over the epochs of ``perms``
+    (a chunk of the run, starting at Adam step ``step0``). ``XT`` (d, n) standardised features;
+    per model m, updated in place: ``TH[m]`` the layers flat (``W`` (in, out) row-major, then
+    ``b``) for ``sizes`` (d, hidden..., 1), ``MU[m]`` the gate means, ``M1``/``M2`` and
+    ``MU1``/``MU2`` their Adam moments. Activations are stored ``A[unit, row]``, so inner loops
+    run over rows. Returns each epoch's mean training loss per model."""
     d, n = XT.shape
     E = perms.shape[0]
     L = sizes.size - 1
-    P = theta0.size
+    P = TH.shape[1]
     wo = np.empty(L, np.int64)  # offsets of W_l and b_l in theta
     bo = np.empty(L, np.int64)
     ro = np.empty(L + 1, np.int64)  # first row of layer l's units in A and D
@@ -351,7 +369,6 @@ def _train_kernel(XT, y, w, perms, eps, mu0, theta0, sizes, lams, pen_scale, sig
     A = np.zeros((r0, batch), np.float32)
     D = np.zeros((r0, batch), np.float32)
     Xb = np.zeros((d, batch), np.float32)
-    out = np.empty((lams.size, d), np.float32)
     losses = np.zeros((lams.size, E), np.float64)  # each epoch's mean training loss, per model
     grad = np.zeros(P, np.float32)
     gmu = np.zeros(d, np.float32)
@@ -369,14 +386,14 @@ def _train_kernel(XT, y, w, perms, eps, mu0, theta0, sizes, lams, pen_scale, sig
     epsf = np.float32(adam_eps)
     n_steps = (n + batch - 1) // batch
     for m in range(lams.size):
-        th = theta0.copy()
-        mu = mu0.copy()
-        m1 = np.zeros(P, np.float32)
-        m2 = np.zeros(P, np.float32)
-        mu1 = np.zeros(d, np.float32)
-        mu2 = np.zeros(d, np.float32)
+        th = TH[m]
+        mu = MU[m]
+        m1 = M1[m]
+        m2 = M2[m]
+        mu1 = MU1[m]
+        mu2 = MU2[m]
         lam = np.float32(lams[m] * pen_scale)
-        step = 0
+        step = step0
         for e in range(E):
             for s in range(n_steps):
                 start = s * batch
@@ -473,5 +490,4 @@ def _train_kernel(XT, y, w, perms, eps, mu0, theta0, sizes, lams, pen_scale, sig
                     v = mu2[j] * b2f + w2 * g * g
                     mu2[j] = v
                     mu[j] = mu[j] + scale * (a / (np.sqrt(v) / bc2 + epsf))
-        out[m] = mu
-    return out, losses
+    return losses
