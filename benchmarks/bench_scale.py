@@ -400,22 +400,23 @@ def _is_number(v) -> bool:
 
 def _estimate(done: list[dict], n: int, d: int, key: str) -> float | None:
     """``key`` (cpu or peak_mb) at (n, d) from the method's own runs: scaled from its largest run
-    by n^a d^b, a and b the log-log slopes along n (at that run's d) and along d (at its n) where
-    two sizes were measured, else 1 (linear)."""
+    by n^a d^b, a (b) the log-log slope along n (d) over the runs that share a d (an n), the
+    steepest such slope, at least 0.5; 1 where no two sizes differ along that axis."""
     ok = [r for r in done if r["status"] == "ok"]
     if not ok:
         return None
     big = max(ok, key=lambda r: (r["n"] * r["d"], r["n"]))
-    along_n = [r for r in ok if r["d"] == big["d"]]
-    along_d = [r for r in ok if r["n"] == big["n"]]
     floor = 0.05 if key == "cpu" else 1.0  # below the timer's / counter's resolution
 
-    def exponent(rows, axis):
-        if len({r[axis] for r in rows}) < 2:
-            return 1.0
-        return max(1.0, slope([r[axis] for r in rows], [max(r[key], floor) for r in rows]))
+    def exponent(axis, other):
+        slopes = []
+        for fixed in {r[other] for r in ok}:
+            rows = [r for r in ok if r[other] == fixed]
+            if len({r[axis] for r in rows}) >= 2:
+                slopes.append(slope([r[axis] for r in rows], [max(r[key], floor) for r in rows]))
+        return max(0.5, max(slopes)) if slopes else 1.0
 
-    a, b = exponent(along_n, "n"), exponent(along_d, "d")
+    a, b = exponent("n", "d"), exponent("d", "n")
     return max(big[key], floor) * (n / big["n"]) ** a * (d / big["d"]) ** b
 
 
@@ -523,6 +524,23 @@ def suite_report(args):
         rows = [[m] + [cell(m, n, d, fmt) for n, d in sizes] for m in methods]
         print(f"\n### {title}\n")
         print(tabulate(rows, headers=heads, tablefmt="github", disable_numparse=True))
+    print(
+        "\n### Cost exponents: least squares of log(cost) = a + b log(n) + c log(d) over the measured sizes\n"
+    )
+    ex = []
+    for m in methods:
+        ok = df[(df["method"] == m) & (df["status"] == "ok")]
+        row = [m, len(ok)]
+        for key, floor in (("cpu", 0.01), ("peak_mb", 1.0)):
+            if len(ok) >= 3 and ok["n"].nunique() > 1 and ok["d"].nunique() > 1:
+                A = np.column_stack([np.ones(len(ok)), np.log(ok["n"]), np.log(ok["d"])])
+                coef = np.linalg.lstsq(A, np.log(np.maximum(ok[key].astype(float), floor)), rcond=None)[0]
+                row += [f"{coef[1]:.2f}", f"{coef[2]:.2f}"]
+            else:
+                row += ["", ""]
+        ex.append(row)
+    heads = ["method", "sizes", "CPU: b (n)", "CPU: c (d)", "memory: b (n)", "memory: c (d)"]
+    print(tabulate(ex, headers=heads, tablefmt="github", disable_numparse=True))
     print("\n### Not run\n")
     for m, why in NOT_RUN.items():
         print(f"- `{m}`: {why}.")
