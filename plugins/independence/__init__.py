@@ -58,7 +58,7 @@ def oodfs_metrics():
             "last tenth of the epochs at most 1 % below the tenth before (SRDO with stop_tol: the "
             "plateau stop ended training); SVI, the last round moved the averaged gate ratios by at "
             "most 0.05 and kept the selected set (docs/PROTOCOL.md, \"Iterative methods' stopping "
-            "rules\")",
+            'rules")',
             SuspectRule("the fit ended before its declared tolerance was met", below=0.5),
         ),
         diagnostic(
