@@ -125,14 +125,16 @@ def table(args):
 
 
 def paper_grid(args):
-    """corr_kept and converged_ of DWR's default point on the paper's d = 10 data (false flags?)."""
+    """The declared stopping rules and suspect checks on the paper's d = 10 data: how many default
+    fits of each iterative method meet their tolerance (``converged``), how many the ``corr_kept``
+    rule flags (a false alarm where DWR and SRDO are known to work), mean F1."""
+    import warnings
+
     import pandas as pd
 
     from oodfs.contract.metrics import f1_at_k
     from oodfs.contract.registry import registry
-    from oodfs.numeric import weighted_least_squares
     from oodfs_plugins.environments.synthetic import Synthetic
-    from oodfs_plugins.independence import DWRWeighter
 
     rule = registry().entries("metric")["corr_kept"].cls.suspect
     rows = []
@@ -141,20 +143,38 @@ def paper_grid(args):
             for run in range(args.runs):
                 env = Synthetic(setting=setting, mlp_seed=run)
                 X, y = env.sample(r, args.n, run)
-                est = DWRWeighter().fit(X)
-                kept = est.diagnostics_["corr_kept"]
-                f1 = f1_at_k(np.abs(weighted_least_squares(X, y, est.weights_)), env.stable_set, K)
-                rows.append(dict(setting=setting, r=r, run=run, kept=kept, conv=est.converged_, f1=f1))
-                print(rows[-1], file=sys.stderr, flush=True)
+                for method in args.methods:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        fit = (
+                            registry()
+                            .get("selector", method)
+                            .fit_grid_detailed(X, y, [{}], random_state=run)[0]
+                        )
+                    g = fit.diagnostics
+                    rows.append(
+                        dict(
+                            method=method,
+                            setting=setting,
+                            r=r,
+                            run=run,
+                            kept=g.get("corr_kept"),
+                            conv=g.get("converged"),
+                            f1=f1_at_k(fit.values, env.stable_set, K),
+                        )
+                    )
+                    print(rows[-1], file=sys.stderr, flush=True)
     df = pd.DataFrame(rows)
     df["flagged"] = rule.flags(df["kept"].astype(float))
-    out = df.groupby(["setting", "r"]).agg(
+    df["conv"] = df["conv"].astype(float)
+    out = df.groupby(["method", "setting", "r"], sort=False).agg(
         corr_kept_max=("kept", "max"),
         flagged=("flagged", "sum"),
         converged=("conv", "sum"),
+        fits=("f1", "size"),
         f1=("f1", "mean"),
     )
-    print(f"n = {args.n}, {args.runs} runs per (setting, r_train); DWR default point")
+    print(f"n = {args.n}, {args.runs} run(s) per (setting, r_train); default grid points")
     print(tabulate(out.reset_index(), headers="keys", tablefmt="github", showindex=False, floatfmt=".2f"))
 
 
@@ -261,6 +281,471 @@ def summarise(runs: list[dict], what: str) -> None:
     print(tabulate(ex, headers=heads, tablefmt="github"))
 
 
+# -- the scale suite (issue 38): every method at its default grid point, n x d up to 200 000 x 500 --
+SUITE_N = (2000, 20000, 200000)
+SUITE_D = (10, 50, 200, 500)
+#: the test environments of the suite's RMSE under shift (bias rates of the synthetic suite's r_test,
+#: both signs; n_test rows each)
+SUITE_R_TEST = (-3.0, -1.5, 1.5, 3.0)
+SUITE_N_TEST = 10000
+#: declared budgets of one fit: CPU seconds (one core) and peak memory growth in MB. A method whose
+#: estimate (from its own smaller sizes) is past either is not run at that size and says so.
+CPU_BUDGET_S = 120.0
+MEM_BUDGET_MB = 6000.0
+#: a fit still running after this many wall seconds is stopped (the machine is shared: wall > CPU)
+WALL_LIMIT_S = 900.0
+SCALE_DIR = os.environ.get("OODFS_SCALE_DATA", "/tmp/oodfs_scale")
+NOT_RUN = {
+    "icp": "needs several training environments (this data has one), and its exact search over the "
+    "2^d - 1 subsets refuses d > 12 (d = 500: 3e150 subsets)",
+}
+
+
+def suite_methods() -> list[str]:
+    from pathlib import Path
+
+    import tomllib
+
+    here = Path(__file__).resolve().parent.parent / "oodfs" / "suites" / "synthetic.toml"
+    return tomllib.loads(here.read_text())["methods"]
+
+
+def suite_data(n: int, d: int, binary: bool = False) -> str:
+    """Training data (r_train 2.5, data seed 0) and the test environments, cached as .npz."""
+    os.makedirs(SCALE_DIR, exist_ok=True)
+    path = os.path.join(SCALE_DIR, f"{'bin' if binary else 'reg'}_{n}_{d}.npz")
+    if os.path.exists(path):
+        return path
+    if binary:
+        from oodfs_plugins.environments.synthetic import SyntheticBinary as Env
+    else:
+        from oodfs_plugins.environments.synthetic import Synthetic as Env
+    env = Env(setting="poly", d_v=d - 5)
+    X, y = env.sample(2.5, n, 0)
+    tests = [env.sample(r, SUITE_N_TEST, 1000 + i) for i, r in enumerate(SUITE_R_TEST)]
+    np.savez(
+        path + ".tmp.npz",
+        X=X,
+        y=y,
+        stable=np.asarray(env.stable_set),
+        Xt=np.stack([t[0] for t in tests]),
+        yt=np.stack([t[1] for t in tests]),
+    )
+    os.replace(path + ".tmp.npz", path)
+    return path
+
+
+def suite_one(methods: list[str], path: str) -> None:
+    """Fit each method's default grid point once on the cached data, in this process, one after
+    the other; one JSON line per method on standard output as soon as it is done."""
+    import gc
+    import warnings
+
+    import torch
+
+    from oodfs.contract.metrics import f1_at_k, rank_average
+    from oodfs.contract.registry import registry
+
+    torch.set_num_threads(1)
+    data = np.load(path)
+    X, y, stable = data["X"], data["y"], tuple(int(i) for i in data["stable"])
+    for method in methods:
+        cls = registry().get("selector", method)
+        # warm-up on a few rows: imports and compiled kernels (numba's cache) are not the fit's cost
+        few = min(len(y), max(200, 2 * X.shape[1] + 10))  # least squares needs n > d
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cls.fit_grid_detailed(X[:few], y[:few], [{}], random_state=0)
+        gc.collect()
+        with open("/proc/self/clear_refs", "w") as fh:  # reset the peak resident set (VmHWM)
+            fh.write("5")
+        rss0 = _rss_kb("VmRSS")
+        w0, c0 = time.perf_counter(), time.process_time()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fit = cls.fit_grid_detailed(X, y, [{}], random_state=0)[0]
+        wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+        peak = (_rss_kb("VmHWM") - rss0) / 1024
+        scores = np.asarray(fit.values)
+        top = np.argsort(-scores, kind="stable")[:K]
+        rmses = []
+        for Xt, yt in zip(data["Xt"], data["yt"]):  # downstream: OLS with intercept on the top K
+            A = np.column_stack([np.ones(len(y)), X[:, top]])
+            beta = np.linalg.lstsq(A, y, rcond=None)[0]
+            At = np.column_stack([np.ones(len(yt)), Xt[:, top]])
+            rmses.append(float(np.sqrt(np.mean((At @ beta - yt) ** 2))))
+        diag = {k: (None if v is None else float(v)) for k, v in fit.diagnostics.items() if _is_number(v)}
+        row = {
+            "method": method,
+            "n": X.shape[0],
+            "d": X.shape[1],
+            "status": "ok",
+            "cpu": cpu,
+            "wall": wall,
+            "peak_mb": peak,
+            "rank_avg": rank_average(scores, stable),
+            "f1": f1_at_k(scores, stable, K),
+            "rmse_mean": float(np.mean(rmses)),
+            "rmse_sd": float(np.std(rmses)),
+            "diagnostics": diag,
+            "warnings": sorted({type(w.message).__name__ for w in caught}),
+        }
+        print(json.dumps(row), flush=True)
+        del fit
+        gc.collect()
+
+
+def _is_number(v) -> bool:
+    return v is None or isinstance(v, (bool, int, float, np.integer, np.floating, np.bool_))
+
+
+def _estimate(done: list[dict], n: int, d: int, key: str) -> float | None:
+    """``key`` (cpu or peak_mb) at (n, d) from the method's own runs: scaled from its largest run
+    by n^a d^b, a (b) the log-log slope along n (d) over the runs that share a d (an n), the
+    steepest such slope, at least 0.5; 1 where no two sizes differ along that axis."""
+    ok = [r for r in done if r["status"] == "ok"]
+    if not ok:
+        return None
+    big = max(ok, key=lambda r: (r["n"] * r["d"], r["n"]))
+    floor = 0.05 if key == "cpu" else 1.0  # below the timer's / counter's resolution
+
+    def exponent(axis, other):
+        slopes = []
+        for fixed in {r[other] for r in ok}:
+            rows = [r for r in ok if r[other] == fixed]
+            if len({r[axis] for r in rows}) >= 2:
+                slopes.append(slope([r[axis] for r in rows], [max(r[key], floor) for r in rows]))
+        return max(0.5, max(slopes)) if slopes else 1.0
+
+    a, b = exponent("n", "d"), exponent("d", "n")
+    return max(big[key], floor) * (n / big["n"]) ** a * (d / big["d"]) ** b
+
+
+def suite(args):
+    """Run the scale suite (results appended to ``--out`` as JSON lines; a rerun skips what is there)."""
+    import select
+
+    methods = args.methods or suite_methods()
+    out = args.out
+    have = []
+    if os.path.exists(out):
+        with open(out) as fh:
+            have = [json.loads(line) for line in fh if line.strip()]
+
+    def record(row):
+        row.update(binary=args.binary, load=round(os.getloadavg()[0], 1))
+        have.append(row)
+        with open(out, "a") as fh:
+            fh.write(json.dumps(row) + "\n")
+        print(json.dumps(row), file=sys.stderr, flush=True)
+
+    sizes = sorted(((n, d) for n in args.n for d in args.d), key=lambda nd: (nd[0] * nd[1], nd[0]))
+    for n, d in sizes:
+        if args.until and time.strftime("%H:%M", time.gmtime()) >= args.until:
+            print(f"stopped at {args.until} UTC (--until)", file=sys.stderr)
+            return
+        todo = []
+        for method in methods:
+            if method in NOT_RUN:
+                continue
+            if any((r["method"], r["n"], r["d"], r["binary"]) == (method, n, d, args.binary) for r in have):
+                continue
+            mine = [r for r in have if r["method"] == method and r["binary"] == args.binary]
+            why = None
+            if any(r["status"] != "ok" and r["n"] <= n and r["d"] <= d for r in mine):
+                why = "past its budget at a smaller size"
+            else:
+                cpu_est, mem_est = _estimate(mine, n, d, "cpu"), _estimate(mine, n, d, "peak_mb")
+                if cpu_est is not None and cpu_est > args.cpu_budget:
+                    why = f"estimated {cpu_est:.0f} CPU s > {args.cpu_budget:.0f}"
+                elif mem_est is not None and mem_est > MEM_BUDGET_MB:
+                    why = f"estimated {mem_est:.0f} MB > {MEM_BUDGET_MB:.0f}"
+            if why:
+                record({"method": method, "n": n, "d": d, "status": "past budget", "why": why})
+            else:
+                todo.append(method)
+        path = suite_data(n, d, args.binary) if todo else None
+        while todo:  # one process per size; a fit past the wall limit is stopped, the rest go on
+            proc = subprocess.Popen(
+                [sys.executable, __file__, "suite-one", path, *todo],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+            while todo:
+                ready, _, _ = select.select([proc.stdout], [], [], WALL_LIMIT_S)
+                line = proc.stdout.readline() if ready else None
+                if line:
+                    record(json.loads(line))
+                    todo.pop(0)
+                    continue
+                proc.kill()
+                proc.wait()
+                why = "failed" if ready else f"stopped after {WALL_LIMIT_S:.0f} wall s"
+                record(
+                    {
+                        "method": todo.pop(0),
+                        "n": n,
+                        "d": d,
+                        "status": "past budget" if not ready else "failed",
+                        "why": why,
+                    }
+                )
+                break
+            proc.wait()
+
+
+def suite_report(args):
+    """Markdown tables of a scale-suite results file."""
+    import pandas as pd
+
+    with open(args.out) as fh:
+        df = pd.DataFrame([json.loads(line) for line in fh if line.strip()])
+    df = df[df["binary"] == args.binary]
+    methods = [m for m in suite_methods() if m in set(df["method"])]
+    sizes = sorted({(n, d) for n, d in zip(df["n"], df["d"])}, key=lambda nd: (nd[0], nd[1]))
+
+    def cell(m, n, d, fmt):
+        r = df[(df["method"] == m) & (df["n"] == n) & (df["d"] == d)]
+        if r.empty:
+            return ""
+        r = r.iloc[-1]
+        return fmt(r) if r["status"] == "ok" else ("budget" if r["status"] == "past budget" else "failed")
+
+    heads = ["method"] + [f"{n // 1000}k x {d}" for n, d in sizes]
+    for title, fmt in (
+        ("F1 / rank average", lambda r: f"{r['f1']:.2f} / {r['rank_avg']:.1f}"),
+        (
+            "test RMSE mean (sd over the 4 test environments)",
+            lambda r: f"{r['rmse_mean']:.3f} ({r['rmse_sd']:.3f})",
+        ),
+        ("fit CPU seconds", lambda r: f"{r['cpu']:.2f}" if r["cpu"] < 10 else f"{r['cpu']:.0f}"),
+        ("fit peak memory MB", lambda r: f"{max(r['peak_mb'], 0):.0f}"),
+    ):
+        rows = [[m] + [cell(m, n, d, fmt) for n, d in sizes] for m in methods]
+        print(f"\n### {title}\n")
+        print(tabulate(rows, headers=heads, tablefmt="github", disable_numparse=True))
+    print(
+        "\n### Cost exponents: least squares of log(cost) = a + b log(n) + c log(d) over the measured sizes\n"
+    )
+    ex = []
+    for m in methods:
+        ok = df[(df["method"] == m) & (df["status"] == "ok")]
+        row = [m, len(ok)]
+        for key, floor in (("cpu", 0.01), ("peak_mb", 1.0)):
+            if len(ok) >= 3 and ok["n"].nunique() > 1 and ok["d"].nunique() > 1:
+                A = np.column_stack([np.ones(len(ok)), np.log(ok["n"]), np.log(ok["d"])])
+                coef = np.linalg.lstsq(A, np.log(np.maximum(ok[key].astype(float), floor)), rcond=None)[0]
+                row += [f"{coef[1]:.2f}", f"{coef[2]:.2f}"]
+            else:
+                row += ["", ""]
+        ex.append(row)
+    heads = ["method", "sizes", "CPU: b (n)", "CPU: c (d)", "memory: b (n)", "memory: c (d)"]
+    print(tabulate(ex, headers=heads, tablefmt="github", disable_numparse=True))
+    print("\n### Not run\n")
+    for m, why in NOT_RUN.items():
+        print(f"- `{m}`: {why}.")
+    bad = df[df["status"] != "ok"]
+    for r in bad.itertuples():
+        print(f"- `{r.method}` at n = {r.n}, d = {r.d}: {r.status} ({r.why}).")
+    diag_rows = []
+    for r in df[df["status"] == "ok"].itertuples():
+        g = r.diagnostics or {}
+        flags = ["not converged" for k in ("converged",) if k in g and g[k] is not None and not g[k]]
+        kept = g.get("corr_kept")
+        if kept is not None and kept > 0.9:
+            flags.append(f"corr_kept {kept:.2f}")
+        if flags:
+            diag_rows.append(f"- `{r.method}` at n = {r.n}, d = {r.d}: {', '.join(flags)}")
+    print("\n### Fits their own diagnostics mark\n")
+    print("\n".join(diag_rows) or "none")
+
+
+# -- the numbers of the edited methods, old code against new ---------------------------------------
+def numbers() -> dict:
+    """SHA-256 of what dwr, srdo, stg, svi and svi_d compute (default points, and the paper profile
+    where the edit touched it) on small synthetic data: the edits of this round must leave them
+    bit for bit (``same-numbers``)."""
+    import hashlib
+
+    from oodfs.contract.registry import registry
+    from oodfs_plugins.environments.synthetic import Synthetic, SyntheticBinary
+
+    def h(a) -> str:
+        return hashlib.sha256(np.ascontiguousarray(np.asarray(a, dtype=np.float64)).tobytes()).hexdigest()[
+            :16
+        ]
+
+    X, y = Synthetic(setting="poly").sample(2.5, 2000, 0)
+    Xb, yb = SyntheticBinary(setting="poly").sample(2.5, 2000, 0)
+    sel = registry().get
+    out = {}
+    grid = [dict(lambda1=a, lambda2=b) for a in (0.02, 0.1) for b in (0.05,)]
+    out["dwr grid"] = [h(f) for f in sel("weighter", "dwr").fit_grid(X, grid)]
+    out["dwr adam"] = h(sel("weighter", "dwr")(solver="adam", adam_steps=200).fit(X).weights_)
+    out["srdo"] = h(sel("weighter", "srdo")(epochs=20, random_state=0).fit(X).weights_)
+    out["srdo grid"] = [h(f) for f in sel("weighter", "srdo").fit_grid(X, [{"gamma": 5, "epochs": 20}], 0)]
+    out["srdo plateau"] = h(sel("weighter", "srdo")(epochs=40, stop_tol=1e-2, random_state=0).fit(X).weights_)
+    for engine in ("numba", "torch"):
+        stg = sel("selector", "stg")
+        out[f"stg {engine}"] = [
+            h(f) for f in stg.fit_grid(X, y, [{"lam": 0.1, "engine": engine, "max_epochs": 5}], 0)
+        ]
+        out[f"stg {engine} binary"] = h(stg(engine=engine, max_epochs=5, random_state=0).fit(Xb, yb).scores_)
+    small = dict(stg_epochs=300, random_state=0)
+    out["svi"] = h(sel("selector", "svi")(rounds=4, **small).fit(X, y).scores_)
+    out["svi_d"] = h(sel("selector", "svi_d")(**small).fit(X, y).scores_)
+    out["svi binary"] = h(sel("selector", "svi")(rounds=3, **small).fit(Xb, yb).scores_)
+    return out
+
+
+def same_numbers(args):
+    """Run :func:`numbers` on the code at ``--old`` (a directory holding ``oodfs`` and
+    ``oodfs_plugins`` of the older commit) and on this worktree's; print both and whether they agree."""
+    env = dict(os.environ, PYTHONPATH=args.old)
+    runs = {}
+    for label, e in (("old", env), ("new", dict(os.environ))):
+        res = subprocess.run(
+            [sys.executable, __file__, "numbers"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=e,
+            cwd="/tmp",
+        )
+        runs[label] = json.loads(res.stdout.strip().splitlines()[-1])
+    for key in runs["new"]:
+        same = runs["old"].get(key) == runs["new"][key]
+        print(f"{key}: {'identical' if same else 'DIFFERENT'} {runs['new'][key]}")
+    print("all identical" if runs["old"] == runs["new"] else "SOME DIFFER")
+
+
+# -- the authors' implementations side by side ----------------------------------------------------
+AUTHOR_POINTS = ((2000, 10), (2000, 50), (20000, 10), (2000, 200), (20000, 50))
+#: reference DWR steps timed per point (its per-step cost; the SVI code runs up to 5000 per call)
+REF_DWR_STEPS = 100
+
+
+def authors_one(n: int, d: int, svi_repo: str, srdo_repo: str) -> list[dict]:
+    """CPU seconds of oodfs's fits and the authors' on the same (n, d) data, in this one process:
+    DWR (oodfs's default fit; the SVI repository's algorithm/DWR.py, ``REF_DWR_STEPS`` Adam steps
+    with its early stops off, and oodfs's L-BFGS-B iterations), SRDO (oodfs's default; the official
+    ``model.decorrelation``), SVI's gate step (oodfs's linear STG, 5000 full-batch epochs; the
+    reference model/STG.py, 5000 epochs, on the same round-1 weights)."""
+    import contextlib
+    import importlib.util
+    import io
+    import warnings
+    from pathlib import Path
+
+    import torch
+
+    torch.set_num_threads(1)
+    sys.path.insert(0, svi_repo)
+    from algorithm.DWR import DWR as ref_dwr
+    from model.STG import STG as RefSTG
+
+    spec = importlib.util.spec_from_file_location("srdo_official_model", Path(srdo_repo) / "model.py")
+    official = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(official)
+
+    from oodfs_plugins.independence import DWRWeighter, SRDOWeighter
+    from oodfs_plugins.independence.svi import SVI
+
+    X, y, _ = make_data(n, d)
+    rows = []
+
+    def timed(label, impl, fn, per=None):
+        c0 = time.process_time()
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            out = fn()
+        cpu = time.process_time() - c0
+        rows.append({"what": label, "impl": impl, "n": n, "d": d, "cpu": cpu, "per": per})
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+        return out
+
+    class _Quiet:
+        def debug(self, *a, **k):
+            pass
+
+    dwr = timed("DWR fit", "oodfs", lambda: DWRWeighter().fit(X))
+    rows[-1]["per"] = dwr.n_iter_
+    mask = np.ones((d, d))
+    timed(
+        f"DWR, {REF_DWR_STEPS} Adam steps",
+        "authors",
+        lambda: ref_dwr(X, cov_mask=mask, num_steps=REF_DWR_STEPS, tol=0.0, loss_lb=0.0, logger=_Quiet()),
+        REF_DWR_STEPS,
+    )
+    timed("SRDO fit", "oodfs", lambda: SRDOWeighter(random_state=0).fit(X))
+    timed("SRDO fit", "authors", lambda: official.decorrelation(X, random_state=0))
+    w = dwr.weights_
+    s = SVI()._settings()
+    timed("SVI gate step (5000 epochs)", "oodfs", lambda: SVI._ratios(X, y, w, s, 0))
+
+    def ref_gates():
+        torch.manual_seed(0)
+        stg = RefSTG(d, 1, sigma=0.1, lam=3)
+        stg.train(X, y[:, None], W=(w / w.sum())[:, None], epochs=5000)
+        return stg.get_ratios()
+
+    timed("SVI gate step (5000 epochs)", "authors", ref_gates)
+    return rows
+
+
+def authors(args):
+    runs = []
+    for n, d in AUTHOR_POINTS:
+        if args.until and time.strftime("%H:%M", time.gmtime()) >= args.until:
+            break
+        out = subprocess.run(
+            [sys.executable, __file__, "authors-one", str(n), str(d), args.svi_repo, args.srdo_repo],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        runs += json.loads(out.stdout.strip().splitlines()[-1])
+        with open(args.out, "a") as fh:
+            for r in runs[-6:]:
+                fh.write(json.dumps(r) + "\n")
+    authors_report(runs)
+
+
+def authors_report(runs: list[dict]) -> None:
+    rows = []
+    for n, d in AUTHOR_POINTS:
+        at = {(r["what"], r["impl"]): r for r in runs if (r["n"], r["d"]) == (n, d)}
+        if not at:
+            continue
+        dwr, ref = at[("DWR fit", "oodfs")], at[(f"DWR, {REF_DWR_STEPS} Adam steps", "authors")]
+        per_o = dwr["cpu"] / (dwr["per"] + 1)  # one evaluation per iteration, plus the start
+        per_r = ref["cpu"] / REF_DWR_STEPS
+        so, sr = at[("SRDO fit", "oodfs")], at[("SRDO fit", "authors")]
+        go, gr = at[("SVI gate step (5000 epochs)", "oodfs")], at[("SVI gate step (5000 epochs)", "authors")]
+        rows.append(
+            [
+                n,
+                d,
+                f"{dwr['cpu']:.2f} ({dwr['per']} it)",
+                f"{per_o * 1000:.2f} / {per_r * 1000:.2f} = {per_o / per_r:.2f}",
+                f"{per_r * 5000:.1f} (5000 steps) / {dwr['cpu']:.2f} = {per_r * 5000 / dwr['cpu']:.0f}",
+                f"{so['cpu']:.2f} / {sr['cpu']:.2f} = {so['cpu'] / sr['cpu']:.2f}",
+                f"{go['cpu']:.2f} / {gr['cpu']:.2f} = {go['cpu'] / gr['cpu']:.2f}",
+            ]
+        )
+    heads = [
+        "n",
+        "d",
+        "oodfs DWR fit, CPU s",
+        "DWR ms per step, oodfs / authors",
+        "authors' DWR at 5000 steps / oodfs fit",
+        "SRDO fit CPU s, oodfs / authors",
+        "SVI gate step CPU s, oodfs / authors",
+    ]
+    print(tabulate(rows, headers=heads, tablefmt="github", disable_numparse=True))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="part", required=True)
@@ -271,6 +756,7 @@ def main():
     g = sub.add_parser("paper-grid")
     g.add_argument("--n", type=int, default=10000)
     g.add_argument("--runs", type=int, default=2)
+    g.add_argument("--methods", nargs="+", default=["dwr", "srdo", "stg"])
     c = sub.add_parser("cost")
     c.add_argument("--repeats", type=int, default=2)
     c.add_argument(
@@ -280,6 +766,34 @@ def main():
     o.add_argument("n", type=int)
     o.add_argument("d", type=int)
     o.add_argument("methods", nargs="+", choices=METHODS)
+    s = sub.add_parser("suite")
+    s.add_argument("--n", type=int, nargs="+", default=list(SUITE_N))
+    s.add_argument("--d", type=int, nargs="+", default=list(SUITE_D))
+    s.add_argument("--methods", nargs="+")
+    s.add_argument("--binary", action="store_true", help="the synthetic-binary generator")
+    s.add_argument("--cpu-budget", type=float, default=CPU_BUDGET_S)
+    s.add_argument("--out", default="benchmarks/scale_results.jsonl")
+    s.add_argument("--until", help="start no fit after this UTC time, HH:MM")
+    s.add_argument("--report", action="store_true", help="print the tables of --out and stop")
+    sub.add_parser("numbers")
+    au = sub.add_parser("authors")
+    au.add_argument("--svi-repo", required=True)
+    au.add_argument("--srdo-repo", required=True)
+    au.add_argument("--until", help="start no point after this UTC time, HH:MM")
+    au.add_argument("--out", default="/tmp/authors_cost.jsonl")
+    au.add_argument("--report", action="store_true", help="print the table of --out and stop")
+    ao = sub.add_parser("authors-one")
+    ao.add_argument("n", type=int)
+    ao.add_argument("d", type=int)
+    ao.add_argument("svi_repo")
+    ao.add_argument("srdo_repo")
+    sn = sub.add_parser("same-numbers")
+    sn.add_argument(
+        "--old", required=True, help="a directory with the older commit's oodfs and oodfs_plugins"
+    )
+    so = sub.add_parser("suite-one")
+    so.add_argument("path")
+    so.add_argument("methods", nargs="+")
     args = ap.parse_args()
     if args.part == "table":
         table(args)
@@ -291,6 +805,23 @@ def main():
         summarise(runs, f"from {args.from_log}")
     elif args.part == "cost":
         cost(args)
+    elif args.part == "suite" and args.report:
+        suite_report(args)
+    elif args.part == "suite":
+        suite(args)
+    elif args.part == "authors" and args.report:
+        with open(args.out) as fh:
+            authors_report([json.loads(line) for line in fh if line.strip()])
+    elif args.part == "authors":
+        authors(args)
+    elif args.part == "authors-one":
+        print(json.dumps(authors_one(args.n, args.d, args.svi_repo, args.srdo_repo)))
+    elif args.part == "numbers":
+        print(json.dumps(numbers()))
+    elif args.part == "same-numbers":
+        same_numbers(args)
+    elif args.part == "suite-one":
+        suite_one(args.methods, args.path)
     else:
         print(json.dumps(one(args.methods, args.n, args.d)))
 

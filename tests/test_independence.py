@@ -404,7 +404,7 @@ def test_srdo_fit_grid_trains_once_and_equals_separate_fits(monkeypatch):
 
 def test_srdo_constant_training_data_gives_uniform_weights():
     X = np.ones((20, 3))
-    logits, _, _ = density_ratio_logits(X, 0)
+    logits, _, _ = density_ratio_logits(X, 0)  # logits, loss per epoch, epochs run
     np.testing.assert_array_equal(logits, 0.0)
     np.testing.assert_array_equal(SRDOWeighter(random_state=0).fit(X).weights_, 1.0)
 

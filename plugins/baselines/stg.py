@@ -84,6 +84,11 @@ class STG(oodfs.Selector):
     grid: ClassVar[dict] = {"lam": [0.001, 0.01, 0.1, 1.0, 10.0]}
     profiles: ClassVar[dict] = {"paper": {"penalty_reduction": "mean"}}
     task_types: ClassVar[tuple[str, ...]] = ("regression", "binary")
+    #: the fixed-budget convergence rule (:func:`loss_settled`): the training loss's mean over the
+    #: last tenth of the epochs is at most 1 % below its mean over the tenth before
+    #: (docs/PROTOCOL.md, "Iterative methods' stopping rules")
+    converge_window: ClassVar[float] = 0.1
+    converge_tol: ClassVar[float] = 0.01
 
     def __init__(
         self,
@@ -141,9 +146,21 @@ class STG(oodfs.Selector):
         )
 
     def _fit_scores(self, X, y, sample_weight):
-        mu = train_stg(X, y, sample_weight, [_check_lam(self.lam)], seed=int_seed(self.random_state),
-                       logistic=self.task_ == "binary", **self._training_params())
+        mu, losses = train_stg(X, y, sample_weight, [_check_lam(self.lam)], seed=int_seed(self.random_state),
+                               logistic=self.task_ == "binary", **self._training_params())
+        self.losses_ = losses[0]
+        self.diagnostics_ = self._diagnostics(losses[0])
         return mu[0]
+
+    def _diagnostics(self, losses: np.ndarray) -> dict:
+        """``converged``: the training loss had settled by the end of the fixed budget
+        (:func:`loss_settled`; docs/PROTOCOL.md, "Iterative methods' stopping rules")."""
+        window = int(math.ceil(self.converge_window * int(self.max_epochs)))
+        return {
+            "converged": loss_settled(losses, window, self.converge_tol),
+            "train_loss": float(losses[-1]),
+            "n_iter": int(len(losses)),
+        }
 
     @classmethod
     def _fit_grid(cls, X, y, points, *, sample_weight, random_state, task="regression"):
@@ -157,11 +174,24 @@ class STG(oodfs.Selector):
         for members in groups.values():
             template = cls(**points[members[0]], random_state=random_state)
             lams = [_check_lam(points[i]["lam"]) for i in members]
-            mu = train_stg(X, y, sample_weight, lams, seed=int_seed(random_state), logistic=task == "binary",
-                           **template._training_params())
-            for i, scores in zip(members, mu):
-                out[i] = scores
+            mu, losses = train_stg(X, y, sample_weight, lams, seed=int_seed(random_state),
+                                   logistic=task == "binary", **template._training_params())
+            for i, scores, curve in zip(members, mu, losses):
+                out[i] = oodfs.GridFit(scores, template._diagnostics(curve))
         return out
+
+
+def loss_settled(losses, window: int, tol: float) -> bool:
+    """The declared convergence rule of a fixed-budget training run with a loss per epoch
+    (docs/PROTOCOL.md, "Iterative methods' stopping rules"): the mean loss of the last ``window``
+    epochs is at most ``tol`` (relative) below the mean of the ``window`` epochs before them. A
+    run shorter than two windows has not shown that it settled. (STG, SRDO.)"""
+    losses = np.asarray(losses, dtype=float)
+    window = max(1, int(window))
+    if losses.size < 2 * window or not np.all(np.isfinite(losses[-2 * window :])):
+        return False
+    last, before = losses[-window:].mean(), losses[-2 * window : -window].mean()
+    return bool(before - last <= tol * abs(last))
 
 
 def _check_lam(lam) -> float:
@@ -185,8 +215,10 @@ def train_stg(
     reduction: str = "mean",
     engine: str = "numba",
     logistic: bool = False,
-) -> np.ndarray:
-    """Train one STG model per lambda in ``lams``; returns mu, shape (len(lams), d).
+) -> tuple[np.ndarray, np.ndarray]:
+    """Train one STG model per lambda in ``lams``; returns mu, shape (len(lams), d), and each
+    epoch's mean training loss (squared error or deviance plus the gate penalty), shape
+    (len(lams), max_epochs).
 
     ``logistic``: y is 0/1, the output a logit, the loss the binomial deviance (y kept as is).
 
@@ -222,20 +254,30 @@ def train_stg(
         if engine == "torch":
             return _train_torch(Xs, ys, p, lams, g, mu0, layers, pen_scale=pen_scale, sigma=sigma,
                                 learning_rate=learning_rate, bs=bs, max_epochs=max_epochs, logistic=logistic)
-        # the torch loop's draws, in its order: per epoch a permutation, then a noise vector per step
-        n_steps = -(-n // bs)
-        perms = np.empty((max_epochs, n), np.int64)
-        eps = np.empty((max_epochs * n_steps, d), np.float32)
-        for e in range(max_epochs):
-            perms[e] = torch.randperm(n, generator=g).numpy()
-            for s in range(n_steps):
-                eps[e * n_steps + s] = torch.randn(d, generator=g, dtype=dtype).numpy()
         theta0 = torch.cat([t.reshape(-1) for W, b in layers for t in (W, b)]).numpy()
-    XT = np.ascontiguousarray(Xs.T, dtype=np.float32)
-    mu = _train_kernel(XT, ys.astype(np.float32), (p * n).astype(np.float32), perms, eps, mu0.numpy(), theta0,
-                       np.asarray(sizes, np.int64), np.asarray(lams, np.float64), pen_scale, float(sigma),
-                       float(learning_rate), bs, 0.9, 0.999, 1e-8, bool(logistic))
-    return mu.astype(np.float64)
+        XT = np.ascontiguousarray(Xs.T, dtype=np.float32)
+        yk, wk = ys.astype(np.float32), (p * n).astype(np.float32)
+        M, P = len(lams), theta0.size
+        # every model's parameters and Adam moments, carried from one chunk of epochs to the next
+        state = (np.tile(theta0, (M, 1)), np.tile(mu0.numpy(), (M, 1)), np.zeros((M, P), np.float32),
+                 np.zeros((M, P), np.float32), np.zeros((M, d), np.float32), np.zeros((M, d), np.float32))
+        # the torch loop's draws, in its order: per epoch a permutation, then a noise vector per step;
+        # drawn a chunk of epochs at a time, so memory does not grow with epochs x n
+        n_steps = -(-n // bs)
+        chunk = max(1, DRAW_CHUNK_ROWS // n)
+        losses = []
+        for e0 in range(0, max_epochs, chunk):
+            E = min(chunk, max_epochs - e0)
+            perms = np.empty((E, n), np.int64)
+            eps = np.empty((E * n_steps, d), np.float32)
+            for e in range(E):
+                perms[e] = torch.randperm(n, generator=g).numpy()
+                for s in range(n_steps):
+                    eps[e * n_steps + s] = torch.randn(d, generator=g, dtype=dtype).numpy()
+            losses.append(_train_kernel(XT, yk, wk, perms, eps, *state, e0 * n_steps, np.asarray(sizes, np.int64),
+                                        np.asarray(lams, np.float64), pen_scale, float(sigma), float(learning_rate),
+                                        bs, 0.9, 0.999, 1e-8, bool(logistic)))
+    return state[1].astype(np.float64), np.concatenate(losses, axis=1)
 
 
 def _train_torch(Xs, ys, p, lams, g, mu0, layers, *, pen_scale, sigma, learning_rate, bs, max_epochs,
@@ -261,7 +303,9 @@ def _train_torch(Xs, ys, p, lams, g, mu0, layers, *, pen_scale, sigma, learning_
     params = [mu, *weights, *biases]
     opt = torch.optim.Adam(params, lr=learning_rate)
     inv_sqrt2 = 1.0 / math.sqrt(2.0)
-    for _ in range(max_epochs):
+    losses = np.zeros((M, max_epochs))
+    n_steps = -(-n // bs)
+    for epoch in range(max_epochs):
         perm = torch.randperm(n, generator=g)
         for start in range(0, n, bs):
             idx = perm[start:start + bs]
@@ -279,28 +323,37 @@ def _train_torch(Xs, ys, p, lams, g, mu0, layers, *, pen_scale, sigma, learning_
                 resid = out - yt[idx]
                 fit = (wt[idx] * resid * resid).mean(dim=1)  # (M,)
             open_prob = 0.5 * (1.0 + torch.erf((mu + 0.5) / sigma * inv_sqrt2))  # Phi
-            loss = (fit + lam_t * pen_scale * open_prob.sum(dim=1)).sum()
+            per_model = fit + lam_t * pen_scale * open_prob.sum(dim=1)
+            losses[:, epoch] += per_model.detach().double().numpy() / n_steps
             opt.zero_grad(set_to_none=True)
-            loss.backward()
+            per_model.sum().backward()
             opt.step()
-    return mu.detach().double().numpy().copy()
+    return mu.detach().double().numpy().copy(), losses
 
 
 # reassoc + contract only: sums may be reordered and multiply-adds fused, no approximations
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc", "contract"})
 
 
+#: the numba engine draws the permutations of at most this many rows (epochs x n) at a time: a
+#: full-batch fit of SVI's 5 000 epochs at n = 20 000 held 800 MB of them (benchmarks/COST_CURVES.md)
+DRAW_CHUNK_ROWS = 1 << 22
+
+
 @njit(**_JIT)
-def _train_kernel(XT, y, w, perms, eps, mu0, theta0, sizes, lams, pen_scale, sigma, lr, batch, b1, b2, adam_eps,
-                  logistic):
+def _train_kernel(XT, y, w, perms, eps, TH, MU, M1, M2, MU1, MU2, step0, sizes, lams, pen_scale, sigma, lr, batch,
+                  b1, b2, adam_eps, logistic):
     """The numba engine: the torch engine's forward pass, loss, gradients and Adam updates for
-    one model after the other (each model's arithmetic is its own). ``XT`` (d, n) standardised
-    features, ``theta0`` the layers flat (``W`` (in, out) row-major, then ``b``) for ``sizes``
-    (d, hidden..., 1); activations are stored ``A[unit, row]``, so inner loops run over rows."""
+    one model after the other (each model's arithmetic is its own), over the epochs of ``perms``
+    (a chunk of the run, starting at Adam step ``step0``). ``XT`` (d, n) standardised features;
+    per model m, updated in place: ``TH[m]`` the layers flat (``W`` (in, out) row-major, then
+    ``b``) for ``sizes`` (d, hidden..., 1), ``MU[m]`` the gate means, ``M1``/``M2`` and
+    ``MU1``/``MU2`` their Adam moments. Activations are stored ``A[unit, row]``, so inner loops
+    run over rows. Returns each epoch's mean training loss per model."""
     d, n = XT.shape
     E = perms.shape[0]
     L = sizes.size - 1
-    P = theta0.size
+    P = TH.shape[1]
     wo = np.empty(L, np.int64)  # offsets of W_l and b_l in theta
     bo = np.empty(L, np.int64)
     ro = np.empty(L + 1, np.int64)  # first row of layer l's units in A and D
@@ -316,7 +369,7 @@ def _train_kernel(XT, y, w, perms, eps, mu0, theta0, sizes, lams, pen_scale, sig
     A = np.zeros((r0, batch), np.float32)
     D = np.zeros((r0, batch), np.float32)
     Xb = np.zeros((d, batch), np.float32)
-    out = np.empty((lams.size, d), np.float32)
+    losses = np.zeros((lams.size, E), np.float64)  # each epoch's mean training loss, per model
     grad = np.zeros(P, np.float32)
     gmu = np.zeros(d, np.float32)
     z = np.zeros(d, np.float32)
@@ -333,14 +386,14 @@ def _train_kernel(XT, y, w, perms, eps, mu0, theta0, sizes, lams, pen_scale, sig
     epsf = np.float32(adam_eps)
     n_steps = (n + batch - 1) // batch
     for m in range(lams.size):
-        th = theta0.copy()
-        mu = mu0.copy()
-        m1 = np.zeros(P, np.float32)
-        m2 = np.zeros(P, np.float32)
-        mu1 = np.zeros(d, np.float32)
-        mu2 = np.zeros(d, np.float32)
+        th = TH[m]
+        mu = MU[m]
+        m1 = M1[m]
+        m2 = M2[m]
+        mu1 = MU1[m]
+        mu2 = MU2[m]
         lam = np.float32(lams[m] * pen_scale)
-        step = 0
+        step = step0
         for e in range(E):
             for s in range(n_steps):
                 start = s * batch
@@ -370,17 +423,26 @@ def _train_kernel(XT, y, w, perms, eps, mu0, theta0, sizes, lams, pen_scale, sig
                                 if not A[rr + oo, r] > 0:
                                     A[rr + oo, r] = 0.0
                 top = ro[L]
+                fit = 0.0  # the step's loss, for the convergence check only (float64, kept apart)
                 if logistic:  # d mean_r w_r (softplus(h_r) - y_r h_r) / d h_r = w_r (sigmoid(h_r) - y_r) / B
                     c1 = np.float32(1.0 / B)
                     for r in range(B):
                         idx = perms[e, start + r]
+                        h = float(A[top, r])
+                        fit += w[idx] * (max(h, 0.0) + math.log1p(math.exp(-abs(h))) - y[idx] * h)
                         prob = one / (one + np.exp(-A[top, r]))
                         D[top, r] = c1 * w[idx] * (prob - y[idx])
                 else:
                     c2 = np.float32(2.0 / B)  # d mean_r w_r (h_r - y_r)^2 / d h_r
                     for r in range(B):
                         idx = perms[e, start + r]
+                        res = float(A[top, r] - y[idx])
+                        fit += w[idx] * res * res
                         D[top, r] = c2 * w[idx] * (A[top, r] - y[idx])
+                pen = 0.0
+                for j in range(d):
+                    pen += 0.5 * (1.0 + math.erf((mu[j] + 0.5) / sigma / math.sqrt(2.0)))
+                losses[m, e] += (fit / B + lams[m] * pen_scale * pen) / n_steps
                 for li in range(L - 1, -1, -1):  # backward, down to the gated inputs
                     fi, fo, ri, rr = sizes[li], sizes[li + 1], ro[li], ro[li + 1]
                     for oo in range(fo):
@@ -428,5 +490,4 @@ def _train_kernel(XT, y, w, perms, eps, mu0, theta0, sizes, lams, pen_scale, sig
                     v = mu2[j] * b2f + w2 * g * g
                     mu2[j] = v
                     mu[j] = mu[j] + scale * (a / (np.sqrt(v) / bc2 + epsf))
-        out[m] = mu
-    return out
+    return losses

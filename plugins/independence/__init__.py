@@ -39,7 +39,8 @@ def oodfs_selectors():
 
 @oodfs.hookimpl
 def oodfs_metrics():
-    """The fit diagnostics DWR and SRDO report beyond the core's weight diagnostics."""
+    """The fit diagnostics DWR, SRDO, SVI (and STG, whose plugin has no diagnostics of its own to
+    declare besides these) report beyond the core's weight diagnostics."""
     return [
         diagnostic("objective", "objective", True, "the weighter's objective at its solution (DWR)"),
         diagnostic(
@@ -52,15 +53,33 @@ def oodfs_metrics():
             "converged",
             "converged",
             None,
-            "1 if the solution meets the declared tolerance (largest projected gradient at most "
-            "tol x the starting one), whatever stopped the solver (DWR)",
+            "1 if the fit met its declared tolerance, whatever stopped it: DWR, largest projected "
+            "gradient at most tol x the starting one; SRDO and STG, the training loss's mean over the "
+            "last tenth of the epochs at most 1 % below the tenth before (SRDO with stop_tol: the "
+            "plateau stop ended training); SVI, the last round moved the averaged gate ratios by at "
+            "most 0.05 and kept the selected set (docs/PROTOCOL.md, \"Iterative methods' stopping "
+            'rules")',
+            SuspectRule("the fit ended before its declared tolerance was met", below=0.5),
+        ),
+        diagnostic(
+            "train_loss",
+            "training loss",
+            True,
+            "mean training loss of the last epoch (SRDO: the P-vs-Q classifier's cross-entropy; STG: "
+            "squared error or deviance plus the gate penalty)",
+        ),
+        diagnostic(
+            "dwr_converged",
+            "DWR rounds converged",
+            None,
+            "fraction of SVI's rounds whose (masked) DWR met its tolerance (SVI with oodfs's DWR)",
         ),
         diagnostic(
             "corr_kept",
             "corr kept",
             True,
             "largest weighted |corr| between two features / the unweighted one; reported when the "
-            "unweighted one is >= 0.2 (DWR)",
+            "unweighted one is >= 0.2 (DWR, SRDO)",
             SuspectRule("the weights kept over 90 % of the largest feature correlation", above=0.9),
         ),
         diagnostic(

@@ -84,6 +84,13 @@ def _is_real(value) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
 
 
+def corr_kept(X: np.ndarray, w: np.ndarray) -> float | None:
+    """The largest weighted |correlation| between two features over the unweighted one, None when
+    the unweighted one is below ``CORR_KEPT_MIN_BEFORE`` (nothing much to decorrelate)."""
+    before = max_abs_offdiag_corr(X)
+    return max_abs_offdiag_corr(X, w) / before if before >= CORR_KEPT_MIN_BEFORE else None
+
+
 def _projected_gradient_max(u: np.ndarray, grad: np.ndarray) -> float:
     """Largest component of the gradient projected on the bounds u >= 0 (L-BFGS-B's measure)."""
     pg = np.where(u > 0, grad, np.minimum(grad, 0.0))
@@ -237,12 +244,11 @@ class DWRWeighter(oodfs.Weighter):
             # the solver (its budget, or scipy's relative-reduction rule on a stalled objective).
             self.objective_, grad = fun(u)
             converged = _projected_gradient_max(u, grad) <= pgtol
-            before = max_abs_offdiag_corr(X)
-            after = max_abs_offdiag_corr(X, u)
+            kept = corr_kept(X, u)
         self.n_iter_ = int(n_iter)
         self.converged_ = bool(converged)
         self.sum_w_ = float(u.sum() / n)
-        self.corr_kept_ = after / before if before >= CORR_KEPT_MIN_BEFORE else None
+        self.corr_kept_ = kept
         return u
 
     def _lbfgs(self, fun, u0, pgtol):

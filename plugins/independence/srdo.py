@@ -54,7 +54,10 @@ import oodfs
 from oodfs import OodfsError
 from oodfs.numeric import one_torch_thread, standardize
 
+from oodfs_plugins.baselines.stg import loss_settled
+
 from ._warnings import warn_if_clipped, warn_if_collapsed
+from .dwr import corr_kept
 
 #: the paper's Adam learning rate (the last quarter of the schedule)
 PAPER_LR = 1e-3
@@ -152,9 +155,9 @@ def density_ratio_logits(
     fresh_q: bool = True,
     stop_tol: float | None = None,
     stop_patience: int = 10,
-) -> tuple[np.ndarray, float, int]:
+) -> tuple[np.ndarray, np.ndarray, int]:
     """log P(Q|x)/P(P|x) on the rows of X from a P-vs-Q MLP (module docstring), the mean
-    training loss of the last epoch, and the number of epochs run.
+    training loss of every epoch run, and the number of epochs run.
 
     ``lr_schedule="warm"``: ``lr_start`` for the first ``warm_fraction`` of the epochs, then
     ``lr``; ``"constant"``: ``lr`` throughout. ``fresh_q``: a new permuted Q every epoch, else
@@ -169,22 +172,20 @@ def density_ratio_logits(
     standardized = standardize(X)  # constant columns dropped: the ratio does not depend on them
     keep = np.nonzero(~standardized.constant)[0]
     if keep.size == 0:  # every column constant: P and Q are the same distribution
-        return np.zeros(n), float(np.log(2.0)), 0
+        return np.zeros(n), np.array([np.log(2.0)]), 0
     # per-column standardisation commutes with per-column permutation: Q is drawn from Z directly
     Z = standardized.Z[:, keep].astype(np.float32)
     rng = np.random.default_rng(seed)
     generator = torch.Generator().manual_seed(int(seed))
     warm = int(math.ceil(warm_fraction * epochs)) if lr_schedule == "warm" else 0
-    track_loss = stop_tol is not None
     with one_torch_thread(), threadpool_limits(limits=1, user_api="blas"):
         P = torch.from_numpy(Z)
         labels = torch.cat([torch.zeros(n), torch.ones(n)])
         net = _MLP(keep.size, hidden_layer_sizes, generator)
         Q = None if fresh_q else torch.from_numpy(rng.permuted(Z, axis=0))
-        last_loss, best_loss, stalled, epoch = float("nan"), float("inf"), 0, 0
+        losses, best_loss, stalled, epoch = [], float("inf"), 0, 0
         for epoch in range(1, epochs + 1):
             step_lr = lr_start if epoch <= warm else lr
-            with_loss = track_loss or epoch == epochs
             Qe = torch.from_numpy(rng.permuted(Z, axis=0)) if fresh_q else Q  # each column shuffled on its own
             A = torch.cat([P, Qe])
             order = torch.from_numpy(rng.permutation(2 * n))
@@ -192,20 +193,19 @@ def density_ratio_logits(
             total = 0.0
             for start in range(0, 2 * n, batch_size):
                 xb, yb = A[start : start + batch_size], y[start : start + batch_size]
-                loss = net.gradient(xb, yb, with_loss=with_loss)
-                if with_loss:
-                    total += loss * yb.shape[0]
+                # every epoch's loss is kept: the convergence check reads the last ones
+                total += net.gradient(xb, yb, with_loss=True) * yb.shape[0]
                 net.adam_step(step_lr)
-            last_loss = total / (2 * n) if with_loss else float("nan")
-            if track_loss:
-                stalled = stalled + 1 if last_loss > best_loss - stop_tol else 0
-                best_loss = min(best_loss, last_loss)
+            losses.append(total / (2 * n))
+            if stop_tol is not None:
+                stalled = stalled + 1 if losses[-1] > best_loss - stop_tol else 0
+                best_loss = min(best_loss, losses[-1])
                 if stalled > stop_patience:
                     break
         logits = net.logits(P).double().numpy()
     if not np.all(np.isfinite(logits)):
         raise OodfsError("srdo: the P-vs-Q classifier diverged (non-finite output); check X for extreme values")
-    return logits, last_loss, epoch
+    return logits, np.asarray(losses), epoch
 
 
 def clip_ratio(logits: np.ndarray, gamma: float) -> np.ndarray:
@@ -264,6 +264,11 @@ class SRDOWeighter(oodfs.Weighter):
     #: concentrated where the product of its marginals is not); at 99 % the classifier tells
     #: almost every row apart and its ratio carries no more than a two-valued split.
     clip_warn_fraction = 0.99
+    #: the fixed-budget convergence rule (:func:`loss_settled`): the training loss's mean over the
+    #: last tenth of the epochs is at most 1 % below its mean over the tenth before
+    #: (docs/PROTOCOL.md, "Iterative methods' stopping rules")
+    converge_window = 0.1
+    converge_tol = 0.01
 
     def __init__(
         self,
@@ -343,14 +348,32 @@ class SRDOWeighter(oodfs.Weighter):
             stop_patience=int(self.stop_patience),
         )
         self.log_ratio_ = logits
-        self.train_loss_ = loss
+        self.losses_ = loss
         self.n_epochs_ = n_epochs
         return logits
+
+    @property
+    def train_loss_(self) -> float:
+        return float(self.losses_[-1])
+
+    @property
+    def converged_(self) -> bool:
+        """The declared stopping rule was met (docs/PROTOCOL.md, "Iterative methods' stopping
+        rules"): with ``stop_tol`` set, the loss-plateau stop ended training before the epoch
+        cap; with a fixed budget, the training loss had settled by its end (:func:`loss_settled`
+        over windows of ``converge_window`` of the epochs, relative ``converge_tol``)."""
+        if self.n_epochs_ == 0:  # every column constant: nothing to learn
+            return True
+        if self.stop_tol is not None:
+            return bool(self.n_epochs_ < int(self.epochs))
+        window = int(np.ceil(self.converge_window * int(self.epochs)))
+        return loss_settled(self.losses_, window, self.converge_tol)
 
     # -- the Weighter contract ---------------------------------------------------------
     def _fit_weights(self, X: np.ndarray) -> np.ndarray:
         self._check_params()
         w = clip_ratio(self._logits(X, self._seed()), float(self.gamma))
+        self.corr_kept_ = corr_kept(X, w)
         # fit: the base class checks the collapse, the clipping check is ours
         warn_if_clipped(type(self), {"gamma": self.gamma}, self._diagnostics(), stacklevel=4)
         return w
@@ -361,6 +384,9 @@ class SRDOWeighter(oodfs.Weighter):
             "frac_clipped_low": float(np.mean(self.log_ratio_ <= -lg)),
             "frac_clipped_high": float(np.mean(self.log_ratio_ >= lg)),
             "n_iter": int(self.n_epochs_),
+            "converged": self.converged_,
+            "train_loss": self.train_loss_,
+            "corr_kept": getattr(self, "corr_kept_", None),
         }
 
     @classmethod
@@ -376,9 +402,11 @@ class SRDOWeighter(oodfs.Weighter):
             if key not in cache:
                 # a RandomState instance is consumed once per classifier, as separate fits would
                 est._logits(X, est._seed())
-                cache[key] = (est.log_ratio_, est.train_loss_, est.n_epochs_)
-            est.log_ratio_, est.train_loss_, est.n_epochs_ = cache[key]
-            fit = oodfs.GridFit(clip_ratio(est.log_ratio_, float(params["gamma"])), est._diagnostics())
+                cache[key] = (est.log_ratio_, est.losses_, est.n_epochs_)
+            est.log_ratio_, est.losses_, est.n_epochs_ = cache[key]
+            w = clip_ratio(est.log_ratio_, float(params["gamma"]))
+            est.corr_kept_ = corr_kept(X, w)
+            fit = oodfs.GridFit(w, est._diagnostics())
             warn_if_collapsed(cls, params, fit.values)
             warn_if_clipped(cls, params, fit.diagnostics)
             out.append(fit)

@@ -31,7 +31,7 @@ from oodfs.contract.wls import weighted_logistic_regression
 from oodfs.numeric import int_seed, one_torch_thread, standardize
 from oodfs_plugins.baselines.stg import STG
 
-from .dwr import DWRWeighter
+from .dwr import DWRWeighter, _projected_gradient_max
 from .dwr_community import community_dwr_weights
 
 #: SVI's two building blocks: oodfs's own (default) or the reference code's (profile "paper")
@@ -111,13 +111,14 @@ class MaskedDWR(DWRWeighter):
             _, g0 = fun(u0)
             pgtol = float(self.tol) * float(np.abs(g0).max())
             if self.solver == "lbfgs":
-                u, n_iter, converged = self._lbfgs(fun, u0, pgtol)
+                u, n_iter, _ = self._lbfgs(fun, u0, pgtol)
             else:
                 u, n_iter = self._adam(fun, u0, scale=1.0 if self.adam_scale == "mean1" else float(n))
-                converged = False
             if not np.all(np.isfinite(u)) or u.sum() <= 0:
                 raise OodfsError("svi: the masked DWR produced no usable weights (non-finite or all zero)")
-            self.objective_ = fun(u)[0]
+            # DWR's rule: the declared tolerance is met at the returned point, whatever stopped the solver
+            self.objective_, grad = fun(u)
+            converged = _projected_gradient_max(u, grad) <= pgtol
         self.n_iter_, self.converged_, self.sum_w_ = int(n_iter), bool(converged), float(u.sum() / n)
         return u
 
@@ -281,15 +282,16 @@ class SVI(oodfs.Selector):
 
     # -- the algorithm ---------------------------------------------------------------------
     @staticmethod
-    def _weights(X, s: dict, ratio: np.ndarray | None) -> np.ndarray:
+    def _weights(X, s: dict, ratio: np.ndarray | None) -> tuple[np.ndarray, bool | None]:
         """DWR weights (mean 1) whose decorrelation term skips pairs by 1 - ratio ratio^T; round 1
-        (ratio None: every pair) is oodfs's DWR itself, or the community DWR unmasked."""
+        (ratio None: every pair) is oodfs's DWR itself, or the community DWR unmasked. Also
+        whether oodfs's DWR met its tolerance (None for the community DWR, which has no rule)."""
         mask = None if ratio is None else 1.0 - np.outer(ratio, ratio)
         if s["dwr"] == "community":
-            return community_dwr_weights(X, mask, steps=s["dwr_steps"])[0]
-        if mask is None:
-            return DWRWeighter().fit(X).weights_
-        return MaskedDWR(mask=mask).fit(X).weights_
+            return community_dwr_weights(X, mask, steps=s["dwr_steps"])[0], None
+        est = DWRWeighter() if mask is None else MaskedDWR(mask=mask)
+        est.fit(X)
+        return est.weights_, est.converged_
 
     @staticmethod
     def _ratios(X, y, w, s: dict, seed: int) -> np.ndarray:
@@ -307,21 +309,41 @@ class SVI(oodfs.Selector):
         return ndtr((stg.fit(X, y, sample_weight=w, task=s["task"]).scores_ + 0.5) / s["sigma"])
 
     @classmethod
-    def _run(cls, X, y, sample_weight, s: dict, seed: int, first_w: np.ndarray) -> oodfs.GridFit:
+    def _run(cls, X, y, sample_weight, s: dict, seed: int, first: tuple) -> oodfs.GridFit:
         seeds = np.random.default_rng(seed).integers(0, 2**31 - 1, size=s["rounds"])
         history: list[np.ndarray] = []
-        ratio = None
-        ess = []
+        ratio = previous = None
+        ess, dwr_met = [], []
         for t in range(s["rounds"]):
-            w = first_w if t == 0 else cls._weights(X, s, ratio)
+            w, met = first if t == 0 else cls._weights(X, s, ratio)
             ess.append(float(w.sum() ** 2 / (w @ w) / w.size))
+            dwr_met.append(met)
             fit_w = w if sample_weight is None else w * sample_weight
             history = (history + [cls._ratios(X, y, fit_w, s, int(seeds[t]))])[-s["period"] :]
-            ratio = np.mean(history, axis=0)
+            previous, ratio = ratio, np.mean(history, axis=0)
         n_selected = int((ratio > s["threshold"]).sum())
         return oodfs.GridFit(
-            ratio, {"n_selected": n_selected, "ess_fraction_first": ess[0], "ess_fraction_last": ess[-1]}
+            ratio,
+            {
+                "n_selected": n_selected,
+                "ess_fraction_first": ess[0],
+                "ess_fraction_last": ess[-1],
+                "converged": cls._settled(previous, ratio, s["threshold"]),
+                "dwr_converged": None if None in dwr_met else float(np.mean(dwr_met)),
+            },
         )
+
+    #: the rounds' declared convergence rule: in the last round the averaged gate ratios moved by
+    #: at most this (gate-ratio units) and the selected set did not change (docs/PROTOCOL.md,
+    #: "Iterative methods' stopping rules")
+    converge_tol = 0.05
+
+    @classmethod
+    def _settled(cls, previous: np.ndarray | None, ratio: np.ndarray, threshold: float) -> bool | None:
+        if previous is None:  # one round (SVI^d): nothing iterates
+            return None
+        same_set = np.array_equal(previous > threshold, ratio > threshold)
+        return bool(same_set and float(np.abs(ratio - previous).max()) <= cls.converge_tol)
 
     def _fit_scores(self, X, y, sample_weight):
         s = self._settings(self.task_)
