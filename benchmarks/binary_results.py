@@ -161,6 +161,14 @@ def across_section(numbers: dict, suites) -> tuple[list[str], dict]:
         + " (two-sided Wilcoxon over the suites of each method's mean relative difference in test log-loss, "
         "Holm over the methods; AUC and accuracy beside, tested the same way).",
     ]
+    floor = 2.0 ** (1 - main["n_suites"])  # the exact two-sided Wilcoxon p when every suite agrees
+    if floor >= 0.05:
+        lines[-1] += (
+            f" With {main['n_suites']} suites the smallest p a two-sided Wilcoxon test can give is "
+            f"{floor:.3g} "
+            "(every suite agreeing in sign): no verdict across suites can be reached yet; the table gives "
+            "the effects and their spread."
+        )
     if main["friedman"] is not None:
         stat, p, ranks = main["friedman"]
         lines.append(
@@ -173,7 +181,7 @@ def across_section(numbers: dict, suites) -> tuple[list[str], dict]:
     if pair is not None:
         lines.append(
             f"Families: {pair['a']} − {pair['b']} = "
-            f"{_ci(100 * pair['diff'], 100 * pair['low'], 100 * pair['high'], True)} % relative log-loss "
+            f"{_pct(pair['diff'], pair['low'], pair['high'])} relative log-loss "
             f"({pair['a']} lower on {pair['a_better']} of {pair['suites']} suites; "
             f"Wilcoxon p = {pair['p']:.3g})."
         )  # fmt: skip
@@ -187,7 +195,7 @@ def across_section(numbers: dict, suites) -> tuple[list[str], dict]:
                 continue
             x = t.loc[r.method]
             row += [
-                _ci(100 * x.effect, 100 * x.low, 100 * x.high, True) + f" % ({x.better}/{x.suites})",
+                _pct(x.effect, x.low, x.high) + f" ({x.better}/{x.suites})",
                 f"{x.p_holm:.3g} {_short(x.verdict)}",
             ]
         rows.append(row)
@@ -197,7 +205,7 @@ def across_section(numbers: dict, suites) -> tuple[list[str], dict]:
             t = res[metric]["families"].set_index("family")
             x = t.loc[r.family]
             row += [
-                _ci(100 * x.effect, 100 * x.low, 100 * x.high, True) + f" % ({x.better}/{x.suites})",
+                _pct(x.effect, x.low, x.high) + f" ({x.better}/{x.suites})",
                 f"{x.p_holm:.3g} {_short(x.verdict)}",
             ]
         rows.append(row)
@@ -215,6 +223,13 @@ def across_section(numbers: dict, suites) -> tuple[list[str], dict]:
         "",
     ]
     return lines, res
+
+
+def _pct(effect, low, high) -> str:
+    """A relative effect and its interval, in %, one decimal."""
+    if not np.isfinite(low):
+        return f"{100 * effect:+.1f} %"
+    return f"{100 * effect:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}] %"
 
 
 def _short(verdict: str) -> str:
