@@ -45,6 +45,8 @@ from oodfs.run.suite import available_suites, load_suite
 from oodfs.validation import OodfsError
 
 HERE = Path(__file__).resolve().parent
+#: the hand-written reading of the numbers, kept across runs and printed after the verdict
+NOTES = HERE / "binary_notes.md"
 SYNTHETIC = "synthetic-binary"
 #: the verdict's metric (the validation loss of the selection rules) and the two shown beside it
 PRIMARY = "log_loss_mean"
@@ -105,9 +107,25 @@ def ship(root: Path, suites) -> list[str]:
     return shipped
 
 
+def load_report(path: Path, name: str) -> Report:
+    """The suite's report from a results folder, or from a shipped reference (its provenance
+    file holds the metric declarations, the methods' order and the task, which a bare .parquet
+    file does not)."""
+    model, unit = default_downstream(name), load_suite(name).unit
+    if path.suffix != ".parquet":
+        return Report.from_path(path, downstream=model, unit=unit)
+    from oodfs.results.store import load_results
+
+    meta = json.loads(path.with_suffix(".json").read_text())
+    task = meta["suite_identity"].get("task")
+    return Report(
+        load_results(path), "val", meta["metrics"], meta["methods"], model, None, unit=unit, task=task
+    )
+
+
 def suite_numbers(path: Path, name: str) -> dict:
     model = default_downstream(name)
-    report = Report.from_path(path, downstream=model, unit=load_suite(name).unit)
+    report = load_report(path, name)
     analysis = Analysis(report)
     cells = report.cells()
     cells = cells[cells["r_train"] == "all"]
@@ -318,7 +336,7 @@ def synthetic_section(path: Path | None) -> list[str]:
     if path is None:
         return lines + ["Not run (no results folder and no shipped reference).", ""]
     model = default_downstream(SYNTHETIC)
-    report = Report.from_path(path, downstream=model, unit=load_suite(SYNTHETIC).unit)
+    report = load_report(path, SYNTHETIC)
     analysis = Analysis(report)
     cells = report.cells()
     cells = cells[cells["r_train"] == "all"]
@@ -422,9 +440,8 @@ def write_report(root: Path, suites, timings: dict, jobs: int) -> str:
         ),
         "",
     ]
-    notes = HERE / "binary_notes.md"  # hand-written reading of the numbers above, kept across runs
-    if notes.is_file():
-        lines += [notes.read_text().strip(), ""]
+    if NOTES.is_file():
+        lines += [NOTES.read_text().strip(), ""]
     lines += synthetic_section(have.get(SYNTHETIC) if SYNTHETIC in numbers else None)
     lines += ["## What was run", ""]
     run_rows = []

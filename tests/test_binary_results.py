@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 import oodfs.run.reference as oodfs_reference
-from oodfs.run.suite import available_suites, load_suite
+from oodfs.run.suite import load_suite
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 import binary_results  # noqa: E402
 
-BINARY = [s for s in available_suites() if load_suite(s).task == "binary"]
+BINARY = [*binary_results.real_binary_suites(), binary_results.SYNTHETIC]
 SHIPPED = [n for n in BINARY if (Path(oodfs_reference.__file__).parent / f"{n}-default.parquet").is_file()]
 #: the sections of the report that hold verdicts (up to the run table, which holds wall times)
 SECTIONS = ("## Verdict across suites", "## What was run")
