@@ -336,13 +336,25 @@ def _regression_data(n: int = N, d: int = D, seed: int = 0, envs: bool = False):
     return X, y
 
 
+#: with ``envs``, the shift of x0's mean (and the opposite shift of x1's) in each environment
+BINARY_ENV_SHIFT = (-0.5, 0.0, 0.5)
+
+
 def _binary_data(n: int = N, d: int = D, seed: int = 4, envs: bool = False):
     """X standard normal; y ~ Bernoulli(sigmoid(4 x0 - 3 x1)) coded 0.0 / 1.0: features 0 and 1
-    are the known stable set (``envs`` as in :func:`_regression_data`, y given X unchanged)."""
+    are the known stable set. With ``envs`` the features are scaled as in :func:`_regression_data`
+    and the environments also move the means of x0 and x1 (by +s and -s, s in
+    BINARY_ENV_SHIFT), so the base rate differs between them; y given X is unchanged. (Scaling
+    alone keeps every environment's base rate at 1/2 and the residual means of any model at 0, so
+    a test of residual means across environments, ICP's binary test, could not see a missing
+    cause.)"""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d))
     if envs:
-        X *= np.array([0.5, 1.0, 2.0])[_groups(n)][:, None]
+        g = _groups(n)
+        X *= np.array([0.5, 1.0, 2.0])[g][:, None]
+        X[:, 0] += np.array(BINARY_ENV_SHIFT)[g]
+        X[:, 1] -= np.array(BINARY_ENV_SHIFT)[g]
     logit = 4.0 * X[:, 0] - 3.0 * X[:, 1]
     y = (rng.random(n) < 1.0 / (1.0 + np.exp(-logit))).astype(float)
     return X, y

@@ -1,0 +1,65 @@
+"""The binary suites' shipped reference results and the verdicts benchmarks/BINARY_RESULTS.md states.
+
+What must hold: every shipped binary reference is the full grid of its suite made by the code
+that ships with it (``--reference`` takes every method, none rerun), and the verdicts of
+BINARY_RESULTS.md are what the shipped results give when the report is made again from them.
+"""
+
+import dataclasses
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+import oodfs.run.reference as oodfs_reference
+from oodfs.run.suite import load_suite
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCH))
+import binary_results  # noqa: E402
+
+BINARY = [*binary_results.real_binary_suites(), binary_results.SYNTHETIC]
+SHIPPED = [n for n in BINARY if (Path(oodfs_reference.__file__).parent / f"{n}-default.parquet").is_file()]
+#: the sections of the report that hold verdicts (up to the run table, which holds wall times)
+SECTIONS = ("## Verdict across suites", "## What was run")
+
+
+def test_binary_references_are_shipped():
+    assert SHIPPED, "no binary suite has shipped reference results"
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_a_shipped_binary_reference_is_the_full_grid_of_the_code_that_ships_with_it(name):
+    """Made with the suite's default downstream model alone (`--downstream logistic`; docs/PROTOCOL.md
+    section 16): `--reference` with that model takes every method from it, none rerun."""
+    from oodfs.run.identity import task_identities
+    from oodfs.run.reference import load_reference, take
+
+    ref = load_reference(name, "default")
+    suite = load_suite(name)
+    suite = dataclasses.replace(suite, downstream=suite.downstream[:1])
+    methods = list(suite.methods)
+    assert sorted(ref.methods) == sorted(methods)
+    tasks, rows, refused = take(ref, suite, methods, task_identities(suite, methods))
+    assert refused == {}, f"the shipped reference of {name} is stale: {refused}"
+    assert len(tasks) == len(suite.task_keys(methods))  # every block of every method
+    assert set(rows["downstream"].dropna()) == set(suite.downstream)
+
+
+def _verdicts(text: str) -> str:
+    start, end = (text.index(s) for s in SECTIONS)
+    return text[start:end]
+
+
+def test_binary_results_states_what_the_shipped_references_give(tmp_path, monkeypatch):
+    """The report made again from the shipped results (no runs in ROOT) has the committed file's
+    verdict sections, word for word."""
+    monkeypatch.setattr(
+        binary_results, "HERE", tmp_path
+    )  # the figure is drawn there, not over the committed one
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        text = binary_results.write_report(tmp_path / "none", BINARY, {}, 1)
+    committed = (BENCH / "BINARY_RESULTS.md").read_text()
+    assert _verdicts(text) == _verdicts(committed)
