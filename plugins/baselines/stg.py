@@ -161,6 +161,7 @@ class STG(oodfs.Selector):
                            **template._training_params())
             for i, scores in zip(members, mu):
                 out[i] = scores
+            oodfs.point_done(len(members))  # the run's progress line (docs/PROTOCOL.md, "Progress")
         return out
 
 
