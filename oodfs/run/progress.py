@@ -242,6 +242,7 @@ class Progress:
         self.finished: set = set()  # (job, method) of finished tasks
         self.failed = 0
         self.started: set = set()
+        self.step_start: dict = {}  # job -> when its current step (a method's fit, its downstream) began
         self.total = sum(self._weight(job, m) for job in jobs for m in job.methods) or 1.0
         self.bar = None
         self.closed = threading.Event()
@@ -283,8 +284,11 @@ class Progress:
         with self.lock:
             if job not in self.jobs:
                 return
+            now = time.monotonic()
             if self.work_start is None:
-                self.work_start = time.monotonic()
+                self.work_start = now
+            if job not in self.started or kind == "fitted":  # the job's next step begins
+                self.step_start[job] = now
             self.started.add(job)
             if kind == "points":
                 method, done, expected = message[2], int(message[3]), max(int(message[4]), 1)
@@ -330,15 +334,42 @@ class Progress:
                     total += self.weights.downstream.get(m, 0.0) * self.downstream.get(index, 0.0)
         return total
 
+    def _current_step(self, index) -> tuple[float, float] | None:
+        """(weight, units of it done) of the step job ``index`` is on; None once it has finished."""
+        job = self.jobs[index]
+        open_ = [m for m in job.methods if (index, m) not in self.finished]
+        if not open_:
+            return None
+        fitted = self.fitted.get(index, [])
+        left = [m for m in open_ if m not in fitted]
+        if left:
+            weight = self.weights.fit.get(left[0], 1.0)
+            return weight, weight * self.fit.get((index, left[0]), 0.0)
+        weight = sum(self.weights.downstream.get(m, 0.0) for m in open_)
+        return weight, weight * self.downstream.get(index, 0.0)
+
     def estimate(self, now: float | None = None) -> tuple[float, float | None]:
-        """(fraction done, seconds left or None while there is no basis)."""
+        """(fraction done, seconds left or None while there is no basis).
+
+        The rate is the work done since the first job started over the time since. A step under
+        way (a fit that reports no grid points) is credited with the time it has run at that rate
+        (each running job at its share of it), up to 90 % of its weight, so that the time left
+        counts down while a long step runs as expected and grows only once it overruns."""
         now = time.monotonic() if now is None else now
         with self.lock:
             done = min(self.done(), self.total)
             start = self.work_start
-        fraction = done / self.total
-        if start is None or done <= 0 or now <= start:
-            return fraction, None
+            fraction = done / self.total
+            if start is None or done <= 0 or now <= start:
+                return fraction, None
+            steps = {i: self._current_step(i) for i in self.started}
+            steps = {i: s for i, s in steps.items() if s is not None}
+            per_job = done / (now - start) / max(len(steps), 1)
+            credit = 0.0
+            for index, (weight, partial) in steps.items():
+                ran = now - self.step_start.get(index, now)
+                credit += max(0.0, min(0.9 * weight, ran * per_job) - partial)
+        done = min(done + credit, self.total)
         return fraction, (now - start) * (self.total - done) / done
 
     def _activity(self) -> str:
@@ -361,6 +392,8 @@ class Progress:
             doing.append(f"{method}{count} on {where}")
         if len(doing) > 2:
             doing = doing[:2] + [f"{len(doing) - 2} more"]
+        if not self.started and not self.finished:
+            doing = ["waiting for the first job to start"]
         return "; ".join(doing)
 
     def text(self, now: float | None = None) -> str:
@@ -371,8 +404,10 @@ class Progress:
             failed = f", {self.failed} failed" if self.failed else ""
             doing = self._activity()
         eta = "ETA estimating" if left is None else f"ETA {_clock(left)}"
-        head = f"{100 * fraction:.0f}% of the work, {tasks}/{self.tasks} tasks{failed}"
-        return f"{head}; elapsed {_clock(now - self.start)}, {eta}" + (f"; now: {doing}" if doing else "")
+        head = f"{tasks}/{self.tasks} tasks{failed}, elapsed {_clock(now - self.start)}, {eta}"
+        if self.bar is None:  # a bar shows the percentage itself
+            head = f"{100 * fraction:.0f}% of the work, {head}"
+        return head + (f"; now: {doing}" if doing else "")
 
     # -- display -------------------------------------------------------------------------------
     def _line(self, text: str) -> None:
