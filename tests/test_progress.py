@@ -166,8 +166,10 @@ def test_eta_is_the_work_left_at_the_rate_so_far():
     assert p.estimate()[1] is None  # no basis yet
     assert "waiting for the first job to start" in p.text()
     p.receive(["start", 0])
-    t0 = p.work_start
-    assert p.estimate(t0 + 5)[1] is None  # started, nothing done: still estimating
+    assert p.work_start is None and "drawing the data of poly r_train=2.5 run=0" in p.text()
+    p.receive(["drawn", 0])
+    t0 = p.work_start  # the clock starts with the first fit
+    assert p.estimate(t0 + 5)[1] is None  # fitting, nothing done: still estimating
     assert "ETA estimating" in p.text(t0 + 5)
     p.receive(["fitted", 0, "fast"])
     p.receive(["points", 0, "slow", 2, 4])  # half of slow's fits: 1 + 4 units of 20

@@ -132,6 +132,7 @@ def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
         t0 = time.perf_counter()
         data = make_dataset(suite, key)
         common["data_seconds"] = time.perf_counter() - t0  # once per data set, shared by its tasks
+        progress.send(["drawn", job.index])
     except (Exception, SystemExit) as exc:  # the data set itself failed: every task on it fails, recorded
         for method in job.methods:
             finish(method, "failed", error_message(exc), [{}])

@@ -241,7 +241,8 @@ class Progress:
         self.downstream: dict = {}  # job -> fraction of its downstream training done
         self.finished: set = set()  # (job, method) of finished tasks
         self.failed = 0
-        self.started: set = set()
+        self.started: set = set()  # jobs that have begun (drawing their data)
+        self.drawn: set = set()  # jobs that have drawn their data (fitting)
         self.step_start: dict = {}  # job -> when its current step (a method's fit, its downstream) began
         self.total = sum(self._weight(job, m) for job in jobs for m in job.methods) or 1.0
         self.bar = None
@@ -274,9 +275,9 @@ class Progress:
         return self.weights.fit.get(method, 1.0) + self.weights.downstream.get(method, 0.0)
 
     def receive(self, message) -> None:
-        """One message of a job (see :mod:`oodfs.run.jobs`): ``["start", job]``, ``["points",
-        job, method, done, expected]``, ``["fitted", job, method]``, ``["downstream", job,
-        fraction]``. Unknown or malformed messages are ignored."""
+        """One message of a job (see :mod:`oodfs.run.jobs`): ``["start", job]`` (drawing its data),
+        ``["drawn", job]``, ``["points", job, method, done, expected]``, ``["fitted", job,
+        method]``, ``["downstream", job, fraction]``. Unknown or malformed messages are ignored."""
         try:
             kind, job = message[0], int(message[1])
         except (TypeError, ValueError, IndexError, KeyError):
@@ -285,11 +286,14 @@ class Progress:
             if job not in self.jobs:
                 return
             now = time.monotonic()
-            if self.work_start is None:
-                self.work_start = now
-            if job not in self.started or kind == "fitted":  # the job's next step begins
-                self.step_start[job] = now
             self.started.add(job)
+            if kind == "start":  # drawing its data, which weighs nothing: the clock waits
+                return
+            if self.work_start is None:  # the rate is taken from the first fit on
+                self.work_start = now
+            if job not in self.drawn or kind == "fitted":  # the job's next step begins
+                self.step_start[job] = now
+            self.drawn.add(job)
             if kind == "points":
                 method, done, expected = message[2], int(message[3]), max(int(message[4]), 1)
                 key = (job, method)
@@ -362,7 +366,7 @@ class Progress:
             fraction = done / self.total
             if start is None or done <= 0 or now <= start:
                 return fraction, None
-            steps = {i: self._current_step(i) for i in self.started}
+            steps = {i: self._current_step(i) for i in self.drawn}
             steps = {i: s for i, s in steps.items() if s is not None}
             per_job = done / (now - start) / max(len(steps), 1)
             credit = 0.0
@@ -383,6 +387,9 @@ class Progress:
             left = [m for m in job.methods if m not in fitted and (index, m) not in self.finished]
             data = job.data
             where = f"{data.setting} r_train={data.task('').r_train} run={data.run}"
+            if index not in self.drawn:
+                doing.append(f"drawing the data of {where}")
+                continue
             if not left:
                 doing.append(f"downstream on {where}")
                 continue
