@@ -19,7 +19,7 @@ from oodfs.run.progress import FileInbox, FileOutlet, Progress, Weights, work_we
 from oodfs.run.runner import run_suite
 from oodfs.run.suite import load_suite
 
-from .conftest import TINY_SUITE_TOML, tiny
+from .conftest import TINY_SUITE_TOML, assert_one_line, run_cli, tiny
 
 #: a selector whose grid points after the first wait until the test has seen the first one reported
 #: on standard error: its task can only succeed if the progress got there while it was fitting
@@ -139,14 +139,31 @@ def test_quiet_prints_nothing_and_the_leaderboard_is_the_same(tmp_path, capsys):
     assert "2/2 tasks done in" in shown.err
 
 
+def test_a_run_stopped_before_any_job_says_only_why(tmp_path, monkeypatch, capsys):
+    from oodfs.run.executors.local import LocalBackend
+    from oodfs.validation import OodfsError
+
+    def unreachable(self, fn, calls, **kwargs):
+        raise OodfsError("cannot reach the scheduler")
+        yield
+
+    monkeypatch.setattr(LocalBackend, "run", unreachable)
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(TINY_SUITE_TOML.format(runs=1))
+    args = ["bench", "--suite", str(suite), "--out", str(tmp_path / "out"), "--progress-interval", "0.1"]
+    assert_one_line(run_cli(capsys, *args), "cannot reach the scheduler")
+
+
 def test_a_log_gets_at_most_one_line_per_interval(tmp_path, monkeypatch):
     err = Watched("never", tmp_path / "unused")
     monkeypatch.setattr(sys, "stderr", err)
     start = time.monotonic()
     run_suite(tiny(methods=["ols", "correlation", "lasso"], runs=2), tmp_path / "out", progress_interval=1.0)
     elapsed = time.monotonic() - start
-    lines = [line for line in err.getvalue().splitlines() if "of the work" in line]
+    text = err.getvalue()
+    lines = [line for line in text.splitlines() if "of the work" in line]
     assert 1 <= len(lines) <= elapsed / 1.0 + 1, (elapsed, lines)
+    assert text.count("6 tasks in 2 jobs on 1 worker; progress weighs each step by grid points") == 1
 
 
 # -- the parts -----------------------------------------------------------------------------------------

@@ -246,6 +246,7 @@ class Progress:
         self.step_start: dict = {}  # job -> when its current step (a method's fit, its downstream) began
         self.total = sum(self._weight(job, m) for job in jobs for m in job.methods) or 1.0
         self.bar = None
+        self.header = None
         self.closed = threading.Event()
         self.thread = None
         if not self.enabled:
@@ -261,8 +262,8 @@ class Progress:
                 dynamic_ncols=True,
                 leave=True,
             )
-        else:
-            self._line(
+        else:  # shown with the first line: a run that stops at once (no scheduler) says only why
+            self.header = (
                 f"{self.tasks} task{'s' * (self.tasks != 1)} in {len(jobs)} job{'s' * (len(jobs) != 1)} "
                 f"on {workers} worker{'s' * (workers != 1)}; progress weighs each step by "
                 f"{self.weights.basis}, a line every {interval:g} s"
@@ -430,6 +431,9 @@ class Progress:
             self.bar.set_description_str(self.text(), refresh=False)
             self.bar.refresh()
         else:
+            if self.header is not None:
+                self._line(self.header)
+                self.header = None
             self._line(self.text())
 
     def _tick(self) -> None:
@@ -440,12 +444,19 @@ class Progress:
             except Exception:  # noqa: BLE001 -- a closed stream, a terminal gone: the run goes on
                 pass
 
-    def close(self) -> None:
+    def close(self, completed: bool = True) -> None:
+        """End the display with a last line; a run stopped before any job began (``completed``
+        False: an unreachable scheduler, Ctrl-C while workers start) leaves nothing of it."""
         if not self.enabled or self.closed.is_set():
             return
         self.closed.set()
         if self.thread is not None:
             self.thread.join()
+        if not completed and not self.started and not self.finished:
+            if self.bar is not None:
+                self.bar.leave = False
+                self.bar.close()
+            return
         elapsed = _clock(time.monotonic() - self.start)
         tasks = len(self.finished)
         failed = f", {self.failed} failed" if self.failed else ""

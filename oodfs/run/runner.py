@@ -382,13 +382,6 @@ def _dispatch(suite, store, out_dir, executor, options: RunOptions, identities: 
     """Hand the jobs to the backend and store what comes back (a worker may commit itself)."""
     methods = dict.fromkeys(m for job in todo for m in job.methods)
     weights = work_weights(suite, methods) if options.progress and todo else None
-    bar = Progress(
-        todo,
-        weights,
-        enabled=options.progress,
-        interval=options.progress_interval,
-        workers=min(options.jobs, len(todo)),
-    )
     context = WorkerContext(
         suite,
         str(out_dir) if executor.commits_in_worker else None,
@@ -400,6 +393,13 @@ def _dispatch(suite, store, out_dir, executor, options: RunOptions, identities: 
     )
     calls = [(context, job) for job in todo]
     settings = executor.parse_options(dict(options.backend_options))
+    bar = Progress(
+        todo,
+        weights,
+        enabled=options.progress,
+        interval=options.progress_interval,
+        workers=min(options.jobs, len(todo)),
+    )
     if bar.enabled and executor.reports_progress:  # the jobs' messages, as they work (docs/PROTOCOL.md)
         settings["progress"] = bar.receive
     try:
@@ -416,5 +416,7 @@ def _dispatch(suite, store, out_dir, executor, options: RunOptions, identities: 
                         None if ident is None else ident.parts,
                     )
             bar.update(finished)
-    finally:
-        bar.close()
+    except BaseException:
+        bar.close(completed=False)
+        raise
+    bar.close()
