@@ -206,20 +206,16 @@ def test_eta_is_the_work_left_at_the_rate_so_far():
     assert p.estimate(t0 + 10)[0] == pytest.approx(0.5)
 
 
-def test_a_step_under_way_is_credited_with_its_time_up_to_most_of_its_weight():
+def test_the_eta_counts_down_through_a_long_step_and_grows_once_it_overruns():
     p = Progress(_jobs()[:1], WEIGHTS, enabled=False)
-    p.receive(["fitted", 0, "fast"])  # 1 unit done; slow (8 units, no grid points reported) begins
-    t0 = p.work_start
-    step = p.step_start[0]
-    # at the rate so far (1 unit in 2 s) slow has done 1 of its 8 units after 2 more seconds
-    fraction, left = p.estimate(step + 2)
-    rate = 1 / (step + 2 - t0)
-    credit = min(0.9 * 8, 2 * rate)
-    assert fraction == pytest.approx(1 / 10)
-    assert left == pytest.approx((10 - 1 - credit) / ((1 + credit) / (step + 2 - t0)))
-    # an overrun step is credited 90 % of its weight, no more: the time left grows again
-    late = [p.estimate(step + s)[1] for s in (100, 200)]
-    assert late[1] > late[0]
+    p.receive(["fitted", 0, "fast"])  # 1 unit of 10; slow (8 units, no grid points reported) begins
+    # as if fast had taken 10 s from the first fit: 0.1 units a second
+    p.work_start, p.last_progress, p.step_start[0] = 0.0, 10.0, 10.0
+    left = {now: p.estimate(now)[1] for now in (10, 20, 30, 200, 300)}
+    assert left[10] == pytest.approx(90)  # 9 units at 0.1 a second
+    assert left[20] == pytest.approx(80) and left[30] == pytest.approx(70)  # slow credited as it runs
+    # slow is expected to take 80 s; past 90 % of that its credit stops and the time left grows
+    assert left[300] > left[200] > 0
 
 
 def test_a_failed_task_is_named_at_once(tmp_path):

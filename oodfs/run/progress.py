@@ -234,7 +234,8 @@ class Progress:
         self.interval = interval
         self.lock = threading.RLock()
         self.start = time.monotonic()
-        self.work_start: float | None = None  # when the first job started (its first message)
+        self.work_start: float | None = None  # when the first job had drawn its data
+        self.last_progress: float | None = None  # when work was last reported done
         self.fit: dict = {}  # (job, method) -> fraction of its fit done
         self.points: dict = {}  # (job, method) -> (points done, expected)
         self.fitted: dict = {}  # job -> methods fitted (in order)
@@ -294,6 +295,8 @@ class Progress:
                 self.work_start = now
             if job not in self.drawn or kind == "fitted":  # the job's next step begins
                 self.step_start[job] = now
+            if kind in ("points", "fitted", "downstream"):
+                self.last_progress = now
             self.drawn.add(job)
             if kind == "points":
                 method, done, expected = message[2], int(message[3]), max(int(message[4]), 1)
@@ -315,6 +318,7 @@ class Progress:
         with self.lock:
             if self.work_start is None:  # a backend that sends no messages: time from the first result
                 self.work_start = self.start
+            self.last_progress = time.monotonic()
             for task in finished:
                 setting, r_train, run, method = task.key
                 self.finished.add((self.job_of.get(task.key), method))
@@ -356,10 +360,12 @@ class Progress:
     def estimate(self, now: float | None = None) -> tuple[float, float | None]:
         """(fraction done, seconds left or None while there is no basis).
 
-        The rate is the work done since the first job started over the time since. A step under
-        way (a fit that reports no grid points) is credited with the time it has run at that rate
-        (each running job at its share of it), up to 90 % of its weight, so that the time left
-        counts down while a long step runs as expected and grows only once it overruns."""
+        The rate is the work done over the time it took (from the first fit to the last report of
+        work done). A step under way (a fit that reports no grid points) is credited with the
+        time it has run at that rate (each running job at its share of it), up to 90 % of its
+        weight; the time left is the work left after that credit at the rate over the whole
+        time since the first fit. So it counts down while a long step runs as expected and grows
+        once the step overruns."""
         now = time.monotonic() if now is None else now
         with self.lock:
             done = min(self.done(), self.total)
@@ -369,7 +375,10 @@ class Progress:
                 return fraction, None
             steps = {i: self._current_step(i) for i in self.drawn}
             steps = {i: s for i, s in steps.items() if s is not None}
-            per_job = done / (now - start) / max(len(steps), 1)
+            span = (self.last_progress or start) - start
+            if span < 1.0:  # a rate over less than a second is no rate: take the whole time
+                span = now - start
+            per_job = done / span / max(len(steps), 1)
             credit = 0.0
             for index, (weight, partial) in steps.items():
                 ran = now - self.step_start.get(index, now)
