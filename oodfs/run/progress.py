@@ -207,6 +207,17 @@ def _clock(seconds: float) -> str:
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
+def _terminal_width(stream) -> int:
+    """The columns of the terminal ``stream`` writes to; 0 when it is none, or one that says it has
+    no width (a pseudo-terminal no one sized: a bar there would be cut to nothing)."""
+    try:
+        if not stream.isatty():
+            return 0
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return 80 if getattr(stream, "isatty", lambda: False)() else 0  # a terminal without a descriptor
+
+
 class Progress:
     """What a run's jobs have done, in units of work, and its display on standard error.
 
@@ -252,8 +263,7 @@ class Progress:
         self.thread = None
         if not self.enabled:
             return
-        tty = getattr(self.stream, "isatty", lambda: False)()
-        if tty:
+        if _terminal_width(self.stream):
             from tqdm.auto import tqdm
 
             self.bar = tqdm(
