@@ -1,4 +1,4 @@
-"""Progress of a run, counted in units of work rather than finished tasks (docs/PROTOCOL.md, "Progress").
+"""A run's progress, counted in units of work rather than finished tasks (docs/PROTOCOL.md, "Progress").
 
 A job fits its methods one after another and trains their downstream models together, so its
 tasks all finish within a second at its end: counted in tasks, a run looks stalled and then done.
@@ -7,7 +7,8 @@ has finished, each method fitted, each downstream model trained), and every step
 is expected to cost: the median seconds of that method's fits (and its share of the downstream
 training) in the suite's shipped reference results, or, with no reference, its number of grid
 points (:func:`work_weights`). The time left is the work left at the rate the run has done work
-since its first job started; "estimating" until some work is done.
+since its first fit, a step under way credited with its running time (:meth:`Progress.estimate`);
+"estimating" until some work is done.
 
 On a terminal the run draws one bar updated in place (tqdm); otherwise (a log file, a pipe) it
 prints one line every ``interval`` seconds. Everything goes to standard error; ``--quiet``
