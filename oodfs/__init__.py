@@ -15,6 +15,7 @@ from oodfs.contract.api import (
 )
 from oodfs.contract.hookspecs import hookimpl
 from oodfs.contract.metrics import Evaluation, Metric, SuspectRule, diagnostic
+from oodfs.contract.progress import point_done
 from oodfs.contract.wls import WLSSelector, selector_for_weighter
 from oodfs.numeric import weighted_least_squares
 from oodfs.validation import OodfsError
@@ -37,6 +38,7 @@ __all__ = [
     "WeightCollapseWarning",
     "Weighter",
     "hookimpl",
+    "point_done",
     "ranking_from_scores",
     "selector_for_weighter",
     "weight_diagnostics",

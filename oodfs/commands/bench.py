@@ -18,6 +18,7 @@ from oodfs.commands.options import (
     positive_seconds,
     r_train_list,
 )
+from oodfs.run.progress import DEFAULT_INTERVAL
 from oodfs.validation import OodfsError, RunAborted
 
 
@@ -164,6 +165,14 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--quiet", action="store_true", help="print only the leaderboard (no progress, no file list)"
     )
+    p.add_argument(
+        "--progress-interval",
+        type=positive_seconds,
+        default=DEFAULT_INTERVAL,
+        metavar="SECONDS",
+        help=f"when standard error is not a terminal (a log file): one progress line every SECONDS "
+        f"(default {DEFAULT_INTERVAL:g}); a terminal shows a bar redrawn in place",
+    )
 
 
 def memory_size(text: str) -> str:
@@ -258,6 +267,7 @@ def run(args) -> int:
             resume=args.resume,
             plugin_modules=tuple(args.plugin),
             progress=not args.quiet,
+            progress_interval=args.progress_interval,
             argv=["oodfs"] + sys.argv[1:],
             backend_name=args.backend,
             backend_options=tuple(given.items()),

@@ -24,6 +24,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
+from oodfs.contract.progress import point_done
 from oodfs.contract.seeds import derive_seed
 from oodfs.contract.tasks import get_task, infer_task
 from oodfs.numeric import max_abs_offdiag_corr
@@ -384,6 +385,7 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
             est = cls(**p, random_state=random_state)
             est.task_ = task
             out.append(est._fit_scores(X, y, sample_weight, *extra))
+            point_done()
         return out
 
     def __sklearn_tags__(self):
@@ -509,6 +511,7 @@ class Weighter(_GridMixin, BaseEstimator):
         for p in points:
             est = cls(**p, random_state=random_state)
             fits.append(GridFit(est._fit_weights(X, *extra), est._diagnostics()))
+            point_done()
         return fits
 
 

@@ -42,6 +42,12 @@ class Backend:
     :class:`BackendOption` s they accept) and ``commits_in_worker``, and implement :meth:`run`.
     Every job is independent and seeded by its own coordinates, so a backend never changes a
     number: it only decides where and in which order the jobs run.
+
+    A backend that sets ``reports_progress`` receives ``progress=receive`` in :meth:`run` when the
+    run shows its progress: it runs each call inside ``oodfs.contract.progress.outlet(deliver)``
+    and has ``deliver`` bring each message the job sends to ``receive(message)`` in this process
+    while the job runs (messages are short lists of strings and numbers). Without it, a run's
+    progress advances only as jobs finish.
     """
 
     name: str = ""
@@ -49,6 +55,8 @@ class Backend:
     #: False when the results come back to this process to be committed (a remote cluster)
     commits_in_worker: bool = True
     options: tuple[BackendOption, ...] = ()
+    #: whether :meth:`run` takes ``progress`` and carries the jobs' progress messages (see above)
+    reports_progress: bool = False
 
     def run(self, fn: Callable, calls: Sequence[tuple], *, jobs: int, **options) -> Iterator:
         """Call ``fn(*args)`` for each ``args`` in ``calls`` with ``jobs`` workers and yield the

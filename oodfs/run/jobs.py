@@ -15,6 +15,7 @@ import json
 import time
 from dataclasses import dataclass
 
+from oodfs.contract import progress
 from oodfs.contract.registry import registry
 from oodfs.contract.task import DataKey, TaskKey, env_key
 from oodfs.results.provenance import package_versions
@@ -23,6 +24,7 @@ from oodfs.run.dataset import make_dataset
 from oodfs.run.downstream_models import DownstreamCache
 from oodfs.run.evaluate import curve_ks, fit_method, leave_one_out_loss, method_rows, point_ks, subsets_needed
 from oodfs.run.executors.isolation import call_isolated
+from oodfs.run.progress import PointCounter
 from oodfs.run.suite import Suite, grid_ks
 from oodfs.tables import named_columns as named  # "column 3" -> "column 'hr=3'", as `oodfs select` says it
 from oodfs.validation import error_message
@@ -34,6 +36,7 @@ class Job:
 
     data: DataKey
     methods: tuple[str, ...]
+    index: int = 0  # its place in the run's plan: how its progress messages name it
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ def plan(suite: Suite, finished: set, workers: int = 1) -> list[Job]:
             jobs.append(Job(key, pending))
     if len(jobs) < workers:
         jobs = [Job(j.data, (m,)) for j in jobs for m in j.methods]
-    return jobs
+    return [Job(j.data, j.methods, i) for i, j in enumerate(jobs)]
 
 
 @dataclass(frozen=True)
@@ -124,26 +127,32 @@ def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
             store.commit_task(task, status, error, rows, digest, ident.parts if ident is not None else None)
         finished.append(TaskResult(task, status, error, None if store is not None else rows, ident))
 
+    progress.send(["start", job.index])
     try:
         t0 = time.perf_counter()
         data = make_dataset(suite, key)
         common["data_seconds"] = time.perf_counter() - t0  # once per data set, shared by its tasks
+        progress.send(["drawn", job.index])
     except (Exception, SystemExit) as exc:  # the data set itself failed: every task on it fails, recorded
         for method in job.methods:
             finish(method, "failed", error_message(exc), [{}])
         return finished
 
     fits = {}
+    refits = len(data.train_envs) if data.groups_train is not None else 0  # leave one environment out
     for method in job.methods:
         try:
 
             def fit(method=method):
-                return fit_method(suite, key, method, data)
+                points = len(registry().get("selector", method).grid_points()) * (1 + refits)
+                with progress.counting_points(PointCounter(job.index, method, points)):
+                    return fit_method(suite, key, method, data)
 
             isolate = context.isolate or context.task_timeout or context.task_memory
             fits[method] = call_isolated(fit, context.task_timeout, context.task_memory) if isolate else fit()
         except (Exception, SystemExit) as exc:  # a failing plugin is recorded; the benchmark goes on
             finish(method, "failed", named(error_message(exc), data.feature_names), [{}])
+        progress.send(["fitted", job.index, method])
 
     # every subset of every method in one downstream call (batching changes no result)
     d = data.X_train.shape[1]
@@ -160,6 +169,7 @@ def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
             cache = DownstreamCache.for_profile(data, seed, suite.profile, model, suite.task or "regression")
             results[model] = cache.evaluate(subsets)
             seconds[model] = time.perf_counter() - t0
+            progress.send(["downstream", job.index, len(results) / len(suite.downstream)])
     except Exception as exc:
         for method in fits:
             finish(method, "failed", f"downstream regressor: {error_message(exc)}", [{}])

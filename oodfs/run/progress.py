@@ -1,43 +1,488 @@
-"""Progress of a run: a tqdm bar on a terminal, plain lines otherwise; counted in tasks."""
+"""A run's progress, counted in units of work rather than finished tasks (docs/PROTOCOL.md, "Progress").
+
+A job fits its methods one after another and trains their downstream models together, so its
+tasks all finish within a second at its end: counted in tasks, a run looks stalled and then done.
+Here the jobs report as they go, through :mod:`oodfs.contract.progress` (the grid points a fit
+has finished, each method fitted, each downstream model trained), and every step weighs what it
+is expected to cost: the median seconds of that method's fits (and its share of the downstream
+training) in the suite's shipped reference results, or, with no reference, its number of grid
+points (:func:`work_weights`). The time left is the work left at the rate the run has done work
+since its first fit, a step under way credited with its running time (:meth:`Progress.estimate`);
+"estimating" until some work is done.
+
+On a terminal the run draws one bar updated in place (tqdm); otherwise (a log file, a pipe) it
+prints one line every ``interval`` seconds. Everything goes to standard error; ``--quiet``
+draws nothing.
+
+Worker side: :class:`PointCounter` (one fit's grid points) and :class:`FileOutlet` /
+:class:`FileInbox` (worker processes of this machine report through a folder of files, one per
+process; the dask backends use dask's events instead).
+"""
 
 from __future__ import annotations
 
+import json
+import math
+import os
+import shutil
 import sys
+import tempfile
+import threading
 import time
+from dataclasses import dataclass
+
+from oodfs.contract import progress as messages
+
+#: seconds between two lines when standard error is not a terminal (``RunOptions.progress_interval``)
+DEFAULT_INTERVAL = 10.0
+#: seconds between two redraws of the bar on a terminal
+REDRAW = 0.5
+
+
+# -- the worker side -----------------------------------------------------------------------------
+class PointCounter:
+    """Counts one fit's grid points (:func:`oodfs.contract.progress.point_done`) and sends the
+    count, at most every ``every`` seconds (a method may report many small steps)."""
+
+    def __init__(self, job: int, method: str, expected: int, every: float = 0.25):
+        self.job, self.method, self.expected, self.every = job, method, max(int(expected), 1), every
+        self.done, self.sent = 0, -math.inf
+
+    def __call__(self, n: int) -> None:
+        self.done += n
+        now = time.monotonic()
+        if now - self.sent >= self.every:
+            self.sent = now
+            messages.send(["points", self.job, self.method, min(self.done, self.expected), self.expected])
+
+
+class FileOutlet:
+    """A worker process's outlet: each message one JSON line appended to ``folder/<pid>.jsonl``."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+
+    def __call__(self, message: list) -> None:
+        line = (json.dumps(message) + "\n").encode()
+        path = os.path.join(self.folder, f"{os.getpid()}.jsonl")
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+
+
+class FileInbox:
+    """This process's end of :class:`FileOutlet`: a temporary folder, read every ``every`` seconds
+    by a thread that hands each new complete line to ``receive``; :meth:`close` reads what is
+    left and removes the folder."""
+
+    def __init__(self, receive, every: float = 0.2):
+        self.receive, self.every = receive, every
+        self.folder = tempfile.mkdtemp(prefix="oodfs-progress-")
+        self.offsets: dict[str, int] = {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._watch, name="oodfs-progress-inbox", daemon=True)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        while not self.stop.wait(self.every):
+            self._read()
+
+    def _read(self) -> None:
+        try:
+            names = os.listdir(self.folder)
+        except OSError:
+            return
+        for name in names:
+            path = os.path.join(self.folder, name)
+            start = self.offsets.get(name, 0)
+            try:
+                with open(path, "rb") as f:
+                    f.seek(start)
+                    data = f.read()
+            except OSError:
+                continue
+            end = data.rfind(b"\n") + 1  # a line still being written waits for the next look
+            self.offsets[name] = start + end
+            for line in data[:end].splitlines():
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    continue
+                try:
+                    self.receive(message)
+                except Exception:  # noqa: BLE001 -- a progress line is never worth a stopped run
+                    pass
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        self._read()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+# -- what the work weighs ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Weights:
+    """What one task of each method weighs: ``fit`` (its fits) and ``downstream`` (its share of
+    its job's downstream training), in ``unit``; ``basis`` says where the numbers come from."""
+
+    fit: dict
+    downstream: dict
+    unit: str
+    basis: str
+
+
+def work_weights(suite, methods) -> Weights:
+    """The weights of ``methods`` (names) on ``suite``: medians over the tasks of the suite's
+    shipped reference results (seconds; a method the reference lacks: its grid points times the
+    reference's median seconds per grid point), or, with no reference, one unit per grid point
+    for its fits and one per grid point for its downstream share."""
+    from oodfs.contract.registry import registry
+
+    points = {m: len(registry().get("selector", m).grid_points()) for m in methods}
+    ref = _reference_seconds(suite)
+    if ref is None:
+        return Weights(dict(points), dict(points), "grid points", "grid points (no reference results)")
+    fit, down, label = ref
+    per_point_fit = _median([fit[m] / points[m] for m in fit if m in points] or list(fit.values()))
+    per_point_down = _median([down[m] / points[m] for m in down if m in points] or list(down.values()))
+    return Weights(
+        {m: fit.get(m, per_point_fit * points[m]) for m in methods},
+        {m: down.get(m, per_point_down * points[m]) for m in methods},
+        "s",
+        f"the fit times of the reference results {label}",
+    )
+
+
+def _median(values) -> float:
+    values = sorted(values)
+    if not values:
+        return 1.0
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def _reference_seconds(suite):
+    """``({method: fit s}, {method: downstream s}, label)`` per task from the shipped reference of
+    ``suite`` (same name and profile), or None."""
+    from oodfs.run.reference import shipped_dir
+
+    label = f"{suite.name}-{suite.profile}"
+    path = shipped_dir() / f"{label}.parquet"
+    if not path.is_file():
+        return None
+    import pandas as pd
+
+    try:
+        columns = ["setting", "r_train", "run", "method", "downstream", "fit_seconds", "downstream_seconds"]
+        rows = pd.read_parquet(path, columns=columns).drop_duplicates(columns[:5])
+    except (OSError, ValueError, KeyError):
+        return None
+    models = [m for m in suite.downstream if m in set(rows["downstream"])]
+    rows = rows[rows["downstream"].isin(models)] if models else rows
+    per_task = rows.groupby(columns[:4]).agg(
+        fit_seconds=("fit_seconds", "first"), downstream_seconds=("downstream_seconds", "sum")
+    )
+    per_task = per_task.dropna()
+    if per_task.empty:
+        return None
+    by_method = per_task.groupby(level="method").median()
+    if not models:  # none of the suite's downstream models in the reference: one model's share each
+        by_method["downstream_seconds"] *= len(suite.downstream) / max(rows["downstream"].nunique(), 1)
+    return (
+        {m: max(float(v), 1e-3) for m, v in by_method["fit_seconds"].items()},
+        {m: max(float(v), 1e-3) for m, v in by_method["downstream_seconds"].items()},
+        label,
+    )
+
+
+# -- the run's side ----------------------------------------------------------------------------------
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def _terminal_width(stream) -> int:
+    """The columns of the terminal ``stream`` writes to; 0 when it is none, or one that says it has
+    no width (a pseudo-terminal no one sized: a bar there would be cut to nothing)."""
+    try:
+        if not stream.isatty():
+            return 0
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return 80 if getattr(stream, "isatty", lambda: False)() else 0  # a terminal without a descriptor
 
 
 class Progress:
-    def __init__(self, total: int, enabled: bool = True):
-        self.total, self.done, self.failed = total, 0, 0
-        self.enabled = enabled and total > 0
-        self.start = time.perf_counter()
+    """What a run's jobs have done, in units of work, and its display on standard error.
+
+    ``jobs``: the plan (:class:`oodfs.run.jobs.Job`, each with its ``index``); ``weights``:
+    :class:`Weights`. :meth:`receive` takes a job's messages (from any thread); :meth:`update`
+    the tasks that finished; :meth:`close` ends the display with a last line.
+    """
+
+    def __init__(
+        self,
+        jobs,
+        weights: Weights | None = None,
+        *,
+        enabled: bool = True,
+        interval: float = DEFAULT_INTERVAL,
+        stream=None,
+        workers: int = 1,
+    ):
+        self.jobs = {job.index: job for job in jobs}
+        self.job_of = {job.data.task(m): job.index for job in jobs for m in job.methods}
+        self.weights = weights or Weights({}, {}, "tasks", "tasks")
+        self.stream = stream if stream is not None else sys.stderr
+        self.tasks = sum(len(job.methods) for job in jobs)
+        self.enabled = enabled and self.tasks > 0
+        self.interval = interval
+        self.lock = threading.RLock()
+        self.start = time.monotonic()
+        self.work_start: float | None = None  # when the first job had drawn its data
+        self.last_progress: float | None = None  # when work was last reported done
+        self.fit: dict = {}  # (job, method) -> fraction of its fit done
+        self.points: dict = {}  # (job, method) -> (points done, expected)
+        self.fitted: dict = {}  # job -> methods fitted (in order)
+        self.downstream: dict = {}  # job -> fraction of its downstream training done
+        self.finished: set = set()  # (job, method) of finished tasks
+        self.failed = 0
+        self.started: set = set()  # jobs that have begun (drawing their data)
+        self.drawn: set = set()  # jobs that have drawn their data (fitting)
+        self.step_start: dict = {}  # job -> when its current step (a method's fit, its downstream) began
+        self.total = sum(self._weight(job, m) for job in jobs for m in job.methods) or 1.0
         self.bar = None
-        if self.enabled and sys.stderr.isatty():
+        self.header = None
+        self.closed = threading.Event()
+        self.thread = None
+        if not self.enabled:
+            return
+        if _terminal_width(self.stream):
             from tqdm.auto import tqdm
 
-            self.bar = tqdm(total=total, unit="task", dynamic_ncols=True)
+            self.bar = tqdm(
+                total=1000,
+                file=self.stream,
+                bar_format="{percentage:3.0f}%|{bar:16}| {desc}",
+                dynamic_ncols=True,
+                leave=True,
+            )
+        else:  # shown with the first line: a run that stops at once (no scheduler) says only why
+            self.header = (
+                f"{self.tasks} task{'s' * (self.tasks != 1)} in {len(jobs)} job{'s' * (len(jobs) != 1)} "
+                f"on {workers} worker{'s' * (workers != 1)}; progress weighs each step by "
+                f"{self.weights.basis}, a line every {interval:g} s"
+            )
+        self.thread = threading.Thread(target=self._tick, name="oodfs-progress", daemon=True)
+        self.thread.start()
+
+    # -- bookkeeping ----------------------------------------------------------------------------
+    def _weight(self, job, method) -> float:
+        return self.weights.fit.get(method, 1.0) + self.weights.downstream.get(method, 0.0)
+
+    def receive(self, message) -> None:
+        """One message of a job (see :mod:`oodfs.run.jobs`): ``["start", job]`` (drawing its data),
+        ``["drawn", job]``, ``["points", job, method, done, expected]``, ``["fitted", job,
+        method]``, ``["downstream", job, fraction]``. Unknown or malformed messages are ignored."""
+        try:
+            kind, job = message[0], int(message[1])
+        except (TypeError, ValueError, IndexError, KeyError):
+            return
+        with self.lock:
+            if job not in self.jobs:
+                return
+            now = time.monotonic()
+            self.started.add(job)
+            if kind == "start":  # drawing its data, which weighs nothing: the clock waits
+                return
+            if self.work_start is None:  # the rate is taken from the first fit on
+                self.work_start = now
+            if job not in self.drawn or kind == "fitted":  # the job's next step begins
+                self.step_start[job] = now
+            if kind in ("points", "fitted", "downstream"):
+                self.last_progress = now
+            self.drawn.add(job)
+            if kind == "points":
+                method, done, expected = message[2], int(message[3]), max(int(message[4]), 1)
+                key = (job, method)
+                # not complete until the method says it is fitted: the points may not be all the work
+                self.fit[key] = max(self.fit.get(key, 0.0), min(done / expected, 0.95))
+                self.points[key] = (done, expected)
+            elif kind == "fitted":
+                method = message[2]
+                self.fit[job, method] = 1.0
+                if method not in self.fitted.setdefault(job, []):
+                    self.fitted[job].append(method)
+            elif kind == "downstream":
+                self.downstream[job] = max(self.downstream.get(job, 0.0), min(float(message[2]), 1.0))
 
     def update(self, finished) -> None:
-        """Count finished tasks (TaskResult objects), one step each."""
-        for task in finished:
-            self.done += 1
-            self.failed += task.status == "failed"
-            if not self.enabled:
-                continue
-            if self.bar is not None:
-                self.bar.update(1)
-                self.bar.set_postfix(failed=self.failed)
-                continue
-            elapsed = time.perf_counter() - self.start
-            eta = elapsed / self.done * (self.total - self.done)
-            setting, r_train, run, method = task.key
-            print(
-                f"[{self.done}/{self.total} tasks, {self.failed} failed] {setting} r_train={r_train} "
-                f"run={run} {method}: {task.status}; elapsed {elapsed:.0f} s, ETA {eta:.0f} s",
-                file=sys.stderr,
-                flush=True,
-            )
+        """Count finished tasks (TaskResult objects); a failed one is named at once."""
+        notes = []
+        with self.lock:
+            if self.work_start is None:  # a backend that sends no messages: time from the first result
+                self.work_start = self.start
+            self.last_progress = time.monotonic()
+            for task in finished:
+                setting, r_train, run, method = task.key
+                self.finished.add((self.job_of.get(task.key), method))
+                if task.status != "ok":
+                    self.failed += 1
+                    error = (task.error or "").splitlines()[0] if task.error else ""
+                    error = error if len(error) <= 200 else error[:197] + "..."
+                    notes.append(f"task {setting} r_train={r_train} run={run} {method} failed: {error}")
+        if self.enabled:
+            for note in notes:
+                self._line(note)
 
-    def close(self) -> None:
+    def done(self) -> float:
+        """Units of work done."""
+        total = 0.0
+        for index, job in self.jobs.items():
+            for m in job.methods:
+                if (index, m) in self.finished:
+                    total += self._weight(job, m)
+                else:
+                    total += self.weights.fit.get(m, 1.0) * self.fit.get((index, m), 0.0)
+                    total += self.weights.downstream.get(m, 0.0) * self.downstream.get(index, 0.0)
+        return total
+
+    def _current_step(self, index) -> tuple[float, float] | None:
+        """(weight, units of it done) of the step job ``index`` is on; None once it has finished."""
+        job = self.jobs[index]
+        open_ = [m for m in job.methods if (index, m) not in self.finished]
+        if not open_:
+            return None
+        fitted = self.fitted.get(index, [])
+        left = [m for m in open_ if m not in fitted]
+        if left:
+            weight = self.weights.fit.get(left[0], 1.0)
+            return weight, weight * self.fit.get((index, left[0]), 0.0)
+        weight = sum(self.weights.downstream.get(m, 0.0) for m in open_)
+        return weight, weight * self.downstream.get(index, 0.0)
+
+    def estimate(self, now: float | None = None) -> tuple[float, float | None]:
+        """(fraction done, seconds left or None while there is no basis).
+
+        The rate is the work done over the time it took (from the first fit to the last report of
+        work done). A step under way (a fit that reports no grid points) is credited with the
+        time it has run at that rate (each running job at its share of it), up to 90 % of its
+        weight; the time left is the work left after that credit at the rate over the whole
+        time since the first fit. So it counts down while a long step runs as expected and grows
+        once the step overruns."""
+        now = time.monotonic() if now is None else now
+        with self.lock:
+            done = min(self.done(), self.total)
+            start = self.work_start
+            fraction = done / self.total
+            if start is None or done <= 0 or now <= start:
+                return fraction, None
+            steps = {i: self._current_step(i) for i in self.drawn}
+            steps = {i: s for i, s in steps.items() if s is not None}
+            span = (self.last_progress or start) - start
+            if span < 1.0:  # a rate over less than a second is no rate: take the whole time
+                span = now - start
+            per_job = done / span / max(len(steps), 1)
+            credit = 0.0
+            for index, (weight, partial) in steps.items():
+                ran = now - self.step_start.get(index, now)
+                credit += max(0.0, min(0.9 * weight, ran * per_job) - partial)
+        done = min(done + credit, self.total)
+        return fraction, (now - start) * (self.total - done) / done
+
+    def _activity(self) -> str:
+        """What the running jobs are doing now (at most two named)."""
+        doing = []
+        for index in sorted(self.started):
+            job = self.jobs[index]
+            if all((index, m) in self.finished for m in job.methods):
+                continue
+            fitted = self.fitted.get(index, [])
+            left = [m for m in job.methods if m not in fitted and (index, m) not in self.finished]
+            data = job.data
+            where = f"{data.setting} r_train={data.task('').r_train} run={data.run}"
+            if index not in self.drawn:
+                doing.append(f"drawing the data of {where}")
+                continue
+            if not left:
+                doing.append(f"downstream on {where}")
+                continue
+            method = left[0]
+            done, expected = self.points.get((index, method), (0, 1))
+            count = f" {done}/{expected} points" if 0 < done < expected else ""
+            doing.append(f"{method}{count} on {where}")
+        if len(doing) > 2:
+            doing = doing[:2] + [f"{len(doing) - 2} more"]
+        if not self.started and not self.finished:
+            doing = ["waiting for the first job to start"]
+        return "; ".join(doing)
+
+    def text(self, now: float | None = None) -> str:
+        now = time.monotonic() if now is None else now
+        fraction, left = self.estimate(now)
+        with self.lock:
+            tasks = len(self.finished)
+            failed = f", {self.failed} failed" if self.failed else ""
+            doing = self._activity()
+        eta = "ETA estimating" if left is None else f"ETA {_clock(left)}"
+        head = f"{tasks}/{self.tasks} tasks{failed}, elapsed {_clock(now - self.start)}, {eta}"
+        if self.bar is None:  # a bar shows the percentage itself
+            head = f"{100 * fraction:.0f}% of the work, {head}"
+        return head + (f"; now: {doing}" if doing else "")
+
+    # -- display -------------------------------------------------------------------------------
+    def _line(self, text: str) -> None:
         if self.bar is not None:
+            self.bar.write(f"oodfs: {text}", file=self.stream)
+        else:
+            print(f"oodfs: {text}", file=self.stream, flush=True)
+
+    def _draw(self) -> None:
+        if self.bar is not None:
+            fraction, _ = self.estimate()
+            self.bar.n = int(1000 * fraction)
+            self.bar.set_description_str(self.text(), refresh=False)
+            self.bar.refresh()
+        else:
+            if self.header is not None:
+                self._line(self.header)
+                self.header = None
+            self._line(self.text())
+
+    def _tick(self) -> None:
+        every = REDRAW if self.bar is not None else self.interval
+        while not self.closed.wait(every):
+            try:
+                self._draw()
+            except Exception:  # noqa: BLE001 -- a closed stream, a terminal gone: the run goes on
+                pass
+
+    def close(self, completed: bool = True) -> None:
+        """End the display with a last line; a run stopped before any job began (``completed``
+        False: an unreachable scheduler, Ctrl-C while workers start) leaves nothing of it."""
+        if not self.enabled or self.closed.is_set():
+            return
+        self.closed.set()
+        if self.thread is not None:
+            self.thread.join()
+        if not completed and not self.started and not self.finished:
+            if self.bar is not None:
+                self.bar.leave = False
+                self.bar.close()
+            return
+        elapsed = _clock(time.monotonic() - self.start)
+        tasks = len(self.finished)
+        failed = f", {self.failed} failed" if self.failed else ""
+        if self.bar is not None:
+            self.bar.n = int(1000 * self.estimate()[0])
+            self.bar.set_description_str(f"{tasks}/{self.tasks} tasks{failed} in {elapsed}", refresh=False)
             self.bar.close()
+        else:
+            self._line(f"{tasks}/{self.tasks} tasks done{failed} in {elapsed}")

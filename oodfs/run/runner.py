@@ -29,7 +29,7 @@ from oodfs.run.executors import backend
 from oodfs.run.executors.isolation import memory_limit_supported, parse_size
 from oodfs.run.identity import method_code_hashes, suite_identity, task_identities
 from oodfs.run.jobs import WorkerContext, plan, run_job
-from oodfs.run.progress import Progress
+from oodfs.run.progress import DEFAULT_INTERVAL, Progress, work_weights
 from oodfs.run.suite import (
     Suite,
     check_environment_params,
@@ -182,6 +182,7 @@ class RunOptions:
     resume: bool = False
     plugin_modules: tuple[str, ...] = ()
     progress: bool = True
+    progress_interval: float = DEFAULT_INTERVAL  # seconds between progress lines off a terminal
     argv: tuple[str, ...] | None = None
     backend_name: str = "local"
     backend_options: tuple[tuple[str, str], ...] = ()  # (name, text) of the backend's declared options
@@ -384,7 +385,8 @@ def _invocation(suite: Suite, options: RunOptions, identities: dict, decided: Re
 
 def _dispatch(suite, store, out_dir, executor, options: RunOptions, identities: dict, todo: list) -> None:
     """Hand the jobs to the backend and store what comes back (a worker may commit itself)."""
-    bar = Progress(sum(len(job.methods) for job in todo), enabled=options.progress)
+    methods = dict.fromkeys(m for job in todo for m in job.methods)
+    weights = work_weights(suite, methods) if options.progress and todo else None
     context = WorkerContext(
         suite,
         str(out_dir) if executor.commits_in_worker else None,
@@ -396,17 +398,30 @@ def _dispatch(suite, store, out_dir, executor, options: RunOptions, identities: 
     )
     calls = [(context, job) for job in todo]
     settings = executor.parse_options(dict(options.backend_options))
-    for finished in executor.run(run_job, calls, jobs=options.jobs, **settings):
-        for task in finished:
-            if task.rows is not None:
-                ident = task.identity
-                store.commit_task(
-                    task.key,
-                    task.status,
-                    task.error,
-                    task.rows,
-                    None if ident is None else ident.digest,
-                    None if ident is None else ident.parts,
-                )
-        bar.update(finished)
+    bar = Progress(
+        todo,
+        weights,
+        enabled=options.progress,
+        interval=options.progress_interval,
+        workers=min(options.jobs, len(todo)),
+    )
+    if bar.enabled and executor.reports_progress:  # the jobs' messages, as they work (docs/PROTOCOL.md)
+        settings["progress"] = bar.receive
+    try:
+        for finished in executor.run(run_job, calls, jobs=options.jobs, **settings):
+            for task in finished:
+                if task.rows is not None:
+                    ident = task.identity
+                    store.commit_task(
+                        task.key,
+                        task.status,
+                        task.error,
+                        task.rows,
+                        None if ident is None else ident.digest,
+                        None if ident is None else ident.parts,
+                    )
+            bar.update(finished)
+    except BaseException:
+        bar.close(completed=False)
+        raise
     bar.close()

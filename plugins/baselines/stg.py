@@ -178,6 +178,7 @@ class STG(oodfs.Selector):
                                    logistic=task == "binary", **template._training_params())
             for i, scores, curve in zip(members, mu, losses):
                 out[i] = oodfs.GridFit(scores, template._diagnostics(curve))
+            oodfs.point_done(len(members))  # the run's progress line (docs/PROTOCOL.md, "Progress")
         return out
 
 

@@ -104,6 +104,7 @@ class _TreeSelector(oodfs.Selector):
             by_m = cls._prefix_importances(model, ms)
             for i in idx:
                 out[i] = by_m[int(points[i]["n_estimators"])]
+            oodfs.point_done(len(idx))  # the run's progress line (docs/PROTOCOL.md, "Progress")
         return out
 
 

@@ -300,4 +300,5 @@ class DWRWeighter(oodfs.Weighter):
             fit = oodfs.GridFit(est._fit_weights(X), est._diagnostics())
             warn_if_collapsed(cls, p, fit.values)
             fits.append(fit)
+            oodfs.point_done()  # the run's progress line (docs/PROTOCOL.md, "Progress")
         return fits

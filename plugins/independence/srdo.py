@@ -410,4 +410,5 @@ class SRDOWeighter(oodfs.Weighter):
             warn_if_collapsed(cls, params, fit.values)
             warn_if_clipped(cls, params, fit.diagnostics)
             out.append(fit)
+            oodfs.point_done()  # the run's progress line (docs/PROTOCOL.md, "Progress")
         return out

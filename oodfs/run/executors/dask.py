@@ -15,14 +15,17 @@ The LocalCluster oodfs starts serves nothing over HTTP and talks TLS:
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import signal
 import sys
 import threading
+import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 
 from oodfs.contract.extensions import Backend, BackendOption
+from oodfs.contract.progress import outlet
 from oodfs.run.executors.lifeline import die_with_parent, mark_run, unmark_run
 from oodfs.validation import OodfsError, RunAborted, format_warning
 
@@ -33,6 +36,7 @@ class DaskBackend(Backend):
 
     name = "dask"
     commits_in_worker = False  # a remote worker returns its rows; this process commits them
+    reports_progress = True  # through dask's events (:func:`reporting`)
     options = (
         BackendOption(
             "scheduler",
@@ -41,8 +45,8 @@ class DaskBackend(Backend):
         ),
     )
 
-    def run(self, fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str | None = None):
-        return run(fn, calls, jobs=jobs, scheduler=scheduler)
+    def run(self, fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler=None, progress=None):
+        return run(fn, calls, jobs=jobs, scheduler=scheduler, progress=progress)
 
     def uses_local_cpus(self, scheduler: str | None = None) -> bool:
         return scheduler is None  # an existing cluster may be larger than this machine
@@ -74,7 +78,27 @@ def _security():
     return True
 
 
-def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str | None = None) -> Iterator:
+def reporting(client, fn: Callable, progress: Callable | None) -> Callable:
+    """``fn`` as a worker runs it: its progress messages (:mod:`oodfs.contract.progress`) become
+    events of a topic of this run, which the client hands to ``progress`` in this process."""
+    if progress is None:
+        return fn
+    topic = f"oodfs-progress-{uuid.uuid4().hex}"
+    client.subscribe_topic(topic, lambda event: progress(event[1]))  # event: (time, message)
+    return functools.partial(_with_events, topic, fn)
+
+
+def _with_events(topic: str, fn: Callable, *args):
+    from distributed import get_worker
+
+    worker = get_worker()
+    with outlet(lambda message: worker.log_event(topic, message)):
+        return fn(*args)
+
+
+def run(
+    fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str | None = None, progress=None
+) -> Iterator:
     try:
         import dask
         from dask.distributed import Client, LocalCluster, as_completed
@@ -103,6 +127,7 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, scheduler: str |
             client = Client(cluster if cluster is not None else scheduler, timeout="30s")
         except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address at all
             raise OodfsError(f"cannot reach the dask scheduler {scheduler!r}: {exc}") from None
+        fn = reporting(client, fn, progress)
         task = fn if cluster is None else _in_local_worker
         first = () if cluster is None else (fn,)
         yield from completed(client, [(task, *first, *args) for args in calls], as_completed)

@@ -30,6 +30,7 @@ import threading
 import time
 import warnings
 
+from oodfs.contract import progress
 from oodfs.run.executors.lifeline import _prctl, die_with_parent
 from oodfs.validation import OodfsError, error_message
 
@@ -40,7 +41,10 @@ warnings.filterwarnings(
     "ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning
 )
 
-_HEADER = struct.Struct("<Q")  # the result's length: a complete result needs no end of the pipe
+# each frame on the pipe: its length and kind, then the pickled payload; a complete result needs no
+# end of the pipe. Progress messages (oodfs.contract.progress.send) may come before the result.
+_HEADER = struct.Struct("<QB")
+_RESULT, _MESSAGE = 0, 1
 
 
 #: the reaper's program (standard library only: it starts in a few ms and holds none of the worker's
@@ -272,7 +276,9 @@ def call_isolated(fn, timeout: float | None = None, memory: str | None = None):
             if memory is not None:
                 _limit_memory(parse_size(memory))
             try:
-                payload = pickle.dumps(("ok", fn()))
+                with progress.outlet(lambda message: _send_message(write_fd, message)):
+                    result = fn()
+                payload = pickle.dumps(("ok", result))
             except BaseException as exc:  # noqa: BLE001 -- everything goes back to the parent
                 message = error_message(exc)
                 if memory is not None and _out_of_memory(exc):
@@ -281,7 +287,7 @@ def call_isolated(fn, timeout: float | None = None, memory: str | None = None):
             for stream in (sys.stdout, sys.stderr):  # the method's own output, before the parent stops us
                 stream.flush()
             with os.fdopen(write_fd, "wb") as out:
-                out.write(_HEADER.pack(len(payload)) + payload)
+                out.write(_HEADER.pack(len(payload), _RESULT) + payload)
         except BaseException:  # noqa: BLE001
             code = 1
         os._exit(code)
@@ -318,16 +324,33 @@ def call_isolated(fn, timeout: float | None = None, memory: str | None = None):
     return result
 
 
+def _send_message(fd: int, message) -> None:
+    """In the child: one progress message to the parent (one write below PIPE_BUF: never split)."""
+    data = pickle.dumps(message)
+    os.write(fd, _HEADER.pack(len(data), _MESSAGE) + data)
+
+
 def _receive(fd: int, pid: int, timeout: float | None) -> tuple[bytes | None, int | str | None]:
-    """The child's complete message (or None) and its wait status: None while it still runs,
-    "timeout" when the limit passed before a complete message."""
+    """The child's complete result (or None) and its wait status: None while it still runs,
+    "timeout" when the limit passed before a complete result. The progress messages that come
+    before the result are passed on to this process's outlet (:func:`oodfs.contract.progress.send`)."""
     buf, status = bytearray(), None
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         if len(buf) >= _HEADER.size:
-            end = _HEADER.size + _HEADER.unpack_from(buf)[0]
+            size, kind = _HEADER.unpack_from(buf)
+            end = _HEADER.size + size
             if len(buf) >= end:
-                return bytes(buf[_HEADER.size : end]), status
+                if kind == _RESULT:
+                    return bytes(buf[_HEADER.size : end]), status
+                try:
+                    message = pickle.loads(bytes(buf[_HEADER.size : end]))
+                except Exception:  # noqa: BLE001 -- a damaged progress message is dropped
+                    message = None
+                del buf[:end]
+                if message is not None:
+                    progress.send(message)
+                continue
         left = None if deadline is None else deadline - time.monotonic()
         wait = 0.2 if left is None else max(0.0, min(left, 0.2))
         if select.select([fd], [], [], wait)[0]:

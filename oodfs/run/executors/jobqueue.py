@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 
 from oodfs.contract.extensions import Backend, BackendOption
-from oodfs.run.executors.dask import _QUIET_CLUSTER, completed
+from oodfs.run.executors.dask import _QUIET_CLUSTER, completed, reporting
 from oodfs.validation import OodfsError, format_warning
 
 #: ``system`` -> dask-jobqueue's cluster class
@@ -61,6 +61,7 @@ class JobQueueBackend(Backend):
 
     name = "jobqueue"
     commits_in_worker = False  # the nodes return their rows; the login node commits them
+    reports_progress = True  # through dask's events, as the dask backend
     options = (
         BackendOption("system", f"the batch system: {', '.join(SYSTEMS)} (default slurm)", _system),
         BackendOption("cores", "single-threaded workers per job (default 1)", _positive),
@@ -79,12 +80,13 @@ class JobQueueBackend(Backend):
         BackendOption("shared_directory", "a folder the nodes see, for the TLS certificates (default ~)"),
     )
 
-    def run(self, fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, **options) -> Iterator:
+    def run(self, fn: Callable, calls: Sequence[tuple], *, jobs=1, progress=None, **options) -> Iterator:
         cluster = _start(jobs, **options)
         try:
             from dask.distributed import Client, as_completed
 
             with Client(cluster, timeout="60s") as client:
+                fn = reporting(client, fn, progress)
                 yield from completed(client, [(_in_job, fn, *args) for args in calls], as_completed)
         finally:
             cluster.close()

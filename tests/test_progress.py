@@ -1,0 +1,293 @@
+"""A run's progress: it advances while grid points are fitted (before any task finishes), in every
+backend, with an ETA once there is a basis; one bar on a terminal, spaced lines otherwise; nothing
+under --quiet; never on standard output."""
+
+import io
+import os
+import sys
+import threading
+import time
+
+import pytest
+
+from oodfs.cli import main
+from oodfs.contract import progress as messages
+from oodfs.contract.task import DataKey
+from oodfs.run.executors.isolation import call_isolated
+from oodfs.run.jobs import Job
+from oodfs.run.progress import FileInbox, FileOutlet, Progress, Weights, work_weights
+from oodfs.run.runner import run_suite
+from oodfs.run.suite import load_suite
+
+from .conftest import TINY_SUITE_TOML, assert_one_line, run_cli, tiny
+
+#: a selector whose grid points after the first wait until the test has seen the first one reported
+#: on standard error: its task can only succeed if the progress got there while it was fitting
+STEPPED = '''
+import os, time
+from pathlib import Path
+import numpy as np
+import oodfs
+
+
+class Stepped(oodfs.Selector):
+    """Waits at its second grid point for the run to show the first."""
+
+    name = "stepped"
+    grid = {"step": [0, 1, 2]}
+
+    def __init__(self, step=0, k=5, random_state=None):
+        self.step, self.k, self.random_state = step, k, random_state
+
+    def _fit_scores(self, X, y, sample_weight):
+        marker = Path(os.environ["OODFS_TEST_MARKER"])
+        deadline = time.monotonic() + 60
+        while self.step > 0 and not marker.exists():
+            if time.monotonic() > deadline:
+                raise RuntimeError("the run never showed the first grid point")
+            time.sleep(0.05)
+        return np.abs(np.corrcoef(X.T, y)[-1, :-1])
+
+
+@oodfs.hookimpl
+def oodfs_selectors():
+    return [Stepped]
+'''
+
+
+class Watched(io.StringIO):
+    """A standard error that is no terminal and creates ``marker`` once it has shown ``needle``."""
+
+    def __init__(self, needle: str, marker):
+        super().__init__()
+        self.needle, self.marker, self.lock = needle, marker, threading.Lock()
+
+    def write(self, text):
+        with self.lock:
+            n = super().write(text)
+            if self.needle in self.getvalue():
+                self.marker.touch()
+            return n
+
+    def isatty(self):
+        return False
+
+
+@pytest.fixture
+def stepped(tmp_path, monkeypatch):
+    plugin = tmp_path / "stepped.py"
+    plugin.write_text(STEPPED)
+    marker = tmp_path / "shown"
+    monkeypatch.setenv("OODFS_TEST_MARKER", str(marker))
+    return str(plugin), marker
+
+
+@pytest.mark.parametrize(
+    "backend, isolate",
+    [("local", True), ("local", False), pytest.param("dask", True, marks=pytest.mark.slow)],
+)
+def test_progress_reaches_the_run_before_the_task_finishes(tmp_path, monkeypatch, stepped, backend, isolate):
+    if backend == "dask":
+        pytest.importorskip("distributed")
+    plugin, marker = stepped
+    err = Watched("stepped 1/3 points", marker)
+    monkeypatch.setattr(sys, "stderr", err)
+    store = run_suite(
+        tiny(methods=["stepped"], runs=1),
+        tmp_path / "out",
+        plugin_modules=(plugin,),
+        backend_name=backend,
+        isolate=isolate,
+        progress_interval=0.1,
+    )
+    tasks = store.task_records()
+    assert [r["status"] for r in tasks.values()] == ["ok"], tasks
+    text = err.getvalue()
+    lines = [line for line in text.splitlines() if "of the work" in line]
+    shown = next(i for i, line in enumerate(lines) if "stepped 1/3 points" in line)
+    assert "0/1 tasks" in lines[shown]  # the point was shown while its task still ran
+    assert any("ETA" in line and "estimating" not in line for line in lines[: shown + 1])
+    assert text.rstrip().splitlines()[-1].startswith("oodfs: 1/1 tasks done in")
+
+
+def test_two_workers_report_through_their_folder(tmp_path, monkeypatch, stepped):
+    plugin, marker = stepped
+    err = Watched("stepped 1/3 points", marker)
+    monkeypatch.setattr(sys, "stderr", err)
+    store = run_suite(
+        tiny(methods=["stepped", "ols"], runs=2),
+        tmp_path / "out",
+        jobs=2,
+        plugin_modules=(plugin,),
+        progress_interval=0.1,
+    )
+    assert {r["status"] for r in store.task_records().values()} == {"ok"}
+    assert "oodfs: 4/4 tasks done in" in err.getvalue()
+
+
+def test_quiet_prints_nothing_and_the_leaderboard_is_the_same(tmp_path, capsys):
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(TINY_SUITE_TOML.format(runs=1))
+    common = ["bench", "--suite", str(suite), "--jobs", "1", "--progress-interval", "0.1"]
+    assert main([*common, "--out", str(tmp_path / "a"), "--quiet"]) == 0
+    quiet = capsys.readouterr()
+    assert quiet.err == ""
+    assert main([*common, "--out", str(tmp_path / "b")]) == 0
+    shown = capsys.readouterr()
+    assert shown.out == quiet.out  # the leaderboard, and only it, on standard output
+    assert "of the work" in shown.err and "of the work" not in shown.out
+    assert "2/2 tasks done in" in shown.err
+
+
+def test_a_run_stopped_before_any_job_says_only_why(tmp_path, monkeypatch, capsys):
+    from oodfs.run.executors.local import LocalBackend
+    from oodfs.validation import OodfsError
+
+    def unreachable(self, fn, calls, **kwargs):
+        raise OodfsError("cannot reach the scheduler")
+        yield
+
+    monkeypatch.setattr(LocalBackend, "run", unreachable)
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(TINY_SUITE_TOML.format(runs=1))
+    args = ["bench", "--suite", str(suite), "--out", str(tmp_path / "out"), "--progress-interval", "0.1"]
+    assert_one_line(run_cli(capsys, *args), "cannot reach the scheduler")
+
+
+def test_a_log_gets_at_most_one_line_per_interval(tmp_path, monkeypatch):
+    err = Watched("never", tmp_path / "unused")
+    monkeypatch.setattr(sys, "stderr", err)
+    start = time.monotonic()
+    run_suite(tiny(methods=["ols", "correlation", "lasso"], runs=2), tmp_path / "out", progress_interval=1.0)
+    elapsed = time.monotonic() - start
+    text = err.getvalue()
+    lines = [line for line in text.splitlines() if "of the work" in line]
+    assert 1 <= len(lines) <= elapsed / 1.0 + 1, (elapsed, lines)
+    assert text.count("6 tasks in 2 jobs on 1 worker; progress weighs each step by grid points") == 1
+
+
+# -- the parts -----------------------------------------------------------------------------------------
+def _jobs():
+    return [
+        Job(DataKey("poly", 2.5, 0), ("fast", "slow"), 0),
+        Job(DataKey("poly", 2.5, 1), ("fast", "slow"), 1),
+    ]
+
+
+WEIGHTS = Weights({"slow": 8.0, "fast": 1.0}, {"slow": 0.5, "fast": 0.5}, "s", "test")
+
+
+def test_eta_is_the_work_left_at_the_rate_so_far():
+    p = Progress(_jobs(), WEIGHTS, enabled=False)
+    assert p.total == 20.0
+    assert p.estimate()[1] is None  # no basis yet
+    assert "waiting for the first job to start" in p.text()
+    p.receive(["start", 0])
+    assert p.work_start is None and "drawing the data of poly r_train=2.5 run=0" in p.text()
+    p.receive(["drawn", 0])
+    t0 = p.work_start  # the clock starts with the first fit
+    assert p.estimate(t0 + 5)[1] is None  # fitting, nothing done: still estimating
+    assert "ETA estimating" in p.text(t0 + 5)
+    p.receive(["fitted", 0, "fast"])
+    p.receive(["points", 0, "slow", 2, 4])  # half of slow's fits: 1 + 4 units of 20
+    fraction, left = p.estimate(t0 + 10)
+    assert fraction == pytest.approx(0.25)
+    # 5 units in 10 s; slow, begun at once, is credited its 10 s at that rate: 5 units, of which
+    # its points account for 4; so 6 done, 14 left at 0.6 units a second
+    assert left == pytest.approx(10 * 14 / 6, rel=0.01)
+    assert "slow 2/4 points" in p.text(t0 + 10)
+    p.receive(["points", 0, "slow", 4, 4])  # every point, but not yet fitted: held below complete
+    assert p.estimate(t0 + 10)[0] < 9 / 20
+    p.receive(["fitted", 0, "slow"])
+    p.receive(["downstream", 0, 1.0])
+    assert p.estimate(t0 + 10)[0] == pytest.approx(0.5)
+    p.receive(["points", 7, "slow", 1, 1])  # another run's job, a malformed message: ignored
+    p.receive(["points"])
+    assert p.estimate(t0 + 10)[0] == pytest.approx(0.5)
+
+
+def test_the_eta_counts_down_through_a_long_step_and_grows_once_it_overruns():
+    p = Progress(_jobs()[:1], WEIGHTS, enabled=False)
+    p.receive(["fitted", 0, "fast"])  # 1 unit of 10; slow (8 units, no grid points reported) begins
+    # as if fast had taken 10 s from the first fit: 0.1 units a second
+    p.work_start, p.last_progress, p.step_start[0] = 0.0, 10.0, 10.0
+    left = {now: p.estimate(now)[1] for now in (10, 20, 30, 200, 300)}
+    assert left[10] == pytest.approx(90)  # 9 units at 0.1 a second
+    assert left[20] == pytest.approx(80) and left[30] == pytest.approx(70)  # slow credited as it runs
+    # slow is expected to take 80 s; past 90 % of that its credit stops and the time left grows
+    assert left[300] > left[200] > 0
+
+
+def test_a_failed_task_is_named_at_once(tmp_path):
+    from oodfs.run.jobs import TaskResult
+
+    stream = io.StringIO()
+    p = Progress(_jobs(), enabled=True, interval=60, stream=stream)
+    try:
+        p.update([TaskResult(DataKey("poly", 2.5, 1).task("slow"), "failed", "boom: no luck", None)])
+        assert "task poly r_train=2.5 run=1 slow failed: boom: no luck" in stream.getvalue()
+    finally:
+        p.close()
+    assert stream.getvalue().splitlines()[-1].startswith("oodfs: 1/4 tasks done, 1 failed in")
+
+
+def test_a_terminal_gets_one_bar_redrawn_in_place():
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    stream = Terminal()
+    p = Progress(_jobs(), WEIGHTS, enabled=True, stream=stream)
+    p.receive(["fitted", 0, "fast"])
+    p.receive(["points", 0, "slow", 1, 4])
+    time.sleep(1.2)  # two redraws
+    p.close()
+    text = stream.getvalue()
+    assert "\r" in text and "0/4 tasks, elapsed" in text and "ETA" in text and "slow 1/4" in text
+    assert text.count("\n") <= 1  # the bar is redrawn, not printed again
+
+
+def test_weights_come_from_the_reference_or_count_grid_points():
+    suite = load_suite("synthetic")
+    w = work_weights(suite, ["svi", "ols", "dwr"])
+    assert w.unit == "s" and "synthetic-default" in w.basis
+    assert w.fit["svi"] > w.fit["dwr"] > w.fit["ols"] > 0
+    w = work_weights(tiny(), ["ols", "dwr"])  # no reference for the tiny suite
+    assert w.unit == "grid points"
+    assert w.fit == {"ols": 1, "dwr": 9}
+
+
+def test_a_forked_fit_relays_its_messages_in_order():
+    got = []
+
+    def fit():
+        for i in range(5000):  # more than a pipe holds: the worker reads while the fit writes
+            messages.send(["m", i])
+        return "result"
+
+    with messages.outlet(got.append):
+        assert call_isolated(fit, timeout=60) == "result"
+    assert got == [["m", i] for i in range(5000)]
+
+
+def test_file_outlet_and_inbox(tmp_path):
+    got = []
+    inbox = FileInbox(got.append, every=0.05)
+    outlet = FileOutlet(inbox.folder)
+    for i in range(3):
+        outlet(["m", i])
+    with open(os.path.join(inbox.folder, "partial.jsonl"), "w") as f:
+        f.write('["half"')  # a line still being written is not read
+    inbox.close()
+    assert got == [["m", 0], ["m", 1], ["m", 2]]
+    assert not os.path.exists(inbox.folder)
+
+
+def test_point_done_outside_a_run_does_nothing():
+    messages.point_done()
+    messages.send(["m"])
+    calls = []
+    with messages.counting_points(calls.append):
+        messages.point_done(2)
+        messages.point_done(0)
+    assert calls == [2]
