@@ -91,6 +91,11 @@ SELECTOR_SPECS = {
     "hrm": lambda: with_defaults(
         registry().get("selector", "hrm"), outer_iters=1, pretrain_epochs=100, epochs=300
     ),
+    # rsw's 8 000 Adam steps a fit likewise; at its authors' alpha (1e4 to 1e8) every gate closes
+    # and the known answer is lost (docs/PROTOCOL.md, section 12, "RSW"): the kit runs at alpha 100
+    "rsw": lambda: with_defaults(
+        registry().get("selector", "rsw"), alpha=100.0, pretrain_epochs=100, epochs=400
+    ),
 }
 
 
