@@ -63,10 +63,11 @@ def test_the_random_weightings_depend_on_x_and_are_normalised():
 def test_rsw_closes_the_gates_of_the_spurious_features_on_the_paper_s_data():
     env = Synthetic(setting="poly")
     X, y = env.sample(2.5, 2000, 1)
-    sel = RSW(pretrain_epochs=1000, epochs=3000, random_state=0).fit(X, y)
+    sel = RSW(random_state=0).fit(X, y)  # the authors' first simulation setting, their schedule
     spurious = {env.column_of("V4"), env.column_of("V5")}
+    # every gate closes to the budget's edge (docs/PROTOCOL.md, 12, "RSW"); V4 and V5 lowest
     assert set(np.argsort(sel.feature_importances_)[:2]) == spurious
-    assert not spurious & set(sel.selected_)
+    assert sel.feature_importances_.max() < 0.1
 
 
 def test_a_seed_fixes_the_fit():
