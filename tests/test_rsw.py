@@ -87,3 +87,6 @@ def test_bad_input_is_one_line():
         RSW(fit_intercept="yes").fit(X, y)
     with pytest.raises(oodfs.OodfsError, match="non-uniform sample_weight"):
         RSW().fit(X, y, sample_weight=np.arange(1.0, 101.0))
+    # regression only (docs/PROTOCOL.md, 12, "RSW"): a binary task is refused before any fit
+    with pytest.raises(oodfs.OodfsError, match="'rsw' handles regression targets, not binary$"):
+        RSW().fit(X, (y > np.median(y)).astype(float), task="binary")
