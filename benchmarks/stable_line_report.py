@@ -36,8 +36,12 @@ def main(argv=None) -> int:
     markov_report.CLAIMS = CLAIMS
     markov_report.SEARCHES = ()
     # no boundary searches here: drop their (empty) table
-    skip = ("The boundary the searches found", "| method | boundary size", "| --- | --- | --- | --- |")
-    body = [line for line in markov_report.section(args.results) if not line.startswith(skip)]
+    skip = ("The boundary the searches found", "| method | boundary size")
+    body = [
+        line
+        for line in markov_report.section(args.results)
+        if not line.startswith(skip) and line != "| --- | --- | --- | --- |"
+    ]
     lines = [
         "# HRM and RSW against DWR and SRDO, tested (the `markov` suite)",
         "",
