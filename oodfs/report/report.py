@@ -146,9 +146,8 @@ class Report:
         ]
         for name in columns:
             if name not in usable:
-                raise OodfsError(
-                    f"metric {name!r} has no values to compare in these results; valid: {', '.join(usable)}"
-                )
+                valid = ", ".join(usable) or "none (no comparable metric has a value in these results)"
+                raise OodfsError(f"metric {name!r} has no values to compare in these results; valid: {valid}")
         if len(set(columns)) < len(columns):
             raise OodfsError(f"the metrics to show name one twice: {', '.join(columns)}")
         return columns
