@@ -15,8 +15,8 @@ fit's stored scores this script adds, per (setting, run, method):
 
 Claims are paired comparisons of chosen grid points within a setting over runs: two-sided
 Wilcoxon signed-rank tests, Holm-corrected over the claims of each (setting, metric), with the
-mean difference and its 95 % t interval (oodfs.report.stats). The hand-written verdicts at the end
-of an existing report (from "## Verdicts (written by hand") are kept.
+mean difference and its 95 % percentile-bootstrap interval (oodfs.report.stats). The hand-written
+verdicts at the end of an existing report (from "## Verdicts (written by hand") are kept.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def _cell(values) -> str:
     values = values[~np.isnan(values)]
     if not len(values):
         return "—"
-    cs = cell_summary(values)
+    cs = cell_summary(values, method="bootstrap")  # percentile bootstrap: stays inside the metric's range
     return f"{cs.mean:.3f} [{cs.low:.3f}, {cs.high:.3f}]" if len(values) > 1 else f"{cs.mean:.3f}"
 
 
@@ -94,7 +94,7 @@ def section(path: str) -> list[str]:
     lines = [
         f"Results: `{path}` (rule `{report.rule.name}`, profile `{report.profile}`); runs per method: "
         + ", ".join(f"{m} {runs.get(m, 0)}" for m in methods)
-        + ". Means over runs with 95 % t intervals.",
+        + ". Means over runs with 95 % percentile-bootstrap intervals (inside each metric's range).",
     ]
     for setting, by_setting in chosen.groupby("setting", sort=False):
         lines += [
@@ -137,7 +137,7 @@ def section(path: str) -> list[str]:
                 if a not in methods or b not in methods:
                     continue
                 df = by_setting[by_setting["method"].isin([a, b])]
-                t = pairwise_tests(df, metric, lower, correction="none")
+                t = pairwise_tests(df, metric, lower, correction="none", interval="bootstrap")
                 if len(t) and t.iloc[0]["n_pairs"] > 0:
                     rows.append(t.iloc[0])
             padj = adjust_pvalues([r["p"] for r in rows], "holm") if rows else []
