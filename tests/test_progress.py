@@ -24,7 +24,7 @@ from .conftest import TINY_SUITE_TOML, assert_one_line, run_cli, tiny
 #: a selector whose grid points after the first wait until the test has seen the first one reported
 #: on standard error: its task can only succeed if the progress got there while it was fitting
 STEPPED = '''
-import os, time
+import time
 from pathlib import Path
 import numpy as np
 import oodfs
@@ -40,7 +40,9 @@ class Stepped(oodfs.Selector):
         self.step, self.k, self.random_state = step, k, random_state
 
     def _fit_scores(self, X, y, sample_weight):
-        marker = Path(os.environ["OODFS_TEST_MARKER"])
+        # beside this module, not from the environment: a worker process kept from an earlier test
+        # (joblib reuses its executor) has that test's environment
+        marker = Path(__file__).with_name("shown")
         deadline = time.monotonic() + 60
         while self.step > 0 and not marker.exists():
             if time.monotonic() > deadline:
@@ -74,12 +76,10 @@ class Watched(io.StringIO):
 
 
 @pytest.fixture
-def stepped(tmp_path, monkeypatch):
+def stepped(tmp_path):
     plugin = tmp_path / "stepped.py"
     plugin.write_text(STEPPED)
-    marker = tmp_path / "shown"
-    monkeypatch.setenv("OODFS_TEST_MARKER", str(marker))
-    return str(plugin), marker
+    return str(plugin), tmp_path / "shown"  # where the plugin looks: beside its module
 
 
 @pytest.mark.parametrize(
@@ -158,11 +158,15 @@ def test_a_log_gets_at_most_one_line_per_interval(tmp_path, monkeypatch):
     err = Watched("never", tmp_path / "unused")
     monkeypatch.setattr(sys, "stderr", err)
     start = time.monotonic()
-    run_suite(tiny(methods=["ols", "correlation", "lasso"], runs=2), tmp_path / "out", progress_interval=1.0)
+    interval = 0.2
+    suite = tiny(methods=["ols", "correlation", "lasso"], runs=2)
+    run_suite(suite, tmp_path / "out", progress_interval=interval)
     elapsed = time.monotonic() - start
     text = err.getvalue()
     lines = [line for line in text.splitlines() if "of the work" in line]
-    assert 1 <= len(lines) <= elapsed / 1.0 + 1, (elapsed, lines)
+    assert len(lines) <= elapsed / interval + 1, (elapsed, lines)
+    if elapsed > 5 * interval:  # a run this long has had time for a line (a fast one may end first)
+        assert lines, (elapsed, text)
     assert text.count("6 tasks in 2 jobs on 1 worker; progress weighs each step by grid points") == 1
 
 

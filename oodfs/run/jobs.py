@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from oodfs.contract import progress
 from oodfs.contract.registry import registry
@@ -36,7 +36,8 @@ class Job:
 
     data: DataKey
     methods: tuple[str, ...]
-    index: int = 0  # its place in the run's plan: how its progress messages name it
+    # its place in the run's plan: how its progress messages name it (not part of what the job is)
+    index: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
