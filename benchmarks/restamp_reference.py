@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+from dataclasses import replace
 
 import pandas as pd
 
@@ -32,9 +33,14 @@ def restamp(name: str, why: str) -> list[str]:
     suite_name, profile = name.rsplit("-", 1)
     ref = load_reference(suite_name, profile)
     suite = customise(load_suite(suite_name), profile=profile)
-    current = task_identities(suite, ref.methods)
     path = ref.path
     frame = pd.read_parquet(path)
+    # the downstream models the reference was made with (a binary suite's reference has its default
+    # model alone): they are part of the suite's identity, so the stamp must be of that suite
+    made_with = set(frame["downstream"].dropna().astype(str))
+    models = tuple(m for m in suite.downstream if m in made_with)
+    suite = replace(suite, downstream=models or suite.downstream)
+    current = task_identities(suite, ref.methods)
     changed = set()
     identity = frame["identity"].astype(object).to_numpy().copy()
     for i, (setting, method, old) in enumerate(zip(frame["setting"], frame["method"], frame["identity"])):
