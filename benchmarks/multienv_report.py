@@ -87,7 +87,10 @@ def comparisons(report: Report, pooled: bool = False) -> tuple[str, dict]:
                 correction="none",
                 interval="bootstrap",
             )
-            pw = pw[pw["method_a"].isin(LABELLED) ^ pw["method_b"].isin(LABELLED)]
+            # a label-using method against a label-free one (a method in neither list is not compared)
+            a_lab, b_lab = pw["method_a"].isin(LABELLED), pw["method_b"].isin(LABELLED)
+            a_free, b_free = pw["method_a"].isin(LABEL_FREE), pw["method_b"].isin(LABEL_FREE)
+            pw = pw[(a_lab & b_free) | (a_free & b_lab)]
             if pw.empty:
                 continue
             pw = pw.assign(p_adjusted=stats.adjust_pvalues(pw["p"], "holm"))
