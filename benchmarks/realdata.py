@@ -471,8 +471,9 @@ def k_grid_section(root: Path, suites) -> list[str]:
         "method trains the same model as `all_features`: choosing it makes the method `all_features` on "
         "that fit. Same test as everywhere (each method against `all_features`, two-sided Wilcoxon over the "
         "suite's units, Holm over the methods). "
-        f"Rerun with the grid: {', '.join(f'`{n}`' for n in rerun)} ({len(rerun)} of {len(suites)} suites; "
-        "the others keep their fixed k until rerun). Every other section of this file (the verdict "
+        f"Rerun with the grid: {', '.join(f'`{n}`' for n in rerun)} ({len(rerun)} of {len(suites)} suites"
+        + ("; the others keep their fixed k until rerun). " if len(rerun) < len(suites) else "). ")
+        + "Every other section of this file (the verdict "
         "across suites, each suite's tables) is the full run at each suite's fixed k, which the k-grid "
         "runs' first block reproduces (ridge exactly, the MLP to 1.3e-5 RMSE).",
         "",
