@@ -537,9 +537,31 @@ def k_grid_section(root: Path, suites) -> list[str]:
                  tablefmt="github", disable_numparse=True),
         "",
     ]  # fmt: skip
+    if len(rerun) == len(suites):  # every suite rerun: the verdict across suites at the validated k
+        lines += validated_across_section(root, rerun)
     notes = HERE / "realdata_kgrid_notes.md"  # hand-written reading of these tables
     if notes.is_file():
         lines += [notes.read_text().strip(), ""]
+    return lines
+
+
+def validated_across_section(root: Path, suites) -> list[str]:
+    """The verdict across suites (:func:`across_section`, the suite as the unit) with k chosen on
+    validation: each suite's analysis of its k-grid run under the `val` rule."""
+    numbers = {}
+    for name in suites:
+        results, (metrics, order, rule, _, task) = _stored(root / name)
+        unit = load_suite(name).unit
+        numbers[name] = {
+            model: dict(
+                analysis=Analysis(
+                    Report(results, rule, metrics, order, model, ["rmse_mean"], unit=unit, task=task)
+                )
+            )  # fmt: skip
+            for model in MODELS
+        }
+    lines = across_section(numbers, suites)
+    lines[0] = "### Verdict across suites with k chosen on validation"
     return lines
 
 
