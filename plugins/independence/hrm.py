@@ -193,10 +193,6 @@ class HRM(oodfs.Selector):
                 raise oodfs.OodfsError(f"hrm {what} must be an integer >= {low}, got {v!r}")
 
     def _fit_scores(self, X, y, sample_weight):
-        if sample_weight is not None and not np.all(sample_weight == sample_weight[0]):
-            raise oodfs.OodfsError(
-                "hrm does not support non-uniform sample_weight (supports_sample_weight is False)"
-            )
         return self._fit_detailed(X, y).values
 
     def _fit_detailed(self, X, y) -> oodfs.GridFit:
@@ -267,8 +263,4 @@ class HRM(oodfs.Selector):
 
     @classmethod
     def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
-        if sample_weight is not None and not np.all(sample_weight == sample_weight[0]):
-            raise oodfs.OodfsError(
-                "hrm does not support non-uniform sample_weight (supports_sample_weight is False)"
-            )
         return [cls(**p, random_state=random_state)._fit_detailed(X, y) for p in points]

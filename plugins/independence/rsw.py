@@ -146,10 +146,6 @@ class RSW(oodfs.Selector):
             raise oodfs.OodfsError(f"rsw fit_intercept must be true or false, got {self.fit_intercept!r}")
 
     def _fit_scores(self, X, y, sample_weight):
-        if sample_weight is not None and not np.all(sample_weight == sample_weight[0]):
-            raise oodfs.OodfsError(
-                "rsw does not support non-uniform sample_weight (supports_sample_weight is False)"
-            )
         return self._fit_detailed(X, y).values
 
     def _fit_detailed(self, X, y) -> oodfs.GridFit:
@@ -190,8 +186,4 @@ class RSW(oodfs.Selector):
 
     @classmethod
     def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
-        if sample_weight is not None and not np.all(sample_weight == sample_weight[0]):
-            raise oodfs.OodfsError(
-                "rsw does not support non-uniform sample_weight (supports_sample_weight is False)"
-            )
         return [cls(**p, random_state=random_state)._fit_detailed(X, y) for p in points]
