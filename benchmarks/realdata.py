@@ -74,7 +74,7 @@ def replayed_fit_method(stored: pd.DataFrame):
     from oodfs.contract.api import GridFit, task_ranking
     from oodfs.contract.registry import registry
     from oodfs.contract.task import env_key
-    from oodfs.run.evaluate import MethodFit, method_kind
+    from oodfs.run.evaluate import MethodFit, method_kind, own_supports
     from oodfs.tables import fitted_features
     from oodfs.validation import OodfsError
 
@@ -109,22 +109,26 @@ def replayed_fit_method(stored: pd.DataFrame):
         if "seed" in first and first["seed"].notna().any() and int(first["seed"].iloc[0]) != seed:
             raise OodfsError(f"the stored fit of {method} on {key} has another seed")
         fitted = fitted_features(data.X_train)
+        rankings = [task_ranking(f.values, seed, i, fitted) for i, f in enumerate(fits)]
+        defaults = {**cls().get_params(deep=False), **cls.profiles.get(suite.profile, {})}
+        params = [{**defaults, **p} for p in points]
         return MethodFit(
             method,
             method_kind(cls),
             points,
             [bool(v) for v in first["is_default"]],
             fits,
-            [task_ranking(f.values, seed, i, fitted) for i, f in enumerate(fits)],
+            rankings,
             seed,
             float(first["fit_seconds"].iloc[0]),
             [],
+            own_supports(cls, fits, rankings, fitted, params),
         )
 
     return fit_method
 
 
-def replay_k_grid(name: str, stored: Path, out: Path, extra: tuple = ()) -> float:
+def replay_k_grid(name: str, stored: Path, out: Path, extra: tuple = (), suite: str | None = None) -> float:
     """Run suite ``name`` (with its k grid) into ``out`` with ``oodfs bench``, every method's fit
     replayed from the results ``stored`` (:func:`replayed_fit_method`), every downstream model
     trained at every size; returns the wall seconds."""
@@ -136,7 +140,8 @@ def replay_k_grid(name: str, stored: Path, out: Path, extra: tuple = ()) -> floa
     oodfs.run.jobs.fit_method = replayed_fit_method(load_results(stored))
     t0 = time.perf_counter()
     try:
-        argv = ["bench", "--suite", name, "--jobs", "1", "--out", str(out), "--quiet", "--resume", *extra]
+        argv = ["bench", "--suite", suite or name, "--jobs", "1", "--out", str(out), "--quiet", "--resume"]
+        argv += list(extra)
         if oodfs_main(argv) != 0:
             raise SystemExit(f"the replayed run of {name} failed")
     finally:
@@ -205,7 +210,7 @@ def diagnosis_table(diag: dict, leak: dict) -> str:
         kind = drop_kind(d)
         rows.append([
             f"`{name}`", f"{d['p']:.4f}", f"{d['q']:.4f}", f"{d['x_shift']:+.4f}", f"{d['y_shift']:+.4f}",
-            "" if not np.isfinite(d["y_share"]) else f"{100 * d['y_share']:.0f} %", f"{d['overlap']:.2f}",
+            "" if not np.isfinite(d["y_share"]) else f"{d['y_share']:.2f}", f"{d['overlap']:.2f}",
             kind, ", ".join(f"{f} (R² {r2:.2f})" for f, r2 in leak.get(name, [])) or "none",
         ])  # fmt: skip
     return tabulate(
@@ -216,7 +221,7 @@ def diagnosis_table(diag: dict, leak: dict) -> str:
             "MSE test envs",
             "from X",
             "from Y∣X",
-            "Y∣X share",
+            "Y∣X part ÷ drop",
             "overlap",
             "the drop is",
             "leak (one feature, R² ≥ 0.95)",
@@ -251,7 +256,9 @@ def diagnosis_section(root: Path, suites) -> list[str]:
         "part is then small and the split rests on few rows). Feature selection can only repair the X "
         "part: where the drop is mostly Y∣X, no choice of features is expected to help; below an overlap of "
         f"{MIN_OVERLAP:g} the split rests on too few rows to be read (the test rows lie mostly outside the "
-        "training rows' range). Diagnosed: at most 5 training environments per suite. *leak*: a feature "
+        "training rows' range). *Y∣X part ÷ drop* is a ratio, not a share: it leaves [0, 1] when the X "
+        "part has the other sign (the change in X alone would lower the error). Diagnosed: at most 5 "
+        "training environments per suite. *leak*: a feature "
         "whose one-feature model explains at least 95 % of the target's variance on a training draw.",
         "",
         diagnosis_table(diag, leak),
@@ -373,7 +380,7 @@ def verdict_row(name: str, model: str, n: dict, fixed: dict) -> list:
         f"(p {best['p_holm']:.2g})",
         ", ".join(better["method"]) or "none",
         f"{len(worse)} of {len(vs)}",
-        ", ".join(n["best_set"]),
+        ", ".join(n["best_set"]) or "none (no test could decide)",
         f"{fv['verdict'].str.startswith('better').sum()} / {fv['verdict'].str.startswith('worse').sum()}",
     ]
 
@@ -465,7 +472,7 @@ def chosen_k(report: Report) -> pd.DataFrame:
     )
 
 
-def k_grid_section(numbers: dict, fixed: dict, suites) -> list[str]:
+def k_grid_section(numbers: dict, fixed: dict, suites, root: Path | None = None) -> list[str]:
     """How each verdict moves between the suite's fixed k (``fixed``) and k chosen on validation
     (``numbers``), the chosen k, and the verdict across suites at the fixed k."""
     lines = [
@@ -541,6 +548,8 @@ def k_grid_section(numbers: dict, fixed: dict, suites) -> list[str]:
     across = across_section(fixed, suites)
     across[0] = "### Verdict across suites at the fixed k"
     lines += across
+    if root is not None:
+        lines += support_section(root, numbers, suites)
     notes = HERE / "realdata_kgrid_notes.md"  # hand-written reading of these tables
     if notes.is_file():
         lines += [notes.read_text().strip(), ""]
@@ -553,6 +562,169 @@ def _k_range(ck: pd.DataFrame, method: str) -> str:
         return ""
     r = ck.loc[method]
     return f"{r['median']:g} [{r['low']:g}, {r['high']:g}]"
+
+
+# -- a method's own support as a k candidate (docs/PROTOCOL.md section 10, "The k grid") -----------
+def support_methods(name: str) -> list[str]:
+    """The suite's methods that declare their own support (:meth:`oodfs.Selector.own_support`)."""
+    from oodfs.contract.registry import registry
+
+    return [m for m in load_suite(name).methods if registry().get("selector", m).has_support()]
+
+
+def run_support(name: str, root: Path) -> float:
+    """Suite ``name`` with "support" added to its k grid, only its methods that have a support, their
+    fits replayed from the shipped reference (no refitting: only the downstream models are
+    trained) into ROOT/support/<suite>; the methods without a support are unchanged by the entry,
+    so their rows are the reference's (:func:`support_rows`). Returns the wall seconds."""
+    import re
+
+    from oodfs.run.reference import shipped_dir
+
+    folder = root / "support"
+    folder.mkdir(parents=True, exist_ok=True)
+    text = (Path(__file__).resolve().parents[1] / "oodfs" / "suites" / f"{name}.toml").read_text()
+    text, n = re.subn(r"^k_grid = \[(.*)\]$", r'k_grid = [\1, "support"]', text, flags=re.M)
+    if n != 1:
+        raise SystemExit(f"{name}: no k_grid line to extend")
+    suite_file = folder / f"{name}.toml"
+    suite_file.write_text(text)
+    extra = ("--methods", ",".join(support_methods(name)))
+    stored = shipped_dir() / f"{name}-default.parquet"
+    return replay_k_grid(name, stored, folder / name, extra, str(suite_file))
+
+
+def support_rows(name: str, root: Path) -> pd.DataFrame:
+    """The suite's rows with the support candidate: the rerun methods' from ROOT/support/<suite>,
+    every other method's (and the yardsticks') from the shipped reference."""
+    from oodfs.results.store import load_results
+
+    ref = load_results(shipped_dir() / f"{name}-default.parquet")
+    new = load_results(root / "support" / name)
+    rerun = support_methods(name)
+    new = new[new["method"].isin(rerun)].drop(columns=[c for c in new if c not in ref], errors="ignore")
+    # a reference stores r_train as text (a store, as the value: 2003); pair them as the reference does
+    ref = ref.astype({"r_train": str})
+    new = new.astype({"r_train": str})
+    return pd.concat([ref[~ref["method"].isin(rerun)], new], ignore_index=True)
+
+
+def support_numbers(name: str, root: Path, model: str) -> dict:
+    """Each method against `all_features` with the support candidate, and how often it was chosen."""
+    cache = root / "support" / name / f"numbers-{model}.pkl"
+    db = root / "support" / name / "results.sqlite"
+    if cache.is_file() and cache.stat().st_mtime > db.stat().st_mtime:
+        return pickle.loads(cache.read_bytes())
+    meta = json.loads((shipped_dir() / f"{name}-default.json").read_text())
+    unit = load_suite(name).unit
+    report = Report(support_rows(name, root), "val", meta.get("metrics"), meta.get("methods"), model,
+                    ["rmse_mean"], unit=unit)  # fmt: skip
+    cells = report.cells()
+    rm = cells[(cells["metric"] == "rmse_mean") & (cells["r_train"] == "all")].set_index("method")
+    share = {m: own_support_share(report, m) for m in support_methods(name)}
+    out = dict(vs=versus_yardstick(report), rmse=rm, share=share)
+    cache.write_bytes(pickle.dumps(out))
+    return out
+
+
+def _support_done(name: str, root: Path) -> bool:
+    """Whether ROOT/support/<suite> holds every task of the support rerun."""
+    import sqlite3
+
+    db = root / "support" / name / "results.sqlite"
+    if not db.is_file():
+        return False
+    with sqlite3.connect(db) as con:
+        done = con.execute("select count(*) from tasks where status in ('ok', 'failed')").fetchone()[0]
+    suite = load_suite(name)
+    return done >= len(suite.task_keys(support_methods(name) + list(suite.yardsticks)))
+
+
+def own_support_share(report: Report, method: str) -> tuple[float, float, float]:
+    """Of ``method``'s chosen fits: the share chosen at the support candidate, the share whose chosen
+    set is the method's own support at the chosen grid point (at the candidate, or at a size equal
+    to the support's: the same subset, which the earlier point wins on the tie), and the median
+    size of the support at the chosen grid points."""
+    from oodfs.contract.registry import registry
+    from oodfs.contract.selection import SUPPORT_MARK
+    from oodfs.contract.task import TASK_KEY
+
+    G = len(registry().get("selector", method).grid_points())
+    points = report.points[report.points["method"] == method]
+    at = points["params"].fillna("").str.contains(SUPPORT_MARK, regex=False)
+    size = points[at].assign(i=points.loc[at, "point"] % G).set_index(TASK_KEY + ["i"])["k"]
+    chosen = report.chosen[report.chosen["method"] == method]
+    own = chosen.assign(i=chosen["point"] % G).join(size.rename("own_k"), on=TASK_KEY + ["i"])
+    at_candidate = own["params"].fillna("").str.contains(SUPPORT_MARK, regex=False)
+    return float(at_candidate.mean()), float((own["k"] == own["own_k"]).mean()), float(own["own_k"].median())
+
+
+def support_section(root: Path, numbers: dict, suites) -> list[str]:
+    """How the verdicts move when each method's own support is one more candidate, on the suites
+    rerun so in ROOT/support."""
+    done = [n for n in suites if _support_done(n, root)]
+    lines = [
+        "### A method's own support as one more candidate",
+        "",
+        'With `"support"` in a suite\'s k grid, every grid point of a method whose algorithm yields a set '
+        "(here LASSO's nonzero coefficients at its alpha and STG's gates open at inference, mu > -0.5; the "
+        "other eight methods of the real suites yield none and skip it) is also evaluated at that set, and "
+        "the `val` rule chooses among it and the sizes (docs/PROTOCOL.md section 10). Both supports follow "
+        "from the stored scores, so the rerun replays the shipped fits and trains only the downstream "
+        "models (`python benchmarks/realdata.py --support SUITES`); the other methods' rows are the "
+        "shipped ones (the entry does not change them), so the Holm family is the same 10 methods. "
+        + (f"Rerun: {', '.join(f'`{n}`' for n in done)}." if done else "No suite rerun yet."),
+        "",
+    ]
+    if not done:
+        return lines
+    rows, others, others_moved = [], 0, 0
+    for name in done:
+        for model in MODELS:
+            sup = support_numbers(name, root, model)
+            a = numbers[name][model]["vs"].set_index("method")
+            b = sup["vs"].set_index("method")
+            rest = [m for m in a.index if m not in sup["share"] and m in b.index]
+            others += len(rest)
+            others_moved += sum(_short(a.loc[m, "verdict"]) != _short(b.loc[m, "verdict"]) for m in rest)
+            rm0, rm1 = numbers[name][model]["rmse"], sup["rmse"]
+            af = rm0.loc["all_features", "mean"]
+            rel = {m: [100 * (r.loc[m, "mean"] - af) / af for r in (rm0, rm1)] for m in sup["share"]}
+            for m in sup["share"]:
+                at_candidate, same, size = sup["share"][m]
+                va, vb = _short(a.loc[m, "verdict"]), _short(b.loc[m, "verdict"])
+                rows.append([
+                    f"`{name}`", model, m, va if va == vb else f"{va} → **{vb}**",
+                    f"{rel[m][0]:+.1f} → {rel[m][1]:+.1f}", f"{b.loc[m, 'p_holm']:.2g}",
+                    f"{100 * at_candidate:.0f} % / {100 * same:.0f} %",
+                    "" if not np.isfinite(size) else f"{size:g}",
+                ])  # fmt: skip
+    lines += [
+        tabulate(
+            rows,
+            headers=[
+                "suite",
+                "model",
+                "method",
+                "verdict: sizes only → with the support",
+                "RMSE vs all_features (%): sizes only → with the support",
+                "p (Holm), with the support",
+                "fits: at the candidate / chosen set = own support",
+                "median own support size",
+            ],  # fmt: skip
+            tablefmt="github",
+            disable_numparse=True,
+        ),
+        "",
+    ]
+    moved = sum("→" in r[3] for r in rows)
+    lines += [
+        f"{moved} of {len(rows)} verdicts of these methods move when the support is a candidate; of the "
+        f"other methods' {others} verdicts (whose rows are unchanged: only the Holm correction over the "
+        f"family can move them) {others_moved} move.",
+        "",
+    ]
+    return lines
 
 
 def comparison_table(vs: pd.DataFrame, fixed_vs: pd.DataFrame, ck: pd.DataFrame, k: int) -> str:
@@ -760,7 +932,7 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
     lines += [""]
     lines += across_section(numbers, suites)
     lines[lines.index("## Verdict across suites")] = "## Verdict across suites (k chosen on validation)"
-    lines += k_grid_section(numbers, fixed, suites)
+    lines += k_grid_section(numbers, fixed, suites, root)
     ridge_better = [
         n for n in suites if (numbers[n]["ridge"]["vs"]["verdict"].str.startswith("better")).any()
     ]
@@ -924,6 +1096,11 @@ def main(argv=None) -> int:
         "instead of refitted: the k grid's downstream models alone are trained",
     )
     p.add_argument(
+        "--support",
+        help="comma-separated suites to rerun with each method's own support as one more k candidate "
+        "(fits replayed from the shipped references; into ROOT/support)",
+    )
+    p.add_argument(
         "--write-references",
         action="store_true",
         help="write each suite's results in ROOT as its shipped reference (oodfs/run/reference/)",
@@ -934,6 +1111,11 @@ def main(argv=None) -> int:
     CACHE = root / "cache"
     suites = args.suites.split(",") if args.suites else real_suites()
     timings = json.loads(Path(args.timings).read_text()) if args.timings else {}
+    if args.support:
+        seconds = {}
+        for name in args.support.split(","):
+            seconds[name] = run_support(name, root)
+            print(f"{name}: support candidate rerun in {seconds[name]:.0f} s", file=sys.stderr)
     if not args.report_only:
         replay = Path(args.replay_fits) if args.replay_fits else None
         timings.update(run_missing(root, suites, args.jobs, replay))
@@ -945,7 +1127,7 @@ def main(argv=None) -> int:
     if args.k_grid_only:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            section = "\n".join(k_grid_section(*all_numbers(root, suites), suites)) + "\n"
+            section = "\n".join(k_grid_section(*all_numbers(root, suites), suites, root)) + "\n"
         text = Path(args.out).read_text()
         head, marker = "## The k grid", "## Verdict per suite"
         if head in text:
