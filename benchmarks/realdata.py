@@ -678,27 +678,7 @@ def support_section(root: Path, numbers: dict, suites) -> list[str]:
     ]
     if not done:
         return lines
-    rows, others, others_moved = [], 0, 0
-    for name in done:
-        for model in MODELS:
-            sup = support_numbers(name, root, model)
-            a = numbers[name][model]["vs"].set_index("method")
-            b = sup["vs"].set_index("method")
-            rest = [m for m in a.index if m not in sup["share"] and m in b.index]
-            others += len(rest)
-            others_moved += sum(_short(a.loc[m, "verdict"]) != _short(b.loc[m, "verdict"]) for m in rest)
-            rm0, rm1 = numbers[name][model]["rmse"], sup["rmse"]
-            af = rm0.loc["all_features", "mean"]
-            rel = {m: [100 * (r.loc[m, "mean"] - af) / af for r in (rm0, rm1)] for m in sup["share"]}
-            for m in sup["share"]:
-                at_candidate, same, size = sup["share"][m]
-                va, vb = _short(a.loc[m, "verdict"]), _short(b.loc[m, "verdict"])
-                rows.append([
-                    f"`{name}`", model, m, va if va == vb else f"{va} → **{vb}**",
-                    f"{rel[m][0]:+.1f} → {rel[m][1]:+.1f}", f"{b.loc[m, 'p_holm']:.2g}",
-                    f"{100 * at_candidate:.0f} % / {100 * same:.0f} %",
-                    "" if not np.isfinite(size) else f"{size:g}",
-                ])  # fmt: skip
+    rows, others, others_moved = support_rows_table(root, numbers, done)
     lines += [
         tabulate(
             rows,
@@ -725,6 +705,33 @@ def support_section(root: Path, numbers: dict, suites) -> list[str]:
         "",
     ]
     return lines
+
+
+def support_rows_table(root: Path, numbers: dict, done) -> tuple[list, int, int]:
+    """Rows of the support table (suite, model, method, verdict move, RMSE move, p, shares, size),
+    and how many of the other methods' verdicts there are and move."""
+    rows, others, others_moved = [], 0, 0
+    for name in done:
+        for model in MODELS:
+            sup = support_numbers(name, root, model)
+            a = numbers[name][model]["vs"].set_index("method")
+            b = sup["vs"].set_index("method")
+            rest = [m for m in a.index if m not in sup["share"] and m in b.index]
+            others += len(rest)
+            others_moved += sum(_short(a.loc[m, "verdict"]) != _short(b.loc[m, "verdict"]) for m in rest)
+            rm0, rm1 = numbers[name][model]["rmse"], sup["rmse"]
+            af = rm0.loc["all_features", "mean"]
+            rel = {m: [100 * (r.loc[m, "mean"] - af) / af for r in (rm0, rm1)] for m in sup["share"]}
+            for m in sup["share"]:
+                at_candidate, same, size = sup["share"][m]
+                va, vb = _short(a.loc[m, "verdict"]), _short(b.loc[m, "verdict"])
+                rows.append([
+                    f"`{name}`", model, m, va if va == vb else f"{va} → **{vb}**",
+                    f"{rel[m][0]:+.1f} → {rel[m][1]:+.1f}", f"{b.loc[m, 'p_holm']:.2g}",
+                    f"{100 * at_candidate:.0f} % / {100 * same:.0f} %",
+                    "" if not np.isfinite(size) else f"{size:g}",
+                ])  # fmt: skip
+    return rows, others, others_moved
 
 
 def comparison_table(vs: pd.DataFrame, fixed_vs: pd.DataFrame, ck: pd.DataFrame, k: int) -> str:
@@ -868,7 +875,7 @@ def _counts(numbers: dict, suites, model: str) -> tuple[int, int, int]:
 def verdict_lines(numbers: dict, fixed: dict, suites) -> list[str]:
     """The verdict at the top of the report, from the tables below it: across suites and per suite,
     with k chosen on validation, and what the fixed k said."""
-    out = []
+    out, none_across, better_per_suite, verdicts = [], True, 0, 0
     for model in MODELS:
         res = across_suites({n: numbers[n][model]["analysis"] for n in suites})
         res_f = across_suites({n: fixed[n][model]["analysis"] for n in suites})
@@ -877,6 +884,8 @@ def verdict_lines(numbers: dict, fixed: dict, suites) -> list[str]:
         better_f = list(mf.loc[mf["verdict"].str.startswith("better"), "method"])
         b, w, t = _counts(numbers, suites, model)
         bf, wf, _ = _counts(fixed, suites, model)
+        none_across = none_across and not better
+        better_per_suite, verdicts = better_per_suite + b, verdicts + t
         out.append(
             f"- **{model}**, k chosen on validation: "
             + (f"{', '.join(better)} beat `all_features` across the {res['n_suites']} suites"
@@ -886,6 +895,15 @@ def verdict_lines(numbers: dict, fixed: dict, suites) -> list[str]:
             + (f"{', '.join(better_f)} beat it across suites" if better_f else "none beats it across suites")
             + f" (Holm p ≥ {mf['p_holm'].min():.2g}); per suite {bf} better and {wf} worse."
         )  # fmt: skip
+    if none_across:
+        sentence = (
+            f"In one sentence: with k chosen on validation no method beats using every feature across the "
+            f"{len(suites)} suites under either downstream model, and {better_per_suite} of {verdicts} "
+            'per-suite verdicts say "better"; the per-suite wins and losses at the fixed k came from the '
+            "suites' k."
+        )
+        out.insert(0, sentence)
+        out.insert(1, "")
     return out
 
 
@@ -929,6 +947,16 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
         "",
     ]
     lines += verdict_lines(numbers, fixed, suites)
+    done = [n for n in suites if _support_done(n, root)]
+    if done:
+        rows, others, others_moved = support_rows_table(root, numbers, done)
+        moved = [f"{r[2]} on {r[0]} ({r[1]}: {r[3].replace('**', '')})" for r in rows if "→" in r[3]]
+        lines.append(
+            f"- With each method's own support as one more k candidate (LASSO and STG; {len(done)} suites "
+            f"rerun): {len(moved)} of {len(rows)} of their verdicts move"
+            + (f" ({'; '.join(moved)})" if moved else "")
+            + f', and {others_moved} of the other methods\' {others} (section "The k grid").'
+        )
     lines += [""]
     lines += across_section(numbers, suites)
     lines[lines.index("## Verdict across suites")] = "## Verdict across suites (k chosen on validation)"
