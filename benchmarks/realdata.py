@@ -899,8 +899,8 @@ def verdict_lines(numbers: dict, fixed: dict, suites) -> list[str]:
         sentence = (
             f"In one sentence: with k chosen on validation no method beats using every feature across the "
             f"{len(suites)} suites under either downstream model, and {better_per_suite} of {verdicts} "
-            'per-suite verdicts say "better"; the per-suite wins and losses at the fixed k came from the '
-            "suites' k."
+            f'per-suite verdicts {"says" if better_per_suite == 1 else "say"} "better"; the per-suite wins '
+            "and losses at the fixed k came from the suites' k."
         )
         out.insert(0, sentence)
         out.insert(1, "")
@@ -953,7 +953,7 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
         moved = [f"{r[2]} on {r[0]} ({r[1]}: {r[3].replace('**', '')})" for r in rows if "→" in r[3]]
         lines.append(
             f"- With each method's own support as one more k candidate (LASSO and STG; {len(done)} suites "
-            f"rerun): {len(moved)} of {len(rows)} of their verdicts move"
+            f"rerun): {len(moved)} of {len(rows)} of their verdicts {'moves' if len(moved) == 1 else 'move'}"
             + (f" ({'; '.join(moved)})" if moved else "")
             + f', and {others_moved} of the other methods\' {others} (section "The k grid").'
         )
