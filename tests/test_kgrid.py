@@ -132,7 +132,7 @@ def test_suites_without_a_grid_are_evaluated_at_their_k_alone():
 @pytest.mark.parametrize(
     "grid, needles",
     [
-        ("k_grid = [0, 1]", ('k_grid entries must be positive integers or "all", got 0',)),
+        ("k_grid = [0, 1]", ('k_grid entries must be positive integers, "all" (every feature)', "got 0")),
         ('k_grid = [1, "most"]', ("got 'most'",)),
         ("k_grid = [1, 3, 3]", ("k_grid names a size twice",)),
         ("k_grid = [2, 3]", ("must hold the suite's k (1)",)),

@@ -255,6 +255,21 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
     def _fit_scores(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
         raise NotImplementedError
 
+    @classmethod
+    def own_support(cls, scores: np.ndarray, diagnostics: dict, params: dict) -> np.ndarray | None:
+        """The set the method's algorithm itself selects at one grid point (LASSO's nonzero
+        coefficients, STG's open gates, a Markov boundary), as a boolean mask over the features,
+        read off that point's ``scores`` and ``diagnostics`` (``params``: the point's full
+        parameters); every feature in it must score above every feature outside it. None: the
+        method yields no set (the default). A suite's k grid entry ``"support"`` makes that set
+        one more candidate of the `val` rule (docs/PROTOCOL.md section 10, "The k grid")."""
+        return None
+
+    @classmethod
+    def has_support(cls) -> bool:
+        """Whether the class declares its own support (overrides :meth:`own_support`)."""
+        return cls.own_support.__func__ is not Selector.own_support.__func__
+
     # -- the shared machinery ------------------------------------------------------------
     @classmethod
     def handles(cls, task: str) -> bool:

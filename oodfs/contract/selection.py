@@ -21,6 +21,11 @@ from oodfs.contract.task import TASK_KEY
 from oodfs.contract.tasks import get_task
 from oodfs.validation import OodfsError
 
+#: a point evaluated at the method's own selected set (a k grid's "support" entry) carries this
+#: entry in its stored params, which no method takes as a parameter (docs/PROTOCOL.md section 10,
+#: "The k grid"); SUPPORT_MARK is how it reads in the stored JSON (sorted keys)
+SUPPORT_PARAM = ("size", "support")
+SUPPORT_MARK = '"size": "support"'
 #: the quantities of the environment-aware rules: stored only for tasks with several training environments
 ENV_QUANTITIES = ("train_domain", "loeo", "val_env")
 #: the quantities computed from validation rows (a suite without n_val has none)

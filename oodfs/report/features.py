@@ -70,7 +70,9 @@ def selection_frequency(report) -> pd.DataFrame:
     skip = _yardsticks(report)
     rows = []
     for (setting, method), g in chosen.groupby(["setting", "method"], sort=False):
-        needed = ["scores", "feature_names", "seed", "point", "k"]
+        needed = ["scores", "feature_names", "point", "k"]
+        if "subset" not in g or g["subset"].isna().any():  # the subset is recomputed from the seed
+            needed.append("seed")
         if method in skip or any(c not in g or g[c].isna().any() for c in needed):  # not stored: no names
             continue
         counts: dict[str, list[int]] = {}

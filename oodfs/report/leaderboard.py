@@ -16,6 +16,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from oodfs.contract.profiles import DOWNSTREAM_MODELS, PROFILES
+from oodfs.contract.selection import SUPPORT_MARK
 from oodfs.contract.task import env_sort_key
 from oodfs.report import stats
 from oodfs.report.analysis import Analysis
@@ -199,7 +200,8 @@ class Leaderboard:
 
     def _chosen_k_table(self, setting: str) -> list:
         """With a k grid (docs/PROTOCOL.md section 10, "The k grid"): per method, how often the rule
-        chose each set size; nothing when every method was evaluated at one size."""
+        chose each set size, and its own support where the grid holds "support" (a method without
+        one skips it, said in its row); nothing when every method was evaluated at one size."""
         points, chosen = self.report.points, self.report.chosen
         if "k" not in points or "k" not in chosen:
             return []
@@ -207,17 +209,31 @@ class Leaderboard:
         sizes = points.groupby("method", sort=False)["k"].nunique()
         if not (sizes > 1).any():
             return []
+        own = points["params"].fillna("").str.contains(SUPPORT_MARK, regex=False)
+        has_support = set(points.loc[own, "method"])
         rows = []
         for method, g in chosen[chosen["setting"] == setting].groupby("method", sort=False):
-            if sizes.get(method, 1) < 2:
+            if sizes.get(method, 1) < 2 and not (has_support and self.report.kind(method) != "yardstick"):
                 continue
-            counts = g["k"].value_counts().sort_index()
+            at_support = g["params"].fillna("").str.contains(SUPPORT_MARK, regex=False)
+            counts = g.loc[~at_support, "k"].value_counts().sort_index()
             text = ", ".join(f"{int(k)}: {n}/{len(g)}" for k, n in counts.items())
+            if has_support:
+                support = (
+                    f"own support: {int(at_support.sum())}/{len(g)}"
+                    + (f" (median k {g.loc[at_support, 'k'].median():g})" if at_support.any() else "")
+                    if method in has_support
+                    else "own support: none (the method yields no set; skipped)"
+                )
+                text = ", ".join(t for t in (text, support) if t)
             rows.append([(method, False), (text, False), (f"{g['k'].median():g}", False)])
-        grid = sorted({int(k) for k in points.loc[points["method"].map(sizes) > 1, "k"].dropna()})
+        methods = points["method"].map(sizes) > 1
+        if has_support:  # a method evaluated at the sizes and its support: its sizes are the grid's
+            methods = points["method"].map(lambda m: self.report.kind(m) != "yardstick")
+        grid = sorted({int(k) for k in points.loc[methods & ~own, "k"].dropna()})
         title = (
             f"Setting `{setting}`: the set size k the {self.rule.name} rule chose with each grid point "
-            f"(k grid {', '.join(map(str, grid))})"
+            f"(k grid {', '.join(map(str, grid))}{', support' if has_support else ''})"
         )
         return [(title, ["method", "chosen k: fits", "median k"], rows)]
 

@@ -226,7 +226,7 @@ def ood_s_figure(report: Report, out_dir: Path, stem: str = "ood_s") -> list[Pat
     """RMSE mean and sd against the number k of a curve method's top features, one line per
     r_train: the mean over runs with its 95 % percentile-bootstrap interval as a band (an interval
     of a mean of RMSEs, so never below 0; none with one run), and a dotted line at the k the
-    suite's tables use."""
+    suite's tables use (with a k grid, the median k the rule chose)."""
     from matplotlib.ticker import MaxNLocator
 
     from oodfs.report.stats import cell_summary
@@ -254,14 +254,20 @@ def ood_s_figure(report: Report, out_dir: Path, stem: str = "ood_s") -> list[Pat
                 if np.isfinite(low).any():
                     axes[i, j].fill_between(x, low, high, color=line.get_color(), alpha=0.15, lw=0)
         keys = g[TASK_KEY].drop_duplicates()
-        suite_k = None
+        suite_k, k_label = None, ""
         if task_k is not None:
             found = task_k.reindex(pd.MultiIndex.from_frame(keys)).dropna()
-            suite_k = int(found.iloc[0]) if len(found) else None
+            if len(found):  # with a k grid the rule chose k per task: its median, and the range
+                suite_k = float(found.median())
+                k_label = (
+                    f"k = {suite_k:g} (the tables' k)"
+                    if found.nunique() == 1
+                    else f"k = {suite_k:g} (median k chosen, {int(found.min())}-{int(found.max())})"
+                )
         for j, stat in enumerate(("rmse_mean", "rmse_std")):
             ax = axes[i, j]
             if suite_k is not None:
-                ax.axvline(suite_k, color="grey", lw=0.8, ls=":", label=f"k = {suite_k} (the tables' k)")
+                ax.axvline(suite_k, color="grey", lw=0.8, ls=":", label=k_label)
             ax.set_title(mpl_text(f"{setting}: {report.metrics[stat].title} vs k ({method} ranking)"))
             ax.set_xlabel("number of top features k")
             if len(ks) <= 12:

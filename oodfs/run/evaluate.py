@@ -18,12 +18,13 @@ from oodfs.contract.api import GridFit, WeightCollapseWarning, ranking_from_scor
 from oodfs.contract.metrics import Evaluation, Metric
 from oodfs.contract.registry import registry
 from oodfs.contract.seeds import derive_seed
+from oodfs.contract.selection import SUPPORT_PARAM
 from oodfs.contract.task import DataKey, env_key
 from oodfs.contract.tasks import get_task
 from oodfs.contract.wls import WLSSelector
 from oodfs.numeric import weighted_least_squares
 from oodfs.run.dataset import DataSet, _read_only
-from oodfs.run.suite import Suite, grid_ks
+from oodfs.run.suite import SUPPORT, Suite, grid_ks, wants_support
 from oodfs.tables import fitted_features
 from oodfs.tables import named_columns as _named
 from oodfs.validation import OodfsError, error_message
@@ -51,6 +52,9 @@ class MethodFit:
     #: point refitted without it (None where the method cannot be refitted: a label-using
     #: method left with one environment); empty with one training environment
     loeo_rankings: list = None
+    #: per grid point, the method's own selected set (the top of its ranking, best first; None
+    #: where it is empty), or None for a method that yields no set (:func:`own_supports`)
+    supports: list | None = None
 
 
 def method_kind(cls) -> str:
@@ -118,7 +122,29 @@ def fit_method(suite: Suite, key: DataKey, method: str, data: DataSet) -> Method
         seed,
         fit_seconds,
         loeo,
+        own_supports(cls, fits, rankings, fitted, [{**cls().get_params(deep=False), **p} for p in full]),
     )
+
+
+def own_supports(cls, fits: list, rankings: list, fitted: np.ndarray, params: list[dict]) -> list | None:
+    """Per grid point, the set the method itself selects (:meth:`oodfs.Selector.own_support`) among
+    the fitted features, as the top of the point's ranking (best first), None where it is empty
+    (an empty set is the `mean` yardstick, not a selection); None for a method that declares no
+    support (docs/PROTOCOL.md section 10, "The k grid")."""
+    if not cls.has_support():
+        return None
+    out = []
+    for f, ranking, p in zip(fits, rankings, params):
+        mask = np.asarray(cls.own_support(f.values, f.diagnostics, p), dtype=bool) & fitted
+        size = int(mask.sum())
+        top = ranking[:size]
+        if not mask[top].all():
+            raise OodfsError(
+                f"{cls.name}: its own support is not the top {size} of its scores; own_support must "
+                "return features that score above every other"
+            )
+        out.append(tuple(int(c) for c in top) if size else None)
+    return out
 
 
 def _padded(fits: list, fitted: np.ndarray) -> list:
@@ -163,12 +189,14 @@ def _leave_one_out_rankings(
     return out
 
 
-def point_ks(suite: Suite, fit: MethodFit, n_features: int) -> list[int]:
+def point_ks(suite: Suite, fit: MethodFit, n_features: int) -> list:
     """The set sizes a method's grid points are evaluated at, the suite's k first
-    (:func:`oodfs.run.suite.grid_ks`); a yardstick's own k (every feature, or none)."""
+    (:func:`oodfs.run.suite.grid_ks`), then "support" where the suite asks for the method's own
+    support and the method has one; a yardstick's own k (every feature, or none)."""
     if fit.kind == "yardstick":
         return [yardstick_k(fit.method, n_features)]
-    return grid_ks(suite, n_features)
+    own = [SUPPORT] if wants_support(suite) and fit.supports is not None else []
+    return grid_ks(suite, n_features) + own
 
 
 def curve_ks(suite: Suite, fit: MethodFit, key: DataKey, n_features: int) -> list[int]:
@@ -178,8 +206,12 @@ def curve_ks(suite: Suite, fit: MethodFit, key: DataKey, n_features: int) -> lis
     return []
 
 
-def subsets_needed(fit: MethodFit, ks: list[int]) -> list[tuple[int, ...]]:
-    return [tuple(r[:kk]) for r in fit.rankings for kk in ks]
+def subsets_needed(fit: MethodFit, ks: list) -> list[tuple[int, ...]]:
+    """Every subset the downstream models train for ``fit`` at the sizes ``ks`` ("support": each
+    point's own support, where it has one)."""
+    sizes = [kk for kk in ks if kk != SUPPORT]
+    own = [s for s in fit.supports or () if s is not None] if SUPPORT in ks else []
+    return [tuple(r[:kk]) for r in fit.rankings for kk in sizes] + own
 
 
 def leave_one_out_loss(
@@ -246,7 +278,7 @@ def method_rows(
     fit: MethodFit,
     data: DataSet,
     downstream: dict,
-    ks: list[int],
+    ks: list,
     metrics: list[Metric],
     downstream_seconds: float,
     loeo: list | None = None,
@@ -257,7 +289,9 @@ def method_rows(
     with the feature subset it was computed on (``subset``, best first). ``ks``: the set sizes
     (:func:`point_ks`): grid point ``i`` at the ``j``-th size is stored as point ``j * len(points)
     + i`` with ``k`` = that size, default only at the first size (docs/PROTOCOL.md section 10,
-    "The k grid"). ``curve``: extra sizes at which the curve metrics alone are stored.
+    "The k grid"); "support" (the last entry): each grid point at its own support, its params marked
+    ``{"size": "support"}``, none for a point whose support is empty. ``curve``: extra sizes at which
+    the curve metrics alone are stored.
     ``loeo``: per size, each grid point's leave-one-environment-out loss
     (:func:`leave_one_out_loss`), or None."""
     task_type = get_task(task or "regression")
@@ -276,9 +310,15 @@ def method_rows(
     features = json.dumps(list(data.feature_names))
     n_points = len(fit.points)
     rows = []
-    for block, point_k in enumerate(ks):
+    for block, block_k in enumerate(ks):
         block_loeo = loeo[block] if loeo is not None and block < len(loeo) else None
         for i, (point, gf, ranking) in enumerate(zip(fit.points, fit.fits, fit.rankings)):
+            point_k, block_curve = block_k, curve
+            if block_k == SUPPORT:  # the point's own support: its size, no curve (stored once per size)
+                if fit.supports is None or fit.supports[i] is None:
+                    continue
+                point_k, block_curve = len(fit.supports[i]), ()
+                point = {**point, SUPPORT_PARAM[0]: SUPPORT_PARAM[1]}
             base = {
                 "point": block * n_points + i,
                 "params": json.dumps(point, sort_keys=True),
@@ -290,7 +330,7 @@ def method_rows(
                 "fit_seconds": fit.fit_seconds,
                 "downstream_seconds": downstream_seconds,
             }
-            for j, k in enumerate([point_k] + [kk for kk in curve if kk != point_k]):
+            for j, k in enumerate([point_k] + [kk for kk in block_curve if kk != point_k]):
                 res = downstream[tuple(sorted(int(c) for c in ranking[:k]))]
                 environments, per_train_env = {}, {}
                 if j == 0 and "val_envs" in res:  # environment-aware selection values, at the point's k

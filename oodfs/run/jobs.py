@@ -210,7 +210,10 @@ def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
                         metrics,
                         share,
                         # a yardstick's one size reads the loss at the suite's k, as before the k grid
-                        [loeo[kk].get(method) for kk in (ks[method] if f.kind != "yardstick" else sizes[:1])]
+                        [
+                            loeo[kk].get(method) if kk in loeo else None  # not at a support: refits differ
+                            for kk in (ks[method] if f.kind != "yardstick" else sizes[:1])
+                        ]
                         if loeo
                         else None,
                         suite.task,

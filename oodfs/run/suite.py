@@ -609,13 +609,23 @@ def check_training_rows(suite: Suite, setting: Setting, env) -> None:
             )
 
 
+#: the k grid entry that makes each method's own support a candidate (docs/PROTOCOL.md section 10)
+SUPPORT = "support"
+
+
 def _check_k_grid(grid, k) -> tuple:
-    """A suite's ``k_grid``: a list of distinct positive integers and "all" that holds ``k``."""
+    """A suite's ``k_grid``: a list of distinct positive integers, "all" and "support" that holds ``k``."""
     if not isinstance(grid, list) or not grid:
-        raise OodfsError(f'k_grid must be a non-empty list of positive integers and "all", got {grid!r}')
+        raise OodfsError(
+            f'k_grid must be a non-empty list of positive integers, "all" and "{SUPPORT}", got {grid!r}'
+        )
     for entry in grid:
-        if entry != "all" and (isinstance(entry, bool) or not isinstance(entry, int) or entry <= 0):
-            raise OodfsError(f'k_grid entries must be positive integers or "all", got {entry!r}')
+        size = isinstance(entry, int) and not isinstance(entry, bool) and entry > 0
+        if entry not in ("all", SUPPORT) and not size:
+            raise OodfsError(
+                f'k_grid entries must be positive integers, "all" (every feature) or "{SUPPORT}" (each '
+                f"method's own selected set), got {entry!r}"
+            )
     if len(set(grid)) < len(grid):
         raise OodfsError(f"k_grid names a size twice: {grid!r}")
     if k not in grid:
@@ -629,11 +639,18 @@ def _check_k_grid(grid, k) -> tuple:
 def grid_ks(suite: Suite, n_features: int) -> list[int]:
     """The set sizes every method's grid points are evaluated at: the suite's k first, then the
     rest of its ``k_grid`` in increasing order ("all": ``n_features``; sizes above it are cut
-    to it, duplicates dropped). Point ``j * (grid points) + i`` of a method is grid point ``i``
-    at the ``j``-th size (docs/PROTOCOL.md section 10, "The k grid")."""
+    to it, duplicates dropped; "support" is no size: :func:`wants_support`). Point ``j * (grid
+    points) + i`` of a method is grid point ``i`` at the ``j``-th size (docs/PROTOCOL.md section 10,
+    "The k grid")."""
     fixed = min(suite.k, n_features)
-    sizes = {n_features if e == "all" else min(int(e), n_features) for e in (suite.k_grid or ())}
+    grid = [e for e in suite.k_grid or () if e != SUPPORT]
+    sizes = {n_features if e == "all" else min(int(e), n_features) for e in grid}
     return [fixed] + sorted(sizes - {fixed})
+
+
+def wants_support(suite: Suite) -> bool:
+    """Whether the suite's k grid makes each method's own support one more candidate (entry "support")."""
+    return SUPPORT in (suite.k_grid or ())
 
 
 def customise(

@@ -121,6 +121,11 @@ class LassoSelector(oodfs.Selector):
         self.k = k
         self.random_state = random_state
 
+    @classmethod
+    def own_support(cls, scores, diagnostics, params):
+        """The nonzero coefficients at the point's alpha (docs/PROTOCOL.md section 10, "The k grid")."""
+        return np.asarray(scores) > 0
+
     def _fit_scores(self, X, y, sample_weight):
         _check_alpha(self.alpha)
         if self.task_ == "binary":

@@ -145,6 +145,12 @@ class STG(oodfs.Selector):
             reduction=str(self.penalty_reduction),
         )
 
+    @classmethod
+    def own_support(cls, scores, diagnostics, params):
+        """The gates open at inference, ``clamp(mu + 0.5, 0, 1) > 0``, i.e. ``mu > -0.5`` (the STG
+        paper's deterministic gate; docs/PROTOCOL.md section 10, "The k grid")."""
+        return np.asarray(scores) > -0.5
+
     def _fit_scores(self, X, y, sample_weight):
         mu, losses = train_stg(X, y, sample_weight, [_check_lam(self.lam)], seed=int_seed(self.random_state),
                                logistic=self.task_ == "binary", **self._training_params())

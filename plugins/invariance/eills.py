@@ -89,6 +89,11 @@ class EILLS(oodfs.Selector):
         self.k = k
         self.random_state = random_state
 
+    @classmethod
+    def own_support(cls, scores, diagnostics, params):
+        """The support of the estimate b: |b| > 0 (docs/PROTOCOL.md section 10, "The k grid")."""
+        return np.asarray(scores) > 0
+
     def _fit_scores(self, X, y, sample_weight, groups):
         return self._fit_grid(
             X, y, [self.get_params()], sample_weight=sample_weight, random_state=None, groups=groups

@@ -293,6 +293,12 @@ class ICP(oodfs.Selector):
                 f"icp screen_size must be an integer from 1 to {MAX_EXACT}, got {self.screen_size!r}"
             )
 
+    @classmethod
+    def own_support(cls, scores, diagnostics, params):
+        """The accepted sets' intersection at ``alpha``: the features scoring at least -log10 alpha
+        (module docstring; docs/PROTOCOL.md section 10, "The k grid")."""
+        return np.asarray(scores) >= -np.log10(float(params["alpha"]))
+
     def _fit_scores(self, X, y, sample_weight, groups):
         refuse_weights(sample_weight, "icp")
         return self._fit_detailed(X, y, groups).values

@@ -226,6 +226,11 @@ class Stabilized(oodfs.Selector):
         self.k = k
         self.random_state = random_state
 
+    @classmethod
+    def own_support(cls, scores, diagnostics, params):
+        """The stable blanket: the features scoring above 0 (docs/PROTOCOL.md section 10, "The k grid")."""
+        return np.asarray(scores) > 0
+
     def _fit_scores(self, X, y, sample_weight, groups):
         refuse_weights(sample_weight, "stabilized")
         fit = self._fit_grid(

@@ -76,6 +76,14 @@ class _MarkovBoundary(oodfs.Selector):
         raise NotImplementedError
 
     # -- fitting -------------------------------------------------------------------------
+    @classmethod
+    def own_support(cls, scores, diagnostics, params):
+        """The boundary found: the top ``boundary_size`` scores (members score above every
+        non-member; docs/PROTOCOL.md section 10, "The k grid")."""
+        scores = np.asarray(scores)
+        size = int(diagnostics["boundary_size"])
+        return scores >= np.sort(scores)[::-1][size - 1] if size else np.zeros(scores.size, bool)
+
     def _fit_scores(self, X, y, sample_weight):
         _refuse_weights(sample_weight, self.name)
         return self._fit_detailed(
