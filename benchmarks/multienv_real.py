@@ -115,12 +115,16 @@ def numbers(report: Report) -> dict:
     vs_all = analysis.tests(setting, METRIC).set_index("method_a")
     # a family's mean on a unit is taken over the members with a value there (a failed task is left out)
     families = pd.DataFrame({USING_MEAN: wide[using].mean(axis=1), FREE_MEAN: wide[free].mean(axis=1)})
-    long = pd.concat([wide[using], families], axis=1).reset_index().melt(id_vars="r_train", var_name="method")
-    long = long.rename(columns={"value": METRIC}).assign(setting=setting)
+    long = _long(pd.concat([wide[using], families], axis=1), setting)
     kw = dict(within=("setting",), pair_on=("r_train",))
     per_method = stats.versus_reference(long[long["method"] != USING_MEAN], METRIC, True, FREE_MEAN, **kw)
     both = long[long["method"].isin(families.columns)]
     family = stats.versus_reference(both, METRIC, True, FREE_MEAN, **kw)
+    # a label-using method that beats the label-free mean, against each label-free method (Holm over them)
+    wins = per_method[per_method["better"] == per_method["method_a"]]["method_a"]
+    follow_up = {
+        m: stats.versus_reference(_long(wide[[m, *free]], setting), METRIC, True, m, **kw) for m in wins
+    }
     ref = wide[REFERENCE]
     relative = {
         m: stats.cell_summary((col - ref) / ref * 100, method="bootstrap")
@@ -128,9 +132,18 @@ def numbers(report: Report) -> dict:
     }
     return dict(
         analysis=analysis, wide=wide, cells=cells, vs_all=vs_all, using=using, free=free,
-        vs_free=pd.concat([per_method, family]).set_index("method_a"), relative=relative,
+        vs_free=pd.concat([per_method, family]).set_index("method_a"), relative=relative, follow_up=follow_up,
         units=len(wide), failed=report.tasks[report.tasks["status"] != "ok"][["method", "r_train", "error"]],
     )  # fmt: skip
+
+
+def _long(wide: pd.DataFrame, setting) -> pd.DataFrame:
+    """One row per (unit, method) of a unit x method table, as the stats functions read it."""
+    return (
+        wide.reset_index()
+        .melt(id_vars="r_train", var_name="method", value_name=METRIC)
+        .assign(setting=setting)
+    )
 
 
 def _ci(c, signed=False, digits=3) -> str:
@@ -211,6 +224,15 @@ def verdicts(n: dict) -> list[str]:
         + f"the smallest mean difference is `{best}`'s, {per.loc[best, 'mean_diff']:+.3f} "
         f"(Holm p = {per.loc[best, 'p_adjusted']:.3g})."
     )
+    for m, t in n["follow_up"].items():  # the family's mean is no method: is it better than each of them?
+        beaten = t[t["better"] == m]["method_a"].tolist()
+        closest = t.sort_values("mean_diff").iloc[0]
+        out.append(
+            f"- `{m}` against each label-free method (Holm over {len(t)}): better than "
+            + (", ".join(f"`{b}`" for b in beaten) if beaten else "none")
+            + f"; the best of them, `{closest['method_a']}`: {m} − {closest['method_a']} = "
+            f"{-closest['mean_diff']:+.3f} RMSE (Holm p = {closest['p_adjusted']:.3g})."
+        )
     return out
 
 
@@ -254,6 +276,28 @@ def cached_section(name: str, path: Path | None) -> list[str]:
     return lines
 
 
+def diagnosis_line(name: str, path: Path | None) -> list[str]:
+    """The shift diagnosis of the data card (oodfs.shift; docs/PROTOCOL.md section 10, "Diagnosis"):
+    how much of all_features' drop from the held-out training rows to the test environments
+    comes from the change in X and how much from the change in Y | X. Kept in a results folder."""
+    from oodfs.shift import diagnose_suite
+
+    cache = path / "multienv_real-diagnosis.json" if path is not None and path.is_dir() else None
+    if cache is not None and cache.is_file():
+        d = json.loads(cache.read_text())
+    else:
+        d = diagnose_suite(name)
+        if cache is not None:
+            cache.write_text(json.dumps(d))
+    return [
+        f"Shift diagnosis (ridge on every feature, means over up to five entries and every test "
+        f"environment, MSE): held-out training rows {d['p']:.3f}, test {d['q']:.3f}; of the drop "
+        f"{d['drop']:+.3f}, change in X {d['x_shift']:+.3f}, change in Y | X {d['y_shift']:+.3f} "
+        f"({d['kind']}; overlap of the covariates {d['overlap']:.2f}).",
+        "",
+    ]
+
+
 def write_report(root: Path, timings: dict) -> str:
     lines = [
         "# Label-using methods on real data with several labelled training environments",
@@ -273,7 +317,9 @@ def write_report(root: Path, timings: dict) -> str:
         "",
     ]
     for name in SUITES:
-        lines += cached_section(name, source(root, name))
+        path = source(root, name)
+        section = cached_section(name, path)
+        lines += section[:4] + diagnosis_line(name, path) + section[4:]
     if timings:
         lines += ["## What was run", ""]
         lines += [f"- `{k}`: {v}" for k, v in timings.items()] + [""]
