@@ -68,10 +68,15 @@ def shift_diagnosis(name: str, seed: int = 0) -> dict:
 def _diagnose(suite, env, r, seed, model, classifier, cross_val_predict) -> list[dict]:
     """The decomposition's terms for training environment ``r`` against each test environment;
     ``model``: the downstream model (oodfs.run.downstream_models.get_model), on every feature."""
-    X, y = env.sample(r, suite.n_train + suite.n_val, seed)
-    Xf, yf, Xp, yp = X[: suite.n_train], y[: suite.n_train], X[suite.n_train :], y[suite.n_train :]
+    from oodfs.run.suite import train_envs
+
+    # a set of training environments pools each member's fit and held-out rows (n_train and n_val
+    # are per environment, docs/PROTOCOL.md section 9)
+    draws = [env.sample(e, suite.n_train + suite.n_val, seed) for e in train_envs(r)]
+    Xf, yf = (np.concatenate([d[i][: suite.n_train] for d in draws]) for i in (0, 1))
+    Xp, yp = (np.concatenate([d[i][suite.n_train :] for d in draws]) for i in (0, 1))
     tests = [(e, *env.sample(e, suite.n_test, seed)) for e in suite.r_test]
-    every = [tuple(range(X.shape[1]))]
+    every = [tuple(range(Xf.shape[1]))]
     preds = model.predict_subsets(Xf, yf, every, seed, [Xp] + [Xq for _, Xq, _ in tests])
     loss_p = (preds[0][0] - yp) ** 2
     rows = []

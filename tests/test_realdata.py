@@ -16,7 +16,7 @@ from oodfs.cli import main
 from oodfs.report.features import group_levels, selected_features, variable_of, versus_yardstick
 from oodfs.report.leaderboard import Leaderboard
 from oodfs.report.report import Report
-from oodfs.run.suite import CARD_KEYS, available_suites, load_suite
+from oodfs.run.suite import CARD_KEYS, available_suites, load_suite, train_envs
 from oodfs.validation import OodfsError
 
 from .conftest import assert_one_line, run_cli
@@ -47,7 +47,8 @@ def test_each_real_suite_reads_its_table_and_fits_its_training_rows(name):
     from oodfs.contract.registry import registry
 
     env = registry().get("environment", "table")(**suite.settings[0].environment_params(0))
-    X, y = env.sample(suite.r_train[0], suite.n_train + suite.n_val, 0)
+    first = train_envs(suite.r_train[0])[0]  # an entry may be a set of environments
+    X, y = env.sample(first, suite.n_train + suite.n_val, 0)
     assert X.shape == (suite.n_train + suite.n_val, len(env.feature_names)) and np.isfinite(X).all()
     assert suite.k < X.shape[1]
 

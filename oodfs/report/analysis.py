@@ -35,7 +35,10 @@ UNIT_TEXT = {
         "p-value says the result holds across resplits of this table (conditional on it), not that "
         "it generalises to other data"
     ),
-    "environment": ("each training environment (its runs averaged first; the test environments are shared)"),
+    "environment": (
+        "each training environment, or each disjoint set of environments an r_train entry trains on "
+        "(its runs averaged first; the test environments are shared)"
+    ),
 }
 
 

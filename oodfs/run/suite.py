@@ -540,6 +540,8 @@ def validate_suite(suite: Suite) -> None:
             "unit = 'environment' needs several r_train entries (each one unit); this suite has "
             f"{len(suite.r_train)}"
         )
+    if suite.unit == "environment":
+        _check_disjoint(suite.r_train, suite.r_test)
     for what, values in (("methods", suite.methods), ("r_train", suite.r_train), ("r_test", suite.r_test)):
         seen = set()
         for v in values:
@@ -553,6 +555,35 @@ def validate_suite(suite: Suite) -> None:
                 raise OodfsError(f"{what} names {v!r} twice")
             seen.add(key)
     # environment ids (e.g. |r| > 1 for bias rates) are checked by the environment plugin
+
+
+def _env_key(v) -> str:
+    """One spelling of an environment id: 3 and 3.0 are one environment."""
+    return repr(float(v)) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+
+
+def _check_disjoint(r_train, r_test) -> None:
+    """With ``unit = "environment"`` every r_train entry is one independent unit (docs/PROTOCOL.md
+    section 10): no environment (so, on a table, no row) may be in two entries, nor in r_test."""
+    owner = {}
+    for entry in r_train:
+        for e in train_envs(entry):
+            first = owner.setdefault(_env_key(e), entry)
+            if first != entry:
+                raise OodfsError(
+                    f"r_train entries must be disjoint with unit = 'environment' (each entry is one "
+                    f"independent unit): environment {e!r} is in {_shown(first)} and {_shown(entry)}"
+                )
+    for e in r_test:
+        if _env_key(e) in owner:
+            raise OodfsError(
+                f"r_test names {e!r}, which r_train entry {_shown(owner[_env_key(e)])} trains on; with "
+                "unit = 'environment' test environments must be disjoint from every training entry"
+            )
+
+
+def _shown(entry) -> str:
+    return repr(list(entry)) if isinstance(entry, tuple) else repr(entry)
 
 
 def _check_sizes(suite: Suite) -> None:

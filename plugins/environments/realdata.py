@@ -403,3 +403,22 @@ BINARY_DATASETS = {
              "features": VOTE_FEATURES, "target_transform": None},
 }  # fmt: skip
 DATASETS.update(BINARY_DATASETS)
+
+#: the borrower's own credit file and the loan's terms, for the interest rate (suite
+#: lending-states): sub_grade is left out (the rate is set from it), so is addr_state (the
+#: environment); ten columns after one-hot encoding, within the exhaustive searches' limits of the
+#: label-using methods (docs/PROTOCOL.md section 13)
+LENDING_RATE_FEATURES = [
+    "funded_amnt", "term", "verification_status", "annual_inc", "delinq_2yrs", "inq_last_6mths",
+    "revol_util", "all_util", "open_il_12m",
+]  # fmt: skip
+
+# Lending Club's interest rate with each borrower's state an environment (suite lending-states)
+DATASETS["lending_states"] = {
+    "load": load_lending,
+    "target": "int_rate",
+    "env_column": "addr_state",
+    "bins": None,
+    "features": LENDING_RATE_FEATURES,
+    "target_transform": None,
+}
