@@ -157,6 +157,13 @@ def add_parser(sub) -> None:
         "needs more is recorded as failed, naming the limit, and the run goes on (Linux 4.7 or later)",
     )
     p.add_argument(
+        "--ignore-memory-estimate",
+        action="store_true",
+        help="run even when the estimated peak memory of the run (from n, d, the methods' measured memory "
+        'curves and --jobs) exceeds the memory this machine has available (docs/PROTOCOL.md, "Measured '
+        'sizes and the memory estimate")',
+    )
+    p.add_argument(
         "--no-isolation",
         action="store_true",
         help="fit each method in its worker process instead of a forked child of it (a little faster; "
@@ -259,6 +266,8 @@ def run(args) -> int:
             f"--jobs {args.jobs} is more than the {available_cpus()} CPUs this process may use; "
             "pass --force-jobs to start that many workers anyway"
         )
+    if not args.ignore_memory_estimate and executor.uses_local_cpus(**executor.parse_options(given)):
+        check_memory(suite, args.jobs)
     with plugin_output_to_stderr():  # what methods print never mixes into the leaderboard on stdout
         store = run_suite(
             suite,
@@ -335,6 +344,48 @@ def run(args) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def check_memory(suite, jobs: int) -> None:
+    """Refuse, in one line, a run whose estimated peak memory exceeds what this machine has available
+    (docs/PROTOCOL.md, "Measured sizes and the memory estimate"): per setting, its n and d, the
+    methods' measured memory curves, one copy of a job's data per worker, a worker's own memory."""
+    from oodfs.contract.registry import registry
+    from oodfs.results.scale import available_mb, estimate_peak_mb, own_rss_mb, size_text
+    from oodfs.run.suite import train_envs
+
+    have = available_mb()
+    if have is None:  # neither /proc/meminfo nor psutil: nothing to compare with
+        return
+    env_cls = registry().get("environment", suite.environment)
+    members = max(len(train_envs(r)) for r in suite.r_train)
+    workers = min(jobs, len(suite.settings) * len(suite.r_train) * suite.runs)
+    worst = None
+    for setting in suite.settings:
+        try:
+            d = len(env_cls(**setting.environment_params(0, suite.seed)).feature_names)
+        except Exception:  # names no columns, or a bad setting: the run's own checks name it
+            continue
+        n_fit = (setting.n_train or suite.n_train) * members
+        rows = ((setting.n_train or suite.n_train) + suite.n_val) * members + suite.n_test * len(suite.r_test)
+        est = estimate_peak_mb(suite.methods, n_fit, d, rows, workers, own_rss_mb())
+        if worst is None or est["total_mb"] > worst[0]["total_mb"]:
+            worst = (est, setting.name, n_fit, d)
+    if worst is None or worst[0]["total_mb"] <= have:
+        return
+    est, name, n, d = worst
+    need = (
+        f"{est['method']}'s fit needs most ({size_text(est['fit_mb'])})"
+        if est["method"]
+        else "no method of the run has a measured memory curve"
+    )
+    raise OodfsError(
+        f"the estimated peak memory of this run is {size_text(est['total_mb'])} (setting {name!r}: "
+        f"n = {n:,}, d = {d}, {workers} worker{'s' * (workers != 1)} each holding "
+        f"{size_text(est['data_mb'])} of data; "
+        f"{need}), more than the {size_text(have)} this machine has available; lower n_train, --jobs or "
+        "--methods, or pass --ignore-memory-estimate to run anyway"
+    )
 
 
 def skipped_note(skipped: dict, task: str) -> str:
