@@ -595,11 +595,13 @@ def suite_report(args):
 
 # -- the facts shipped inside oodfs: largest measured sizes and memory curves (`ship`) -----------------
 FACTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "oodfs", "results", "scale_facts.json")
-#: peak-memory figures below this many MB are floored to it before the log-log fit (the counter's
-#: noise; COST_CURVES.md's exponents use the same floor)
-MEMORY_FLOOR_MB = 1.0
-#: the code a worker process of `oodfs bench` has imported before it draws its first data set
+#: peak-memory figures below this many MB are left out of the memory curves: the counter's noise and
+#: lower bounds (COST_CURVES.md, section 1)
+MEMORY_MIN_MB = 5.0
+#: what a worker process of `oodfs bench` has imported once it has fitted the synthetic suite's methods
+#: (the built-in plugins, and torch and XGBoost, which srdo, stg, svi and xgb import when they fit)
 WORKER_IMPORTS = (
+    "import torch, xgboost, sklearn.ensemble\n"
     "from oodfs.contract.registry import registry\n"
     "import oodfs.run.jobs\n"
     "reg = registry()\n"
@@ -621,12 +623,13 @@ def last_rows(path: str, binary: bool = False) -> list[dict]:
 
 
 def memory_curve(ok: list[dict]) -> list[float] | None:
-    """Least squares of log(peak MB) = a + b log n + c log d over a method's measured sizes (peaks
-    floored at MEMORY_FLOOR_MB); None with fewer than 3 sizes or without two n and two d."""
-    if len(ok) < 3 or len({r["n"] for r in ok}) < 2 or len({r["d"] for r in ok}) < 2:
+    """Least squares of log(peak MB) = a + b log n + c log d over a method's measured sizes whose peak
+    is at least MEMORY_MIN_MB; None with fewer than 3 such sizes or without two n and two d."""
+    big = [r for r in ok if r["peak_mb"] >= MEMORY_MIN_MB]
+    if len(big) < 3 or len({r["n"] for r in big}) < 2 or len({r["d"] for r in big}) < 2:
         return None
-    A = np.column_stack([np.ones(len(ok)), np.log([r["n"] for r in ok]), np.log([r["d"] for r in ok])])
-    y = np.log([max(r["peak_mb"], MEMORY_FLOOR_MB) for r in ok])
+    A = np.column_stack([np.ones(len(big)), np.log([r["n"] for r in big]), np.log([r["d"] for r in big])])
+    y = np.log([r["peak_mb"] for r in big])
     return [round(float(v), 4) for v in np.linalg.lstsq(A, y, rcond=None)[0]]
 
 
@@ -751,6 +754,97 @@ def memory_error(args):
             else ""
         )
     )
+
+
+RUN_MEMORY_SUITE = """
+description = "memory estimate check"
+environment = "synthetic"
+r_train = [2.5]
+r_test = [-3.0, 3.0]
+runs = {runs}
+n_train = {n}
+n_val = 2000
+n_test = 10000
+k = 5
+methods = {methods}
+downstream = ["ridge"]
+[settings.poly]
+params = {{ setting = "poly", d_v = {d_v} }}
+"""
+
+
+def facts_worker_mb() -> float:
+    with open(FACTS) as fh:
+        return float(json.load(fh)["worker_mb"])
+
+
+def run_memory(args):
+    """`oodfs bench`'s memory estimate against the measured peak of whole runs: a synthetic suite at
+    each (n, d) of --sizes (r_train 2.5, two test environments, downstream ridge), its estimate
+    (oodfs.commands.bench.run_memory_estimate), then the run, sampling the proportional set size
+    (PSS: shared pages split between the processes sharing them) summed over the run's process
+    tree every 0.2 s, against the estimate plus the starting process's own memory (the shipped
+    worker_mb: a process with the same imports)."""
+    import tempfile
+
+    import psutil
+
+    from oodfs.commands.bench import run_memory_estimate
+    from oodfs.run.suite import load_suite
+
+    rows = []
+    for size in args.sizes:
+        n, d = (int(v) for v in size.split("x"))
+        with tempfile.TemporaryDirectory(prefix="oodfs-memory-") as tmp:
+            path = os.path.join(tmp, "s.toml")
+            with open(path, "w") as fh:
+                fh.write(
+                    RUN_MEMORY_SUITE.format(runs=args.runs, n=n, methods=json.dumps(args.methods), d_v=d - 5)
+                )
+            est = run_memory_estimate(load_suite(path), args.jobs)
+            cmd = ["oodfs", "bench", "--suite", path, "--out", os.path.join(tmp, "out"), "--quiet"]
+            cmd += ["--jobs", str(args.jobs), "--ignore-memory-estimate"]
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            top, peak, t0 = psutil.Process(proc.pid), 0.0, time.perf_counter()
+            while proc.poll() is None:
+                total = 0
+                try:
+                    for p in [top, *top.children(recursive=True)]:
+                        try:
+                            total += p.memory_full_info().pss
+                        except (psutil.NoSuchProcess, psutil.AccessDenied):
+                            pass
+                except psutil.NoSuchProcess:
+                    break
+                peak = max(peak, total / 2**20)
+                time.sleep(0.2)
+            wall = time.perf_counter() - t0
+        start = facts_worker_mb()  # the starting process's own memory (the estimate adds to it)
+        rows.append(
+            [
+                n,
+                d,
+                ", ".join(args.methods),
+                est["workers"],
+                f"{start:.0f} + {est['total_mb']:.0f}",
+                f"{est['worker_mb']:.0f} + {est['data_mb']:.0f} + {est['fit_mb']:.0f} ({est['method']})",
+                f"{peak:.0f}",
+                f"{(start + est['total_mb']) / peak:.2f}" if peak else "",
+                f"{wall:.0f}",
+                proc.returncode,
+            ]
+        )
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    heads = [
+        "n",
+        "d",
+        "methods",
+        "jobs at once",
+        "starting process + estimate MB",
+        "per job: worker + data + fit MB",
+    ]
+    heads += ["measured MB"]
+    print(tabulate(rows, headers=heads + ["estimate / measured", "wall s", "exit"], tablefmt="github"))
 
 
 # -- the numbers of the edited methods, old code against new ---------------------------------------
@@ -970,6 +1064,11 @@ def main():
     s.add_argument("--fresh", action="store_true", help="one process per method (exact peak memory)")
     s.add_argument("--redo", action="store_true", help="measure points --out already holds again")
     sub.add_parser("numbers")
+    rm = sub.add_parser("run-memory", help="oodfs bench's memory estimate against measured whole runs")
+    rm.add_argument("--sizes", nargs="+", default=["20000x200"], help="NxD, e.g. 20000x200")
+    rm.add_argument("--methods", nargs="+", default=["dwr", "ols", "correlation"])
+    rm.add_argument("--jobs", type=int, default=1)
+    rm.add_argument("--runs", type=int, default=1)
     sh = sub.add_parser("ship", help="write oodfs/results/scale_facts.json from --out")
     sh.add_argument("--out", default="benchmarks/scale_results.jsonl")
     sh.add_argument(
@@ -1020,6 +1119,8 @@ def main():
         authors(args)
     elif args.part == "authors-one":
         print(json.dumps(authors_one(args.n, args.d, args.svi_repo, args.srdo_repo)))
+    elif args.part == "run-memory":
+        run_memory(args)
     elif args.part == "ship":
         ship(args)
     elif args.part == "memory-error":

@@ -346,17 +346,16 @@ def run(args) -> int:
     return 0
 
 
-def check_memory(suite, jobs: int) -> None:
-    """Refuse, in one line, a run whose estimated peak memory exceeds what this machine has available
-    (docs/PROTOCOL.md, "Measured sizes and the memory estimate"): per setting, its n and d, the
-    methods' measured memory curves, one copy of a job's data per worker, a worker's own memory."""
+def run_memory_estimate(suite, jobs: int) -> dict | None:
+    """The estimated memory that running ``suite`` with ``jobs`` local workers adds to this process,
+    at its largest setting (docs/PROTOCOL.md, "Measured sizes and the memory estimate"): per
+    setting, its n and d, the methods' measured memory curves, one copy of a job's data per worker,
+    a worker's own memory. :func:`oodfs.results.scale.estimate_peak_mb`'s fields plus ``setting``,
+    ``n``, ``d`` and ``workers``; None when no setting names its columns before it is drawn."""
     from oodfs.contract.registry import registry
-    from oodfs.results.scale import available_mb, estimate_peak_mb, own_rss_mb, size_text
+    from oodfs.results.scale import estimate_peak_mb
     from oodfs.run.suite import train_envs
 
-    have = available_mb()
-    if have is None:  # neither /proc/meminfo nor psutil: nothing to compare with
-        return
     env_cls = registry().get("environment", suite.environment)
     members = max(len(train_envs(r)) for r in suite.r_train)
     workers = min(jobs, len(suite.settings) * len(suite.r_train) * suite.runs)
@@ -366,25 +365,37 @@ def check_memory(suite, jobs: int) -> None:
             d = len(env_cls(**setting.environment_params(0, suite.seed)).feature_names)
         except Exception:  # names no columns, or a bad setting: the run's own checks name it
             continue
-        n_fit = (setting.n_train or suite.n_train) * members
-        rows = ((setting.n_train or suite.n_train) + suite.n_val) * members + suite.n_test * len(suite.r_test)
-        est = estimate_peak_mb(suite.methods, n_fit, d, rows, workers, own_rss_mb())
-        if worst is None or est["total_mb"] > worst[0]["total_mb"]:
-            worst = (est, setting.name, n_fit, d)
-    if worst is None or worst[0]["total_mb"] <= have:
+        n_train = setting.n_train or suite.n_train
+        rows = (n_train + suite.n_val) * members + suite.n_test * len(suite.r_test)
+        est = estimate_peak_mb(suite.methods, n_train * members, d, rows, workers)
+        if worst is None or est["total_mb"] > worst["total_mb"]:
+            worst = dict(est, setting=setting.name, n=n_train * members, d=d, workers=workers)
+    return worst
+
+
+def check_memory(suite, jobs: int) -> None:
+    """Refuse, in one line, a run whose estimated peak memory exceeds what this machine has
+    available (:func:`run_memory_estimate`)."""
+    from oodfs.results.scale import available_mb, size_text
+
+    have = available_mb()
+    if have is None:  # neither /proc/meminfo nor psutil: nothing to compare with
         return
-    est, name, n, d = worst
+    est = run_memory_estimate(suite, jobs)
+    if est is None or est["total_mb"] <= have:
+        return
+    workers = est["workers"]
     need = (
         f"{est['method']}'s fit needs most ({size_text(est['fit_mb'])})"
         if est["method"]
         else "no method of the run has a measured memory curve"
     )
     raise OodfsError(
-        f"the estimated peak memory of this run is {size_text(est['total_mb'])} (setting {name!r}: "
-        f"n = {n:,}, d = {d}, {workers} worker{'s' * (workers != 1)} each holding "
-        f"{size_text(est['data_mb'])} of data; "
-        f"{need}), more than the {size_text(have)} this machine has available; lower n_train, --jobs or "
-        "--methods, or pass --ignore-memory-estimate to run anyway"
+        f"this run is estimated to need {size_text(est['total_mb'])} of memory at its peak (setting "
+        f"{est['setting']!r}: n = {est['n']:,}, d = {est['d']}, {workers} job{'s' * (workers != 1)} at once, "
+        f"each holding {size_text(est['data_mb'])} of data; {need}), more than the {size_text(have)} this "
+        "machine has available; lower n_train, --jobs or --methods, or pass --ignore-memory-estimate to run "
+        "anyway"
     )
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from functools import lru_cache
 from importlib import resources
 
@@ -73,20 +72,22 @@ def data_mb(rows: int, d: int) -> float:
     return rows * (d + 1) * 8 / MB
 
 
-def estimate_peak_mb(methods, n_fit: int, d: int, rows: int, workers: int, base_mb: float) -> dict:
-    """The peak memory of a run: ``base_mb`` (the process that starts it) plus, for each of
-    ``workers`` processes at once, a worker's own memory, one copy of a job's data (``rows`` x
-    ``d``) and the largest fit of ``methods`` at ``n_fit`` x ``d``. Returns ``total_mb``,
-    ``method`` (the one needing most; None when no method has a curve), ``fit_mb``, ``data_mb``,
-    ``worker_mb``, ``unknown`` (methods without a curve, not counted)."""
+def estimate_peak_mb(methods, n_fit: int, d: int, rows: int, workers: int) -> dict:
+    """The memory a run adds to the process that starts it, at its peak: for each of ``workers``
+    jobs at once, one copy of the job's data (``rows`` x ``d``) and the largest fit of ``methods``
+    at ``n_fit`` x ``d``; with more than one worker, each is a new process with its own memory
+    (``worker_mb``; with one, the job runs in the starting process, already loaded). Returns
+    ``total_mb``, ``method`` (the one needing most; None when no method has a curve), ``fit_mb``,
+    ``data_mb``, ``worker_mb`` (0 with one worker) and ``unknown`` (methods without a curve, not
+    counted)."""
     fits = {m: fit_memory_mb(m, n_fit, d) for m in dict.fromkeys(methods)}
     known = {m: v for m, v in fits.items() if v is not None}
     method = max(known, key=known.get) if known else None
     fit = known.get(method, 0.0)
-    worker = float(facts()["worker_mb"])
+    worker = float(facts()["worker_mb"]) if workers > 1 else 0.0
     data = data_mb(rows, d)
     return {
-        "total_mb": base_mb + workers * (worker + data + fit),
+        "total_mb": workers * (worker + data + fit),
         "method": method,
         "fit_mb": fit,
         "data_mb": data,
@@ -112,17 +113,5 @@ def available_mb() -> float | None:
     return psutil.virtual_memory().available / MB
 
 
-def own_rss_mb() -> float:
-    """This process's resident memory (Linux; 0 elsewhere)."""
-    try:
-        with open(f"/proc/{os.getpid()}/status") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
 def size_text(mb: float) -> str:
-    return f"{mb / 1024:.1f} GiB" if mb >= 1024 else f"{mb:.0f} MiB"
+    return f"{mb / 1024:.1f} GiB" if mb >= 1024 else f"{mb:.0f} MiB" if mb >= 10 else f"{mb:.2f} MiB"
