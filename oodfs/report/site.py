@@ -259,7 +259,7 @@ def measured_sizes(methods: list[str]) -> dict:
     """The page's "Measured sizes" section: per method, the largest sizes (n rows x d features) at
     which its default grid point was measured and what one fit cost there, from the facts shipped
     with oodfs (oodfs/results/scale.py), or "not measured"; the machine once when it is one."""
-    from oodfs.results.scale import NOT_MEASURED, cpu_text, machine_text, method_scale
+    from oodfs.results.scale import NOT_MEASURED, cpu_text, machine_text, mb_text, method_scale
 
     rows, machines, loads = [], set(), []
     for m in methods:
@@ -272,7 +272,7 @@ def measured_sizes(methods: list[str]) -> dict:
             dict(
                 size=f"{p['n']:,} × {p['d']}",
                 cpu=cpu_text(p["cpu_s"]),
-                mb=f"{p['peak_mb']:.0f}" if p["peak_mb"] >= 1 else "< 1",
+                mb=mb_text(p["peak_mb"]),
                 machine=machine_text(p["machine"]),
             )
             for p in s["largest"]

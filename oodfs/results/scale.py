@@ -43,9 +43,14 @@ def describe(name: str) -> str:
     if not s["measured"]:
         return NOT_MEASURED
     return "; ".join(
-        f"n {p['n']:,} x d {p['d']}: {cpu_text(p['cpu_s'])} CPU s, {p['peak_mb']:.0f} MB"
+        f"n {p['n']:,} x d {p['d']}: {cpu_text(p['cpu_s'])} CPU s, {mb_text(p['peak_mb'])} MB"
         for p in s["largest"]
     )
+
+
+def mb_text(mb: float) -> str:
+    """A fit's peak memory growth in MB; below 1 it is the counter's noise (or a lower bound)."""
+    return f"{mb:.0f}" if mb >= 1 else "< 1"
 
 
 def cpu_text(seconds: float) -> str:
