@@ -352,6 +352,8 @@ def run_memory_estimate(suite, jobs: int) -> dict | None:
     setting, its n and d, the methods' measured memory curves, one copy of a job's data per worker,
     a worker's own memory. :func:`oodfs.results.scale.estimate_peak_mb`'s fields plus ``setting``,
     ``n``, ``d`` and ``workers``; None when no setting names its columns before it is drawn."""
+    import warnings
+
     from oodfs.contract.registry import registry
     from oodfs.results.scale import estimate_peak_mb
     from oodfs.run.suite import train_envs
@@ -362,7 +364,9 @@ def run_memory_estimate(suite, jobs: int) -> dict | None:
     worst = None
     for setting in suite.settings:
         try:
-            d = len(env_cls(**setting.environment_params(0, suite.seed)).feature_names)
+            with warnings.catch_warnings():  # a table's notes are the run's to give, once
+                warnings.simplefilter("ignore")
+                d = len(env_cls(**setting.environment_params(0, suite.seed)).feature_names)
         except Exception:  # names no columns, or a bad setting: the run's own checks name it
             continue
         n_train = setting.n_train or suite.n_train
