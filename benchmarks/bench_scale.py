@@ -421,10 +421,29 @@ def _estimate(done: list[dict], n: int, d: int, key: str) -> float | None:
     return max(big[key], floor) * (n / big["n"]) ** a * (d / big["d"]) ** b
 
 
-def suite(args):
-    """Run the scale suite (results appended to ``--out`` as JSON lines; a rerun skips what is there)."""
-    import select
+def machine() -> dict:
+    """The machine a row was measured on: CPU model, logical CPUs, memory (GiB), system."""
+    import platform
 
+    model, total_kb = platform.processor() or platform.machine(), 0
+    try:
+        with open("/proc/cpuinfo") as fh:
+            model = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), model)
+        with open("/proc/meminfo") as fh:
+            total_kb = next(int(ln.split()[1]) for ln in fh if ln.startswith("MemTotal:"))
+    except (OSError, StopIteration):
+        pass
+    return {
+        "cpu": model,
+        "cpus": os.cpu_count(),
+        "memory_gib": round(total_kb / 2**20, 1),
+        "system": platform.system(),
+    }
+
+
+def suite(args):
+    """Run the scale suite (results appended to ``--out`` as JSON lines; a rerun skips what is there
+    unless ``--redo``; the report and ``ship`` read the last row of a point)."""
     methods = args.methods or suite_methods()
     out = args.out
     have = []
@@ -433,7 +452,7 @@ def suite(args):
             have = [json.loads(line) for line in fh if line.strip()]
 
     def record(row):
-        row.update(binary=args.binary, load=round(os.getloadavg()[0], 1))
+        row.update(binary=args.binary, load=round(os.getloadavg()[0], 1), machine=machine(), fresh=args.fresh)
         have.append(row)
         with open(out, "a") as fh:
             fh.write(json.dumps(row) + "\n")
@@ -448,10 +467,13 @@ def suite(args):
         for method in methods:
             if method in NOT_RUN:
                 continue
-            if any((r["method"], r["n"], r["d"], r["binary"]) == (method, n, d, args.binary) for r in have):
+            done = (method, n, d, args.binary)
+            if not args.redo and any((r["method"], r["n"], r["d"], r["binary"]) == done for r in have):
                 continue
             mine = [r for r in have if r["method"] == method and r["binary"] == args.binary]
             why = None
+            if any(r["status"] != "ok" and (r["n"], r["d"]) == (n, d) for r in mine):
+                continue  # --redo keeps a point's budget verdict (its reason stays the recorded one)
             if any(r["status"] != "ok" and r["n"] <= n and r["d"] <= d for r in mine):
                 why = "past its budget at a smaller size"
             else:
@@ -465,34 +487,44 @@ def suite(args):
             else:
                 todo.append(method)
         path = suite_data(n, d, args.binary) if todo else None
-        while todo:  # one process per size; a fit past the wall limit is stopped, the rest go on
-            proc = subprocess.Popen(
-                [sys.executable, __file__, "suite-one", path, *todo],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                text=True,
-            )
-            while todo:
-                ready, _, _ = select.select([proc.stdout], [], [], WALL_LIMIT_S)
-                line = proc.stdout.readline() if ready else None
-                if line:
-                    record(json.loads(line))
-                    todo.pop(0)
-                    continue
-                proc.kill()
-                proc.wait()
-                why = "failed" if ready else f"stopped after {WALL_LIMIT_S:.0f} wall s"
-                record(
-                    {
-                        "method": todo.pop(0),
-                        "n": n,
-                        "d": d,
-                        "status": "past budget" if not ready else "failed",
-                        "why": why,
-                    }
-                )
-                break
+        # one process per size (--fresh: per method, so that every peak memory figure is exact)
+        for todo in [[m] for m in todo] if args.fresh else [todo]:
+            _run_size(todo, path, n, d, record)
+
+
+def _run_size(todo: list[str], path: str, n: int, d: int, record) -> None:
+    """Fit ``todo`` one after the other in one fresh process; one fit past the wall limit is stopped
+    and recorded as past budget, and the rest go on in a new process."""
+    import select
+
+    while todo:
+        proc = subprocess.Popen(
+            [sys.executable, __file__, "suite-one", path, *todo],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        while todo:
+            ready, _, _ = select.select([proc.stdout], [], [], WALL_LIMIT_S)
+            line = proc.stdout.readline() if ready else None
+            if line:
+                record(json.loads(line))
+                todo.pop(0)
+                continue
+            proc.kill()
             proc.wait()
+            why = "failed" if ready else f"stopped after {WALL_LIMIT_S:.0f} wall s"
+            record(
+                {
+                    "method": todo.pop(0),
+                    "n": n,
+                    "d": d,
+                    "status": "past budget" if not ready else "failed",
+                    "why": why,
+                }
+            )
+            break
+        proc.wait()
 
 
 def suite_report(args):
@@ -559,6 +591,260 @@ def suite_report(args):
             diag_rows.append(f"- `{r.method}` at n = {r.n}, d = {r.d}: {', '.join(flags)}")
     print("\n### Fits their own diagnostics mark\n")
     print("\n".join(diag_rows) or "none")
+
+
+# -- the facts shipped inside oodfs: largest measured sizes and memory curves (`ship`) -----------------
+FACTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "oodfs", "results", "scale_facts.json")
+#: peak-memory figures below this many MB are left out of the memory curves: the counter's noise and
+#: lower bounds (COST_CURVES.md, section 1)
+MEMORY_MIN_MB = 5.0
+#: what a worker process of `oodfs bench` has imported once it has fitted the synthetic suite's methods
+#: (the built-in plugins, and torch and XGBoost, which srdo, stg, svi and xgb import when they fit)
+WORKER_IMPORTS = (
+    "import torch, xgboost, sklearn.ensemble\n"
+    "from oodfs.contract.registry import registry\n"
+    "import oodfs.run.jobs\n"
+    "reg = registry()\n"
+    "for kind in ('selector', 'weighter', 'environment', 'downstream'):\n"
+    "    [reg.get(kind, name) for name in reg.entries(kind)]\n"
+)
+
+
+def last_rows(path: str, binary: bool = False) -> list[dict]:
+    """The last row of each (method, n, d) of a scale-suite results file (a --redo replaces a point)."""
+    rows = {}
+    with open(path) as fh:
+        for line in fh:
+            if line.strip():
+                r = json.loads(line)
+                if r.get("binary", False) == binary:
+                    rows[(r["method"], r["n"], r["d"])] = r
+    return list(rows.values())
+
+
+def memory_curve(ok: list[dict]) -> list[float] | None:
+    """Least squares of log(peak MB) = a + b log n + c log d over a method's measured sizes whose peak
+    is at least MEMORY_MIN_MB; None with fewer than 3 such sizes or without two n and two d."""
+    big = [r for r in ok if r["peak_mb"] >= MEMORY_MIN_MB]
+    if len(big) < 3 or len({r["n"] for r in big}) < 2 or len({r["d"] for r in big}) < 2:
+        return None
+    A = np.column_stack([np.ones(len(big)), np.log([r["n"] for r in big]), np.log([r["d"] for r in big])])
+    y = np.log([r["peak_mb"] for r in big])
+    return [round(float(v), 4) for v in np.linalg.lstsq(A, y, rcond=None)[0]]
+
+
+def largest(ok: list[dict]) -> list[dict]:
+    """The measured sizes that no other measured size of the method exceeds in both n and d."""
+    return sorted(
+        (
+            r
+            for r in ok
+            if not any(
+                q["n"] >= r["n"] and q["d"] >= r["d"] and (q["n"], q["d"]) != (r["n"], r["d"]) for q in ok
+            )
+        ),
+        key=lambda r: (r["n"], r["d"]),
+    )
+
+
+def worker_rss_mb() -> float:
+    """Resident memory of a fresh process that has imported what a run's worker imports."""
+    code = WORKER_IMPORTS + "print(open('/proc/self/status').read())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return int(next(line for line in out.splitlines() if line.startswith("VmRSS:")).split()[1]) / 1024
+
+
+def ship(args):
+    """Write oodfs/results/scale_facts.json from --out: per method, its largest measured sizes (fit
+    CPU s, wall s, peak MB, the machine and its load), the larger sizes the budget stopped, and its
+    fitted memory curve; the methods the grid does not run and why; a worker's own memory."""
+    rows = last_rows(args.out)
+    methods = {}
+    for m in sorted({r["method"] for r in rows}):
+        mine = [r for r in rows if r["method"] == m]
+        ok = [r for r in mine if r["status"] == "ok"]
+        if not ok:
+            continue
+        missing = [r for r in ok if "machine" not in r]
+        if missing and not args.unstamped_machine_is_this:
+            raise SystemExit(
+                f"{len(missing)} rows of {m} name no machine; rerun them, or pass --unstamped-machine-is-this"
+            )
+        methods[m] = {
+            "largest": [
+                {
+                    "n": r["n"],
+                    "d": r["d"],
+                    "cpu_s": round(r["cpu"], 3),
+                    "wall_s": round(r["wall"], 3),
+                    "peak_mb": round(max(r["peak_mb"], 0.0), 1),
+                    "load": r.get("load"),
+                    "machine": r.get("machine") or machine(),
+                }
+                for r in largest(ok)
+            ],
+            "stopped": [
+                {"n": r["n"], "d": r["d"], "why": r.get("why", r["status"])}
+                for r in sorted(mine, key=lambda r: (r["n"], r["d"]))
+                if r["status"] != "ok"
+            ],
+            "sizes_measured": len(ok),
+            "memory_curve": memory_curve(ok),
+        }
+    facts = {
+        "what": "each method's default grid point fitted once per size on the synthetic generator (poly, "
+        "r_train 2.5): fit CPU seconds (one thread), wall seconds, and the growth of the process's peak "
+        "resident memory during the fit (benchmarks/SCALE.md, section 3)",
+        "source": "benchmarks/scale_results.jsonl, written by `python benchmarks/bench_scale.py ship`",
+        "methods": methods,
+        "not_run": NOT_RUN,
+        "worker_mb": round(worker_rss_mb(), 1),
+        "worker_machine": machine(),
+    }
+    with open(FACTS, "w") as fh:
+        fh.write(json.dumps(facts, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {os.path.normpath(FACTS)}: {len(methods)} methods")
+
+
+def memory_error(args):
+    """How far each method's fitted memory curve is from its own measured peaks (in-sample), and
+    from its largest sizes when fitted without them (out-of-sample: the sizes with n = 200 000 or
+    d = 500 predicted from the smaller ones)."""
+    rows = last_rows(args.out)
+    out = []
+    for m in sorted({r["method"] for r in rows}):
+        ok = [r for r in rows if r["method"] == m and r["status"] == "ok"]
+        curve = memory_curve(ok)
+        if curve is None:
+            continue
+        small = [r for r in ok if r["n"] < 200000 and r["d"] < 500]
+        held = [r for r in ok if r not in small]
+        early = memory_curve(small) if held else None
+        for r in ok:
+            if r["peak_mb"] < args.min_mb:
+                continue
+            fit = float(np.exp(curve[0] + curve[1] * np.log(r["n"]) + curve[2] * np.log(r["d"])))
+            row = [m, r["n"], r["d"], f"{r['peak_mb']:.0f}", f"{fit:.0f}", f"{fit / r['peak_mb']:.2f}"]
+            if early and r in held:
+                pred = float(np.exp(early[0] + early[1] * np.log(r["n"]) + early[2] * np.log(r["d"])))
+                row += [f"{pred:.0f}", f"{pred / r['peak_mb']:.2f}"]
+            else:
+                row += ["", ""]
+            out.append(row)
+    heads = [
+        "method",
+        "n",
+        "d",
+        "measured MB",
+        "curve MB",
+        "curve / measured",
+        "from smaller sizes MB",
+        "ratio",
+    ]
+    print(tabulate(out, headers=heads, tablefmt="github", disable_numparse=True))
+    ratios = np.array([float(r[5]) for r in out])
+    held = np.array([float(r[7]) for r in out if r[7]])
+    print(
+        f"\nin-sample: {len(ratios)} sizes with a peak of at least {args.min_mb:g} MB; curve / measured "
+        f"median {np.median(ratios):.2f}, range {ratios.min():.2f}-{ratios.max():.2f}"
+        + (
+            f"; out-of-sample: {len(held)} sizes, median {np.median(held):.2f}, "
+            f"range {held.min():.2f}-{held.max():.2f}"
+            if len(held)
+            else ""
+        )
+    )
+
+
+RUN_MEMORY_SUITE = """
+description = "memory estimate check"
+environment = "synthetic"
+r_train = [2.5]
+r_test = [-3.0, 3.0]
+runs = {runs}
+n_train = {n}
+n_val = 2000
+n_test = 10000
+k = 5
+methods = {methods}
+downstream = ["ridge"]
+[settings.poly]
+params = {{ setting = "poly", d_v = {d_v} }}
+"""
+
+
+def facts_worker_mb() -> float:
+    with open(FACTS) as fh:
+        return float(json.load(fh)["worker_mb"])
+
+
+def run_memory(args):
+    """`oodfs bench`'s memory estimate against the measured peak of whole runs: a synthetic suite at
+    each (n, d) of --sizes (r_train 2.5, two test environments, downstream ridge), its estimate
+    (oodfs.commands.bench.run_memory_estimate), then the run, sampling the proportional set size
+    (PSS: shared pages split between the processes sharing them) summed over the run's process
+    tree every 0.2 s, against the estimate plus the starting process's own memory (the shipped
+    worker_mb: a process with the same imports)."""
+    import tempfile
+
+    import psutil
+
+    from oodfs.commands.bench import run_memory_estimate
+    from oodfs.run.suite import load_suite
+
+    rows = []
+    for size in args.sizes:
+        n, d = (int(v) for v in size.split("x"))
+        with tempfile.TemporaryDirectory(prefix="oodfs-memory-") as tmp:
+            path = os.path.join(tmp, "s.toml")
+            with open(path, "w") as fh:
+                fh.write(
+                    RUN_MEMORY_SUITE.format(runs=args.runs, n=n, methods=json.dumps(args.methods), d_v=d - 5)
+                )
+            est = run_memory_estimate(load_suite(path), args.jobs)
+            cmd = ["oodfs", "bench", "--suite", path, "--out", os.path.join(tmp, "out"), "--quiet"]
+            cmd += ["--jobs", str(args.jobs), "--ignore-memory-estimate"]
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            top, peak, t0 = psutil.Process(proc.pid), 0.0, time.perf_counter()
+            while proc.poll() is None:
+                total = 0
+                try:
+                    for p in [top, *top.children(recursive=True)]:
+                        try:
+                            total += p.memory_full_info().pss
+                        except (psutil.NoSuchProcess, psutil.AccessDenied):
+                            pass
+                except psutil.NoSuchProcess:
+                    break
+                peak = max(peak, total / 2**20)
+                time.sleep(0.2)
+            wall = time.perf_counter() - t0
+        start = facts_worker_mb()  # the starting process's own memory (the estimate adds to it)
+        rows.append(
+            [
+                n,
+                d,
+                ", ".join(args.methods),
+                est["workers"],
+                f"{start:.0f} + {est['total_mb']:.0f}",
+                f"{est['worker_mb']:.0f} + {est['data_mb']:.0f} + {est['fit_mb']:.0f} ({est['method']})",
+                f"{peak:.0f}",
+                f"{(start + est['total_mb']) / peak:.2f}" if peak else "",
+                f"{wall:.0f}",
+                proc.returncode,
+            ]
+        )
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    heads = [
+        "n",
+        "d",
+        "methods",
+        "jobs at once",
+        "starting process + estimate MB",
+        "per job: worker + data + fit MB",
+    ]
+    heads += ["measured MB"]
+    print(tabulate(rows, headers=heads + ["estimate / measured", "wall s", "exit"], tablefmt="github"))
 
 
 # -- the numbers of the edited methods, old code against new ---------------------------------------
@@ -775,7 +1061,24 @@ def main():
     s.add_argument("--out", default="benchmarks/scale_results.jsonl")
     s.add_argument("--until", help="start no fit after this UTC time, HH:MM")
     s.add_argument("--report", action="store_true", help="print the tables of --out and stop")
+    s.add_argument("--fresh", action="store_true", help="one process per method (exact peak memory)")
+    s.add_argument("--redo", action="store_true", help="measure points --out already holds again")
     sub.add_parser("numbers")
+    rm = sub.add_parser("run-memory", help="oodfs bench's memory estimate against measured whole runs")
+    rm.add_argument("--sizes", nargs="+", default=["20000x200"], help="NxD, e.g. 20000x200")
+    rm.add_argument("--methods", nargs="+", default=["dwr", "ols", "correlation"])
+    rm.add_argument("--jobs", type=int, default=1)
+    rm.add_argument("--runs", type=int, default=1)
+    sh = sub.add_parser("ship", help="write oodfs/results/scale_facts.json from --out")
+    sh.add_argument("--out", default="benchmarks/scale_results.jsonl")
+    sh.add_argument(
+        "--unstamped-machine-is-this",
+        action="store_true",
+        help="rows recorded before rows named their machine were measured on this machine",
+    )
+    me = sub.add_parser("memory-error", help="the fitted memory curves against the measured peaks")
+    me.add_argument("--out", default="benchmarks/scale_results.jsonl")
+    me.add_argument("--min-mb", type=float, default=5.0, help="leave out peaks below this (counter noise)")
     au = sub.add_parser("authors")
     au.add_argument("--svi-repo", required=True)
     au.add_argument("--srdo-repo", required=True)
@@ -816,6 +1119,12 @@ def main():
         authors(args)
     elif args.part == "authors-one":
         print(json.dumps(authors_one(args.n, args.d, args.svi_repo, args.srdo_repo)))
+    elif args.part == "run-memory":
+        run_memory(args)
+    elif args.part == "ship":
+        ship(args)
+    elif args.part == "memory-error":
+        memory_error(args)
     elif args.part == "numbers":
         print(json.dumps(numbers()))
     elif args.part == "same-numbers":

@@ -157,6 +157,13 @@ def add_parser(sub) -> None:
         "needs more is recorded as failed, naming the limit, and the run goes on (Linux 4.7 or later)",
     )
     p.add_argument(
+        "--ignore-memory-estimate",
+        action="store_true",
+        help="run even when the estimated peak memory of the run (from n, d, the methods' measured memory "
+        'curves and --jobs) exceeds the memory this machine has available (docs/PROTOCOL.md, "Measured '
+        'sizes and the memory estimate")',
+    )
+    p.add_argument(
         "--no-isolation",
         action="store_true",
         help="fit each method in its worker process instead of a forked child of it (a little faster; "
@@ -259,6 +266,8 @@ def run(args) -> int:
             f"--jobs {args.jobs} is more than the {available_cpus()} CPUs this process may use; "
             "pass --force-jobs to start that many workers anyway"
         )
+    if not args.ignore_memory_estimate and executor.uses_local_cpus(**executor.parse_options(given)):
+        check_memory(suite, args.jobs)
     with plugin_output_to_stderr():  # what methods print never mixes into the leaderboard on stdout
         store = run_suite(
             suite,
@@ -335,6 +344,63 @@ def run(args) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def run_memory_estimate(suite, jobs: int) -> dict | None:
+    """The estimated memory that running ``suite`` with ``jobs`` local workers adds to this process,
+    at its largest setting (docs/PROTOCOL.md, "Measured sizes and the memory estimate"): per
+    setting, its n and d, the methods' measured memory curves, one copy of a job's data per worker,
+    a worker's own memory. :func:`oodfs.results.scale.estimate_peak_mb`'s fields plus ``setting``,
+    ``n``, ``d`` and ``workers``; None when no setting names its columns before it is drawn."""
+    import warnings
+
+    from oodfs.contract.registry import registry
+    from oodfs.results.scale import estimate_peak_mb
+    from oodfs.run.suite import train_envs
+
+    env_cls = registry().get("environment", suite.environment)
+    members = max(len(train_envs(r)) for r in suite.r_train)
+    workers = min(jobs, len(suite.settings) * len(suite.r_train) * suite.runs)
+    worst = None
+    for setting in suite.settings:
+        try:
+            with warnings.catch_warnings():  # a table's notes are the run's to give, once
+                warnings.simplefilter("ignore")
+                d = len(env_cls(**setting.environment_params(0, suite.seed)).feature_names)
+        except Exception:  # names no columns, or a bad setting: the run's own checks name it
+            continue
+        n_train = setting.n_train or suite.n_train
+        rows = (n_train + suite.n_val) * members + suite.n_test * len(suite.r_test)
+        est = estimate_peak_mb(suite.methods, n_train * members, d, rows, workers)
+        if worst is None or est["total_mb"] > worst["total_mb"]:
+            worst = dict(est, setting=setting.name, n=n_train * members, d=d, workers=workers)
+    return worst
+
+
+def check_memory(suite, jobs: int) -> None:
+    """Refuse, in one line, a run whose estimated peak memory exceeds what this machine has
+    available (:func:`run_memory_estimate`)."""
+    from oodfs.results.scale import available_mb, size_text
+
+    have = available_mb()
+    if have is None:  # neither /proc/meminfo nor psutil: nothing to compare with
+        return
+    est = run_memory_estimate(suite, jobs)
+    if est is None or est["total_mb"] <= have:
+        return
+    workers = est["workers"]
+    need = (
+        f"{est['method']}'s fit needs most ({size_text(est['fit_mb'])})"
+        if est["method"]
+        else "no method of the run has a measured memory curve"
+    )
+    raise OodfsError(
+        f"this run is estimated to need {size_text(est['total_mb'])} of memory at its peak (setting "
+        f"{est['setting']!r}: n = {est['n']:,}, d = {est['d']}, {workers} job{'s' * (workers != 1)} at once, "
+        f"each holding {size_text(est['data_mb'])} of data; {need}), more than the {size_text(have)} this "
+        "machine has available; lower n_train, --jobs or --methods, or pass --ignore-memory-estimate to run "
+        "anyway"
+    )
 
 
 def skipped_note(skipped: dict, task: str) -> str:

@@ -1,5 +1,6 @@
 """``oodfs plugins``: the registered plugins of every kind: selectors, weighters, environments,
-metrics, selection rules, backends (with their options), leaderboard formats and commands."""
+metrics, selection rules, backends (with their options), leaderboard formats and commands; for a
+selector, the largest sizes it was measured at and their cost (oodfs/results/scale.py)."""
 
 from __future__ import annotations
 
@@ -27,10 +28,16 @@ def run(args) -> int:
     from tabulate import tabulate
 
     from oodfs.contract.registry import registry
+    from oodfs.results.scale import describe, method_scale
 
     infos = registry(tuple(args.plugin)).all()
     if args.json:
-        listed = [i.as_dict() | ({"options": _options(i)} if i.kind == "backend" else {}) for i in infos]
+        listed = [
+            i.as_dict()
+            | ({"options": _options(i)} if i.kind == "backend" else {})
+            | ({"scale": method_scale(i.name)} if i.kind == "selector" else {})
+            for i in infos
+        ]
         print(json.dumps(listed, indent=2))
         return 0
     rows = [
@@ -39,9 +46,16 @@ def run(args) -> int:
             i.name,
             i.package,
             i.version,
-            i.description + "".join(f"; option {o['name']}" for o in _options(i)),
+            i.description
+            + "".join(f"; option {o['name']}" for o in _options(i))
+            + (f" [largest measured: {describe(i.name)}]" if i.kind == "selector" else ""),
         ]
         for i in infos
     ]
     print(tabulate(rows, headers=["kind", "name", "package", "version", "description"]))
+    print(
+        "\nlargest measured: the largest sizes (n rows x d features) at which the selector's default grid "
+        "point was fitted, fit CPU seconds and peak memory there (`oodfs plugins --json` names the "
+        'machine; docs/PROTOCOL.md, "Measured sizes and the memory estimate")'
+    )
     return 0

@@ -255,6 +255,37 @@ def methods_by_need(report: Report) -> list[dict]:
     return groups
 
 
+def measured_sizes(methods: list[str]) -> dict:
+    """The page's "Measured sizes" section: per method, the largest sizes (n rows x d features) at
+    which its default grid point was measured and what one fit cost there, from the facts shipped
+    with oodfs (oodfs/results/scale.py), or "not measured"; the machine once when it is one."""
+    from oodfs.results.scale import NOT_MEASURED, cpu_text, machine_text, mb_text, method_scale
+
+    rows, machines, loads = [], set(), []
+    for m in methods:
+        s = method_scale(m)
+        if not s["measured"]:
+            why = s["note"].removeprefix(NOT_MEASURED).lstrip(": ")
+            rows.append(dict(method=m, points=[], stopped=why))
+            continue
+        points = [
+            dict(
+                size=f"{p['n']:,} × {p['d']}",
+                cpu=cpu_text(p["cpu_s"]),
+                mb=mb_text(p["peak_mb"]),
+                machine=machine_text(p["machine"]),
+            )
+            for p in s["largest"]
+        ]
+        machines |= {pt["machine"] for pt in points}
+        loads += [p["load"] for p in s["largest"] if p.get("load") is not None]
+        stopped = "; ".join(f"{p['n']:,} × {p['d']}: {p['why']}" for p in s["stopped"])
+        rows.append(dict(method=m, points=points, stopped=stopped))
+    one = machines.pop() if len(machines) == 1 else None
+    load = f"{min(loads):.0f}-{max(loads):.0f}" if loads else None
+    return dict(rows=rows, machine=one, load=load)
+
+
 # -- a results folder ----------------------------------------------------------------------------
 
 
@@ -549,7 +580,7 @@ def _suite_page(
     shift = _shift(suite, diagnose)
     first = selection or _stored_rule(runs_info[0]) or "val"
     known = rules()  # the built-in rules and those of plugins
-    runs = []
+    runs, page_methods = [], {}
     for i, info in enumerate(runs_info):
         fig_dir = tmp / "figures" / f"{i + 1}-{_slug(info.label)}"
         fig_dir.mkdir(parents=True)
@@ -558,6 +589,9 @@ def _suite_page(
         any_report = next((v["report"] for v in views.values() if v.get("report") is not None), None)
         if any_report is None:  # no rule applies at all: say why, once
             raise OodfsError(f"{info.path}: {views[first]['error']}")
+        for m in dict.fromkeys(any_report.chosen["method"]) if len(any_report.chosen) else ():
+            if any_report.kind(m) != "yardstick":
+                page_methods[m] = None
         runs.append(
             dict(
                 id=f"run{i + 1}",
@@ -585,6 +619,7 @@ def _suite_page(
         left_out=left_out,
         first=first,
         side_by_side={rule: _side_by_side(runs, rule) for rule in known} if len(runs) > 1 else {},
+        scale=measured_sizes(list(page_methods)),
         version=_version(),
         assets=assets(env),
     )

@@ -1,0 +1,139 @@
+"""Which methods are usable at a user's size: each selector's largest measured sizes and their cost
+in ``oodfs plugins`` and on the results page, from facts shipped inside the package and derived from
+the scale grid's measurements; and the one-line refusal of a run whose estimated peak memory exceeds
+the machine's (docs/PROTOCOL.md, "Measured sizes and the memory estimate")."""
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from oodfs.contract.registry import registry
+from oodfs.report.site import build_site
+from oodfs.results import scale
+
+from .conftest import TINY_SUITE_TOML, assert_one_line
+from .conftest import run_cli as run
+from .test_site import _section, folder, noisy, results
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def bench_scale():
+    spec = importlib.util.spec_from_file_location("bench_scale", ROOT / "benchmarks" / "bench_scale.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_plugins_json_carries_the_measured_sizes_of_every_selector(capsys):
+    code, out, err = run(capsys, "plugins", "--json")
+    assert code == 0, err
+    selectors = {e["name"]: e for e in json.loads(out) if e["kind"] == "selector"}
+    assert set(selectors) == set(registry().entries("selector"))
+    measured = {name for name, e in selectors.items() if e["scale"]["measured"]}
+    assert {"dwr", "srdo", "ols", "lasso", "stg"} <= measured  # measured on the scale grid
+    for name in measured:
+        largest = selectors[name]["scale"]["largest"]
+        assert largest, name
+        for point in largest:
+            assert point["n"] >= 2000 and point["d"] >= 10 and point["cpu_s"] >= 0 and point["peak_mb"] >= 0
+            assert {"cpu", "cpus", "memory_gib", "system"} <= set(point["machine"])
+    for name in set(selectors) - measured:
+        assert selectors[name]["scale"]["note"].startswith("not measured"), name
+    assert "exact search" in selectors["icp"]["scale"]["note"]  # why the grid does not run it
+    assert "scale" not in next(e for e in json.loads(out) if e["kind"] == "environment")
+
+
+def test_plugins_table_says_the_largest_measured_size_or_not_measured(capsys):
+    code, out, _ = run(capsys, "plugins")
+    assert code == 0
+    lines = {tuple(line.split()[:2]): line for line in out.splitlines()}
+    dwr = scale.method_scale("dwr")["largest"][-1]
+    assert f"n {dwr['n']:,} x d {dwr['d']}" in lines[("selector", "dwr")]
+    assert "[largest measured: not measured]" in lines[("selector", "anchor")]
+
+
+def test_the_shipped_facts_are_those_of_the_measurements():
+    """scale_facts.json is what ``bench_scale.py ship`` derives from benchmarks/scale_results.jsonl
+    (no figure typed by hand, none left behind by a newer measurement)."""
+    bs = bench_scale()
+    rows = bs.last_rows(str(ROOT / "benchmarks" / "scale_results.jsonl"))
+    shipped = scale.facts()["methods"]
+    assert set(shipped) == {r["method"] for r in rows if r["status"] == "ok"}
+    for method, entry in shipped.items():
+        ok = [r for r in rows if r["method"] == method and r["status"] == "ok"]
+        assert [(p["n"], p["d"], p["cpu_s"]) for p in entry["largest"]] == [
+            (r["n"], r["d"], round(r["cpu"], 3)) for r in bs.largest(ok)
+        ]
+        assert entry["memory_curve"] == bs.memory_curve(ok)
+        assert entry["sizes_measured"] == len(ok)
+    assert scale.facts()["not_run"] == bs.NOT_RUN
+
+
+def test_largest_keeps_the_sizes_no_other_exceeds_in_both_n_and_d():
+    bs = bench_scale()
+    pts = [dict(n=n, d=d) for n, d in ((2000, 10), (2000, 200), (20000, 10), (20000, 50), (2000, 50))]
+    assert [(p["n"], p["d"]) for p in bs.largest(pts)] == [(2000, 200), (20000, 50)]
+
+
+def test_the_memory_estimate_grows_with_the_size_and_names_the_method_needing_most():
+    small = scale.estimate_peak_mb(["ols", "dwr"], 2000, 10, 10000, 1)
+    big = scale.estimate_peak_mb(["ols", "dwr"], 200000, 500, 300000, 2)
+    assert big["fit_mb"] > 100 * small["fit_mb"] and big["total_mb"] > 100 * small["total_mb"]
+    assert big["method"] == max(["ols", "dwr"], key=lambda m: scale.fit_memory_mb(m, 200000, 500))
+    assert big["data_mb"] == pytest.approx(300000 * 501 * 8 / 2**20)
+    # two workers are new processes, each with its own memory; one job runs in the starting process
+    assert big["worker_mb"] > 0 and small["worker_mb"] == 0
+    assert big["total_mb"] == pytest.approx(2 * (big["worker_mb"] + big["data_mb"] + big["fit_mb"]))
+    assert scale.estimate_peak_mb(["icp"], 2000, 10, 1000, 1)["unknown"] == ["icp"]
+
+
+def tiny_suite(tmp_path) -> str:
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY_SUITE_TOML.format(runs=1))
+    return str(path)
+
+
+def test_a_run_larger_than_the_memory_available_is_refused_in_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(scale, "available_mb", lambda: 0.01)  # a machine with 10 KiB free
+    out = tmp_path / "out"
+    args = ["bench", "--quiet", "--jobs", "1", "--suite", tiny_suite(tmp_path), "--out", str(out)]
+    result = run(capsys, *args)
+    assert_one_line(result, "estimated to need", "than the 0.01 MiB", "available", "--ignore-memory-estimate")
+    assert re.search(r"(ols|correlation)'s fit needs most", result[2]), result[2]
+    assert not out.exists()  # refused before anything ran
+
+
+def test_the_override_runs_it_anyway(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(scale, "available_mb", lambda: 0.01)
+    out = tmp_path / "out"
+    code, board, err = run(
+        capsys,
+        "bench",
+        "--quiet",
+        "--jobs",
+        "1",
+        "--suite",
+        tiny_suite(tmp_path),
+        "--out",
+        str(out),
+        "--ignore-memory-estimate",
+    )
+    assert code == 0, err
+    assert "ols" in board and (out / "results.sqlite").exists()
+
+
+def test_the_results_page_says_each_methods_largest_measured_size(tmp_path):
+    df = results({"dwr": noisy(0.3, 0.01, 0), "anchor": noisy(0.4, 0.01, 1)}, runs=range(2))
+    html = build_site([folder(tmp_path / "run", df)], tmp_path / "site", formats=["svg"]).read_text()
+    section = _section(html, "scale")
+    rows = dict(re.findall(r"<tr><td>(\w+)</td>(.*?)</tr>", section, flags=re.S))
+    dwr = scale.method_scale("dwr")["largest"][-1]
+    assert f"{dwr['n']:,} × {dwr['d']}" in rows["dwr"]
+    assert scale.cpu_text(dwr["cpu_s"]) in rows["dwr"]
+    assert "not measured" in rows["anchor"]
+    assert "AMD" in section or "CPUs" in section  # the machine, named once or per row
+    assert 'href="#scale"' in html
