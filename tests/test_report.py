@@ -137,3 +137,20 @@ def test_a_report_never_mixes_profiles():
     )
     with pytest.raises(Exception, match="mix profiles"):
         Report(df, "val")
+
+
+def test_a_failed_task_in_a_reference_with_a_categorical_model_column_is_kept():
+    """A shipped reference stores `downstream` as categorical; a failed task's row has no model.
+    Choosing the model's rows must keep the failed row, not fail on a missing category."""
+    from oodfs.report.report import _one_downstream
+
+    results = pd.DataFrame(
+        {
+            "method": ["ols", "dwr"],
+            "status": ["ok", "failed"],
+            "downstream": pd.Categorical(["logistic", None], categories=["logistic"]),
+        }
+    )
+    rows, chosen, models = _one_downstream(results, None)
+    assert chosen == "logistic" and models == ["logistic"]
+    assert list(rows["method"]) == ["ols", "dwr"]

@@ -52,7 +52,10 @@ def _one_downstream(results: pd.DataFrame, downstream: str | None):
     (no model) is kept."""
     if "downstream" not in results:
         results = results.assign(downstream=np.nan)
-    model = results["downstream"].where(results["downstream"].notna(), DEFAULT_MODEL)
+    # as objects: a shipped reference stores the column as categorical, and a failed task's row
+    # (no model) would need a category the column does not have
+    downstream_of = results["downstream"].astype(object)
+    model = downstream_of.where(downstream_of.notna(), DEFAULT_MODEL)
     ok = results["status"] == "ok"
     models = list(dict.fromkeys(model[ok])) or [DEFAULT_MODEL]
     chosen = models[0] if downstream is None else downstream
