@@ -77,7 +77,8 @@ def comparisons(report: Report, pooled: bool = False) -> tuple[str, dict]:
     for setting in dict.fromkeys(values["setting"]):
         for metric in report.headline:
             info = report.metrics[metric]
-            g = values[values["setting"] == setting]
+            # only the methods of the two lists: the bootstrap of every other pair would be thrown away
+            g = values[(values["setting"] == setting) & values["method"].isin(LABELLED + LABEL_FREE)]
             pw = stats.pairwise_tests(
                 g,
                 metric,
