@@ -121,3 +121,19 @@ def assert_one_line(result, *needles, code=2):
     assert len(lines) == 1 and "Traceback" not in err, err
     for needle in needles:
         assert needle in err, err
+
+
+def tables(text: str):
+    """Every markdown table: (header cells, rows of cells)."""
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("|") and i + 1 < len(lines) and set(lines[i + 1]) <= set("|-: "):
+            header = [c.strip() for c in lines[i].strip("|").split("|")]
+            rows, i = [], i + 2
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append([c.strip() for c in lines[i].strip("|").split("|")])
+                i += 1
+            yield header, rows
+        else:
+            i += 1

@@ -7,26 +7,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .conftest import tables
+
 TEXT = (Path(__file__).resolve().parents[1] / "benchmarks" / "REALDATA.md").read_text()
 NUMBER = r"[+-]?\d+(?:\.\d+)?"
 INTERVAL = re.compile(rf"({NUMBER}) \[({NUMBER}), ({NUMBER})\]")
 PERCENT = re.compile(rf"({NUMBER}) %")
-
-
-def tables(text: str):
-    """Every markdown table: (header cells, rows of cells)."""
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        if lines[i].startswith("|") and i + 1 < len(lines) and set(lines[i + 1]) <= set("|-: "):
-            header = [c.strip() for c in lines[i].strip("|").split("|")]
-            rows, i = [], i + 2
-            while i < len(lines) and lines[i].startswith("|"):
-                rows.append([c.strip() for c in lines[i].strip("|").split("|")])
-                i += 1
-            yield header, rows
-        else:
-            i += 1
 
 
 def columns(kind: str):

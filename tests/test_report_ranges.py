@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import tables
+
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 NUMBER = r"[+-]?\d+(?:\.\d+)?"
 INTERVAL = re.compile(rf"({NUMBER}) \[({NUMBER}), ({NUMBER})\]")
@@ -25,22 +27,6 @@ RANGES = {
 #: a header naming a difference, a comparison or a relative change: its interval may be negative
 DIFFERENCE = ("−", " vs ", "difference", "relative", "interval", "diff")
 REPORTS = ["REPRODUCTION.md", "MULTIENV_RESULTS.md", "BINARY_RESULTS.md", "MULTIENV_REAL.md"]
-
-
-def tables(text: str):
-    """Every markdown table: (header cells, rows of cells)."""
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        if lines[i].startswith("|") and i + 1 < len(lines) and set(lines[i + 1]) <= set("|-: "):
-            header = [c.strip() for c in lines[i].strip("|").split("|")]
-            rows, i = [], i + 2
-            while i < len(lines) and lines[i].startswith("|"):
-                rows.append([c.strip() for c in lines[i].strip("|").split("|")])
-                i += 1
-            yield header, rows
-        else:
-            i += 1
 
 
 def metric_cells(text: str):
