@@ -22,6 +22,7 @@ VARIABLE = "OODFS_REPLAY_FITS"
 def _install(spec: dict) -> None:
     import oodfs.run.evaluate
     import oodfs.run.jobs
+    from oodfs.contract.task import env_key
     from oodfs.results.store import load_results
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -29,6 +30,8 @@ def _install(spec: dict) -> None:
 
     methods = set(spec["methods"])
     stored = load_results(spec["folder"])
+    # a store gives r_train as read (2.5), the runner's keys as text ("2.5"): oodfs.contract.task.env_key
+    stored = stored.assign(r_train=[r if isinstance(r, str) else env_key(r) for r in stored["r_train"]])
     replay = replayed_fit_method(stored[stored["method"].isin(methods)])
 
     def fit_method(suite, key, method, data):
