@@ -84,3 +84,12 @@ def test_replaying_the_fits_a_profile_shares_stores_the_same_numbers(tmp_path):
     }
     pd.testing.assert_series_equal(seconds["paper-cut"], seconds["default"])
     assert not seconds["paper"].equals(seconds["default"])
+
+
+def test_the_wall_time_is_simulated_as_the_runner_hands_out_jobs():
+    wb = whole_benchmark()
+    # in order, each job to the first free worker: 3 | 1, 1, 1 -> both end at 3
+    assert wb.makespan([3, 1, 1, 1], 2) == 3
+    # a long job last waits for a free worker: 1, 1 then 4 on one of them -> 5
+    assert wb.makespan([1, 1, 4], 2) == 5
+    assert wb.makespan([2, 2, 2], 1) == 6
