@@ -8,11 +8,14 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from oodfs.contract.registry import registry
 from oodfs.report.site import build_site
 from oodfs.results import scale
+from oodfs.run import rank
 
 from .conftest import TINY_SUITE_TOML, assert_one_line
 from .conftest import run_cli as run
@@ -137,3 +140,33 @@ def test_the_results_page_says_each_methods_largest_measured_size(tmp_path):
     assert "not measured" in rows["anchor"]
     assert "AMD" in section or "CPUs" in section  # the machine, named once or per row
     assert 'href="#scale"' in html
+
+
+def _table(tmp_path) -> Path:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 6))
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(6)]).assign(y=X[:, 0] + rng.normal(size=200))
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_select_refuses_a_fit_larger_than_the_memory_available_before_fitting(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(scale, "available_mb", lambda: 0.01)  # a machine with 10 KiB free
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("the selector was fitted")
+
+    monkeypatch.setattr(rank, "_fit_scores", no_fit)
+    args = ["select", _table(tmp_path), "--target", "y", "--method", "dwr", "--no-isolation"]
+    result = run(capsys, *map(str, args))
+    assert_one_line(result, "estimated to need", "than the 0.01 MiB", "--ignore-memory-estimate")
+    assert "n = 200 rows, d = 6 features: dwr's fit" in result[2]
+
+
+def test_select_with_the_override_fits_anyway(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(scale, "available_mb", lambda: 0.01)
+    args = ["select", _table(tmp_path), "--target", "y", "--method", "ols", "--ignore-memory-estimate"]
+    code, out, err = run(capsys, *map(str, args))
+    assert code == 0, err
+    assert out.split("\n")[2].split()[1] == "x0"  # ranked first: the one feature that predicts y

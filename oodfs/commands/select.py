@@ -238,6 +238,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="fit the selector in this process, not in a forked child (a crash then ends oodfs)",
     )
     p.add_argument(
+        "--ignore-memory-estimate",
+        action="store_true",
+        help="fit even when the estimated peak memory of the fit (from n, d and the method's measured "
+        'memory curve) exceeds the memory this machine has available (docs/PROTOCOL.md, "Measured sizes '
+        'and the memory estimate")',
+    )
+    p.add_argument(
         "--plugin",
         action="append",
         default=[],
@@ -276,6 +283,7 @@ def _options(args, params: dict, declared: list) -> RankOptions:
         isolate=not args.no_isolation,
         task=args.task,
         positive=args.positive,
+        check_memory=not args.ignore_memory_estimate,
     )
 
 

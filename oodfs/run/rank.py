@@ -283,6 +283,8 @@ class RankOptions:
     child process. ``task``: None (a target with two levels is binary, else regression),
     ``"regression"`` or ``"binary"``; ``positive``: a binary target's positive level
     (:func:`oodfs.tables.target_task`). ``check_leaks``: the leak notes (:mod:`oodfs.tables.leaks`).
+    ``check_memory``: refuse, before fitting, a fit whose estimated peak memory exceeds what the
+    machine has available (:func:`check_fit_memory`).
     """
 
     top_k: int | None = None
@@ -307,6 +309,7 @@ class RankOptions:
     task: str | None = None
     positive: object = None
     check_leaks: bool = True
+    check_memory: bool = True
 
     def checked(self) -> RankOptions:
         """These options with the seed checked, or an OodfsError naming the option (and its flag)."""
@@ -492,6 +495,32 @@ class FeatureRanking:
         return out
 
 
+def check_fit_memory(method: str, n: int, d: int) -> None:
+    """Refuse, in one line, a fit whose estimated peak memory exceeds what this machine has
+    available: the method's measured memory curve at n x d plus one copy of the rows it is fitted
+    on (docs/PROTOCOL.md, "Measured sizes and the memory estimate"; the table itself is already
+    loaded, so it is not counted again)."""
+    from oodfs.results import scale
+
+    have = scale.available_mb()
+    if have is None:  # neither /proc/meminfo nor psutil: nothing to compare with
+        return
+    est = scale.estimate_peak_mb([method], n, d, n, workers=1)
+    if est["total_mb"] <= have:
+        return
+    fit = (
+        f"{method}'s fit {scale.size_text(est['fit_mb'])}"
+        if est["method"]
+        else f"{method} has no measured memory curve"
+    )
+    raise OodfsError(
+        f"fitting {method} on this table is estimated to need {scale.size_text(est['total_mb'])} of memory "
+        f"(n = {n:,} rows, d = {d} features: {fit}, the data {scale.size_text(est['data_mb'])}), more than "
+        f"the {scale.size_text(have)} this machine has available; use fewer rows or features (--train-envs, "
+        "--drop), or pass --ignore-memory-estimate to fit anyway"
+    )
+
+
 def rank_features(data, target, method: str, options: RankOptions | None = None, **changes) -> FeatureRanking:
     """Rank every feature of a table with the selector ``method``.
 
@@ -543,6 +572,8 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
     n, d = int(rows.sum()), X.shape[1]
     if n < 2:
         raise OodfsError(f"need at least 2 rows to rank features, got {n}")
+    if o.check_memory:
+        check_fit_memory(method, n, d)
     # standardised over the rows used (the ones the selector sees)
     scaler = make_scaler().fit(X[rows]) if o.standardize_features else None
     Xs = scaler.transform(X) if scaler is not None else X
