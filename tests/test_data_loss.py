@@ -26,7 +26,17 @@ def results_dir(tmp_path_factory):
     (root / "tiny.toml").write_text(SUITE)
     out = root / "res"
     done = subprocess.run(
-        [sys.executable, "-m", "oodfs.cli", "bench", "--suite", str(root / "tiny.toml"), "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "oodfs.cli",
+            "bench",
+            "--suite",
+            str(root / "tiny.toml"),
+            "--out",
+            str(out),
+            "--no-figures",
+        ],
         capture_output=True,
         text=True,
     )
@@ -156,7 +166,9 @@ def test_a_killed_report_leaves_the_old_site_whole_and_the_next_one_cleans_up(re
 
 
 def _bench(capsys, suite: Path, out: Path, *extra):
-    return run_cli(capsys, "bench", "--suite", str(suite), "--out", str(out), "--quiet", *extra)
+    return run_cli(
+        capsys, "bench", "--suite", str(suite), "--out", str(out), "--quiet", "--no-figures", *extra
+    )
 
 
 def test_a_set_of_training_environments_beside_one_environment_is_read_back(tmp_path, capsys):
