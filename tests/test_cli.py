@@ -60,8 +60,9 @@ def test_debug_shows_the_traceback(tmp_path):
     assert proc.returncode != 0 and "Traceback" in proc.stderr
 
 
-def test_help_explains_itself():
-    proc = cli("bench", "--help")
+def test_help_explains_itself(capsys):
+    """(The program's own `--help`, in a new process: the torch and matplotlib test below.)"""
+    proc = here(capsys, "bench", "--help")
     assert proc.returncode == 0
     for option in ("--quick", "--resume", "--jobs", "--selection", "--backend", "--task-timeout", "--plugin"):
         assert option in proc.stdout
