@@ -8,9 +8,19 @@ import pytest
 
 from oodfs.cli import main
 
+from .conftest import TINY_SUITE_TOML, run_cli
+
 
 def cli(*args, **kw):
+    """The command in a new process: what the program itself does (its exit status, its one line)."""
     return subprocess.run([sys.executable, "-m", "oodfs.cli", *args], capture_output=True, text=True, **kw)
+
+
+def here(capsys, *args):
+    """The command in this process (``oodfs.cli.main``, what the ``oodfs`` script calls), for what
+    it prints; a new process would add seconds of imports and test nothing more."""
+    code, out, err = run_cli(capsys, *args)
+    return subprocess.CompletedProcess(args, code, out, err)
 
 
 def assert_clean_error(proc, *needles):
@@ -50,8 +60,9 @@ def test_debug_shows_the_traceback(tmp_path):
     assert proc.returncode != 0 and "Traceback" in proc.stderr
 
 
-def test_help_explains_itself():
-    proc = cli("bench", "--help")
+def test_help_explains_itself(capsys):
+    """(The program's own `--help`, in a new process: the torch and matplotlib test below.)"""
+    proc = here(capsys, "bench", "--help")
     assert proc.returncode == 0
     for option in ("--quick", "--resume", "--jobs", "--selection", "--backend", "--task-timeout", "--plugin"):
         assert option in proc.stdout
@@ -126,8 +137,8 @@ def test_bench_refuses_to_overwrite_without_resume(bench_dir):
     assert_clean_error(proc, "--resume")
 
 
-def test_leaderboard_formats(bench_dir):
-    csv = cli("leaderboard", str(bench_dir), "--format", "csv")
+def test_leaderboard_formats(bench_dir, capsys):
+    csv = here(capsys, "leaderboard", str(bench_dir), "--format", "csv")
     assert csv.returncode == 0, csv.stderr
     table = pd.read_csv(pd.io.common.StringIO(csv.stdout))
     assert {
@@ -146,19 +157,19 @@ def test_leaderboard_formats(bench_dir):
     assert set(table["metric"]) == {"rank_avg", "f1", "rmse_mean", "rmse_std"}
     assert set(table["method"]) == {"ols", "correlation"}
     assert not table["in_best_set"].any() and table["low"].isna().all()  # one run: no interval, no best
-    md = cli("leaderboard", str(bench_dir))
+    md = here(capsys, "leaderboard", str(bench_dir))
     assert "Model selection: **val**" in md.stdout and "No best where no method has 2 runs" in md.stdout
-    oracle = cli("leaderboard", str(bench_dir), "--selection", "oracle")
+    oracle = here(capsys, "leaderboard", str(bench_dir), "--selection", "oracle")
     assert "upper bound" in oracle.stdout.lower()
-    latex = cli("leaderboard", str(bench_dir), "--format", "latex")
+    latex = here(capsys, "leaderboard", str(bench_dir), "--format", "latex")
     assert "\\begin{tabular}" in latex.stdout and "\\textbf" not in latex.stdout
-    html = cli("leaderboard", str(bench_dir), "--format", "html")
+    html = here(capsys, "leaderboard", str(bench_dir), "--format", "html")
     assert html.stdout.startswith("<!doctype html>") and '<table class="sortable board">' in html.stdout
-    assert cli("leaderboard", str(bench_dir), "--format", "yaml").returncode == 2
+    assert here(capsys, "leaderboard", str(bench_dir), "--format", "yaml").returncode == 2
 
 
-def test_leaderboard_shows_the_metrics_asked_for_and_names_the_valid_ones(bench_dir):
-    csv = cli("leaderboard", str(bench_dir), "--format", "csv", "--metrics", "beta_l2,f1")
+def test_leaderboard_shows_the_metrics_asked_for_and_names_the_valid_ones(bench_dir, capsys):
+    csv = here(capsys, "leaderboard", str(bench_dir), "--format", "csv", "--metrics", "beta_l2,f1")
     assert csv.returncode == 0, csv.stderr
     table = pd.read_csv(pd.io.common.StringIO(csv.stdout))
     assert list(dict.fromkeys(table["metric"])) == ["beta_l2", "f1"]
@@ -167,15 +178,49 @@ def test_leaderboard_shows_the_metrics_asked_for_and_names_the_valid_ones(bench_
     cells = table[(table["metric"] == "beta_l2") & (table["method"] == "ols")]["mean"]
     # one run and one r_train: every cell is the stored value
     assert len(l2) == 1 and len(cells) and cells.to_numpy() == pytest.approx(l2.iloc[0])
-    md = cli("leaderboard", str(bench_dir), "--metrics", "rmse_max")
+    md = here(capsys, "leaderboard", str(bench_dir), "--metrics", "rmse_max")
     assert "RMSE max" in md.stdout and "rank avg" not in md.stdout
-    assert_clean_error(cli("leaderboard", str(bench_dir), "--metrics", "f1,bogus"), "'bogus'", "beta_l1")
-    assert_clean_error(cli("leaderboard", str(bench_dir), "--metrics", "rmse"), "'rmse'")  # per environment
-    assert_clean_error(cli("leaderboard", str(bench_dir), "--metrics", "f1,f1"), "twice")
-    assert_clean_error(cli("leaderboard", str(bench_dir), "--metrics", ""), "empty")
+    assert_clean_error(
+        here(capsys, "leaderboard", str(bench_dir), "--metrics", "f1,bogus"), "'bogus'", "beta_l1"
+    )
+    assert_clean_error(
+        here(capsys, "leaderboard", str(bench_dir), "--metrics", "rmse"), "'rmse'"
+    )  # per environment
+    assert_clean_error(here(capsys, "leaderboard", str(bench_dir), "--metrics", "f1,f1"), "twice")
+    assert_clean_error(here(capsys, "leaderboard", str(bench_dir), "--metrics", ""), "empty")
 
 
-def test_plot_command(bench_dir):
-    proc = cli("plot", str(bench_dir), "--selection", "default")
+def test_plot_command(bench_dir, capsys):
+    proc = here(capsys, "plot", str(bench_dir), "--selection", "default")
     assert proc.returncode == 0, proc.stderr
     assert (bench_dir / "figures" / "figure1-val.png").exists()
+
+
+def test_no_figures_writes_the_tables_and_no_figures(tmp_path, capsys):
+    """(`oodfs plot` draws them later from the store: test_plot_command.)"""
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(TINY_SUITE_TOML.format(runs=1))
+    out = tmp_path / "out"
+    proc = here(capsys, "bench", "--suite", str(suite), "--out", str(out), "--jobs", "1", "--no-figures")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("# oodfs leaderboard") and "figures:" not in proc.stderr
+    assert (out / "leaderboard.md").is_file() and (out / "results.parquet").is_file()
+    assert not (out / "figures").exists()
+
+
+def test_commands_that_train_nothing_never_import_torch_or_matplotlib(bench_dir):
+    """torch (the MLP, STG, SRDO) and matplotlib (the figures) take seconds to import: `oodfs
+    --help`, `oodfs bench --help` and `oodfs leaderboard` load neither."""
+    code = (
+        "import sys\n"
+        "from oodfs.cli import main\n"
+        "for args in (['--help'], ['bench', '--help'], ['leaderboard', sys.argv[1]]):\n"
+        "    try:\n"
+        "        main(args)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print(sorted({'torch', 'matplotlib'} & set(sys.modules)))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(bench_dir)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout[-500:]

@@ -202,6 +202,7 @@ def test_crashing_plugins_are_failed_tasks_and_the_run_goes_on(tmp_path, faults,
         "--methods",
         "exit0,osexit,segfault,suicide,raises,ols,correlation",
         "--quiet",
+        "--no-figures",
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""  # --quiet: nothing but the leaderboard
@@ -237,6 +238,7 @@ def test_plugin_output_goes_to_stderr_never_into_the_leaderboard(tmp_path, fault
         "--methods",
         "noisy,ols",
         "--quiet",
+        "--no-figures",
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == (out / "leaderboard.md").read_text() + "\n"
@@ -260,6 +262,7 @@ def test_a_worker_killed_from_outside_stops_the_run_in_one_line_and_resume_finis
         "--methods",
         "kill_worker_once,ols,correlation",
         "--quiet",
+        "--no-figures",
     ]
     proc = cli(*args)
     assert_one_line(proc, 1, "a worker process died", "--resume")
@@ -273,7 +276,17 @@ def test_a_fit_over_task_memory_fails_alone_naming_the_limit(tmp_path, faults, c
     """--task-memory 200M: a fit that allocates 2 GB is a failed task whose message names the
     limit; the other methods' numbers are those of a run without it."""
     out = tmp_path / "out"
-    args = ["bench", "--suite", tiny_file(tmp_path), "--plugin", faults, "--out", str(out), "--quiet"]
+    args = [
+        "bench",
+        "--suite",
+        tiny_file(tmp_path),
+        "--plugin",
+        faults,
+        "--out",
+        str(out),
+        "--quiet",
+        "--no-figures",
+    ]
     proc = run_main(*args, "--methods", "hog,ols,correlation", "--task-memory", "200M")
     assert proc.returncode == 0, proc.stderr
     status = {m: s for (_, m), s in tasks(out).items()}
@@ -436,6 +449,7 @@ def test_failed_tasks_stay_on_resume_and_are_run_again_with_retry_failed(tmp_pat
         "--methods",
         "fail_once,ols",
         "--quiet",
+        "--no-figures",
     ]
     assert run_main(*args).returncode == 0
     status, error = tasks(out)[(0, "fail_once")]
@@ -461,14 +475,16 @@ def test_bench_never_replaces_results_of_another_kind(tmp_path):
     out.mkdir()
     pd.DataFrame({"method": ["dwr"] * 810, "value": 1.0}).to_parquet(out / "results.parquet")
     before = (out / "results.parquet").read_bytes()
-    proc = run_main("bench", "--suite", tiny_file(tmp_path), "--out", str(out), "--quiet")
+    proc = run_main("bench", "--suite", tiny_file(tmp_path), "--out", str(out), "--quiet", "--no-figures")
     assert_one_line(proc, 2, "results.parquet", "no results.sqlite")
     assert (out / "results.parquet").read_bytes() == before and sorted(os.listdir(out)) == ["results.parquet"]
     other = tmp_path / "photos"
     other.mkdir()
     (other / "holiday.jpg").write_bytes(b"\xff\xd8")
     assert_one_line(
-        run_main("bench", "--suite", tiny_file(tmp_path), "--out", str(other), "--quiet"), 2, "holiday.jpg"
+        run_main("bench", "--suite", tiny_file(tmp_path), "--out", str(other), "--quiet", "--no-figures"),
+        2,
+        "holiday.jpg",
     )
     assert sorted(os.listdir(other)) == ["holiday.jpg"]
 
@@ -477,7 +493,9 @@ def test_bench_never_replaces_results_of_another_kind(tmp_path):
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory):
     out = tmp_path_factory.mktemp("stored") / "out"
-    proc = run_main("bench", "--suite", tiny_file(out.parent, runs=1), "--out", str(out), "--quiet")
+    proc = run_main(
+        "bench", "--suite", tiny_file(out.parent, runs=1), "--out", str(out), "--quiet", "--no-figures"
+    )
     assert proc.returncode == 0, proc.stderr
     return out
 
@@ -546,7 +564,14 @@ def test_a_damaged_store_is_one_line_naming_the_file(stored, tmp_path, damage):
         if damage == "empty_next_to_parquet":
             assert "results.parquet" in proc.stderr and "0 bytes" in proc.stderr
     proc = run_main(
-        "bench", "--suite", tiny_file(tmp_path, runs=1), "--out", str(copy), "--resume", "--quiet"
+        "bench",
+        "--suite",
+        tiny_file(tmp_path, runs=1),
+        "--out",
+        str(copy),
+        "--resume",
+        "--quiet",
+        "--no-figures",
     )
     assert proc.returncode in (1, 2) and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert str(db) in proc.stderr and "Traceback" not in proc.stderr
@@ -624,7 +649,7 @@ def test_damaged_contents_are_one_line_naming_them_and_resume_repairs_them(store
     )
     assert not (tmp_path / "m").exists()
     suite = tiny_file(tmp_path, runs=1)
-    proc = run_main("bench", "--suite", suite, "--out", str(copy), "--resume", "--jobs", "1")
+    proc = run_main("bench", "--suite", suite, "--out", str(copy), "--resume", "--jobs", "1", "--no-figures")
     assert proc.returncode == 0, proc.stderr
     assert "is damaged" in proc.stderr and needle in proc.stderr and "Traceback" not in proc.stderr
     repaired = run_main("leaderboard", str(copy), "--format", "csv")
@@ -637,7 +662,14 @@ def test_a_damaged_suite_identity_is_refused_on_resume(stored, tmp_path):
     copy = _damaged_copy(stored, tmp_path, "UPDATE meta SET value = '{x' WHERE key = 'suite_identity'")
     assert_one_line(run_main("leaderboard", str(copy)), 2, "'suite_identity' is not valid JSON")
     proc = run_main(
-        "bench", "--suite", tiny_file(tmp_path, runs=1), "--out", str(copy), "--resume", "--quiet"
+        "bench",
+        "--suite",
+        tiny_file(tmp_path, runs=1),
+        "--out",
+        str(copy),
+        "--resume",
+        "--quiet",
+        "--no-figures",
     )
     assert_one_line(proc, 2, "suite identity is damaged", "another --out")
 
@@ -661,7 +693,7 @@ def test_flipped_bytes_are_one_line_or_a_clean_resume(stored, tmp_path, seed):
     suite = tiny_file(tmp_path, runs=1)
     for args in (
         ["leaderboard", str(copy)],
-        ["bench", "--suite", suite, "--out", str(copy), "--resume", "--quiet"],
+        ["bench", "--suite", suite, "--out", str(copy), "--resume", "--quiet", "--no-figures"],
     ):
         proc = run_main(*args)
         assert "Traceback" not in proc.stderr, proc.stderr
@@ -673,7 +705,9 @@ def test_a_second_run_on_a_folder_is_refused_while_the_first_holds_it(tmp_path):
     out = tmp_path / "out"
     run_suite(tiny(methods=["ols"]), out, progress=False)
     with ResultStore(out).lock():
-        proc = run_main("bench", "--suite", tiny_file(tmp_path), "--out", str(out), "--resume", "--quiet")
+        proc = run_main(
+            "bench", "--suite", tiny_file(tmp_path), "--out", str(out), "--resume", "--quiet", "--no-figures"
+        )
         assert_one_line(proc, 2, "another oodfs run", f"pid {os.getpid()}", str(out))
     run_suite(tiny(), out, resume=True, progress=False)  # released: the next run goes ahead
     assert len(tasks(out)) == 4
@@ -723,6 +757,7 @@ def test_killing_the_run_leaves_no_worker_behind(tmp_path, faults, how):
             "--methods",
             "sleep_long",
             "--quiet",
+            "--no-figures",
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -784,7 +819,17 @@ def test_a_run_killed_while_its_workers_start_leaves_none_and_commits_nothing_af
     if backend == "dask":
         pytest.importorskip("distributed")
     out = tmp_path / "out"
-    args = ["bench", "--suite", tiny_file(tmp_path, runs=3), "--out", str(out), "--jobs", "2", "--quiet"]
+    args = [
+        "bench",
+        "--suite",
+        tiny_file(tmp_path, runs=3),
+        "--out",
+        str(out),
+        "--jobs",
+        "2",
+        "--quiet",
+        "--no-figures",
+    ]
     proc = subprocess.Popen(
         [sys.executable, "-m", "oodfs.cli", *args, "--backend", backend],
         stdout=subprocess.DEVNULL,
@@ -823,7 +868,18 @@ def test_a_dask_run_outlives_the_shell_that_started_it(tmp_path, faults):
     pytest.importorskip("distributed")
     out = tmp_path / "out"
     bench = [sys.executable, "-m", "oodfs.cli", "bench", "--suite", tiny_file(tmp_path), "--plugin", faults]
-    bench += ["--out", str(out), "--jobs", "2", "--backend", "dask", "--methods", "fail_once,ols", "--quiet"]
+    bench += [
+        "--out",
+        str(out),
+        "--jobs",
+        "2",
+        "--backend",
+        "dask",
+        "--methods",
+        "fail_once,ols",
+        "--quiet",
+        "--no-figures",
+    ]
     # the shell ends once a worker has fitted (the cluster is up), long before the run ends
     wait = 'while [ ! -e "$OODFS_TEST_MARKER" ]; do sleep 0.1; done'
     script = f"{shlex.join(bench)} >/dev/null 2>&1 & echo $!; {wait}"
@@ -918,6 +974,7 @@ def test_a_fit_ends_with_everything_it_started_and_the_run_waits_for_none(tmp_pa
         "--task-timeout",
         "20",
         "--quiet",
+        "--no-figures",
         timeout=50,
     )
     took = time.monotonic() - start
@@ -948,7 +1005,16 @@ def test_a_run_killed_mid_fit_leaves_nothing_the_fits_started(tmp_path, monkeypa
     monkeypatch.setenv("OODFS_TEST_MARKER", str(tmp_path / "marker"))
     monkeypatch.setenv("OODFS_TEST_HOLD", "1")
     args = ["--suite", tiny_file(tmp_path, runs=jobs), "--plugin", str(plugin), "--jobs", str(jobs)]
-    args += ["--out", str(tmp_path / "out"), "--backend", backend, "--methods", "starter", "--quiet"]
+    args += [
+        "--out",
+        str(tmp_path / "out"),
+        "--backend",
+        backend,
+        "--methods",
+        "starter",
+        "--quiet",
+        "--no-figures",
+    ]
     proc = subprocess.Popen(
         [sys.executable, "-m", "oodfs.cli", "bench", *args],
         stdout=subprocess.DEVNULL,
@@ -1041,6 +1107,7 @@ def test_what_a_plugin_prints_at_import_and_exit_goes_to_stderr(tmp_path):
         "--methods",
         "quiet,ols",
         "--quiet",
+        "--no-figures",
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == (out / "leaderboard.md").read_text() + "\n"
@@ -1163,7 +1230,7 @@ def test_ctrl_c_of_a_dask_run_is_one_line_from_the_run_alone(tmp_path, faults, w
     psutil = pytest.importorskip("psutil")
     pytest.importorskip("distributed")
     args = ["bench", "--suite", tiny_file(tmp_path), "--plugin", faults, "--out", str(tmp_path / "out")]
-    args += ["--jobs", "2", "--backend", "dask", "--methods", "sleep_long", "--quiet"]
+    args += ["--jobs", "2", "--backend", "dask", "--methods", "sleep_long", "--quiet", "--no-figures"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "oodfs.cli", *args],
         stdout=subprocess.DEVNULL,

@@ -128,7 +128,7 @@ def test_two_workers_report_through_their_folder(tmp_path, monkeypatch, stepped)
 def test_quiet_prints_nothing_and_the_leaderboard_is_the_same(tmp_path, capsys):
     suite = tmp_path / "tiny.toml"
     suite.write_text(TINY_SUITE_TOML.format(runs=1))
-    common = ["bench", "--suite", str(suite), "--jobs", "1", "--progress-interval", "0.1"]
+    common = ["bench", "--suite", str(suite), "--jobs", "1", "--progress-interval", "0.1", "--no-figures"]
     assert main([*common, "--out", str(tmp_path / "a"), "--quiet"]) == 0
     quiet = capsys.readouterr()
     assert quiet.err == ""

@@ -124,6 +124,7 @@ def test_the_override_runs_it_anyway(tmp_path, capsys, monkeypatch):
         "--out",
         str(out),
         "--ignore-memory-estimate",
+        "--no-figures",
     )
     assert code == 0, err
     assert "ols" in board and (out / "results.sqlite").exists()

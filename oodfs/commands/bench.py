@@ -173,6 +173,12 @@ def add_parser(sub) -> None:
         "--quiet", action="store_true", help="print only the leaderboard (no progress, no file list)"
     )
     p.add_argument(
+        "--no-figures",
+        action="store_true",
+        help="do not draw OUT/figures/ (a few seconds per run; the leaderboard, results and store are "
+        "written as usual, and `oodfs plot OUT` draws the figures later)",
+    )
+    p.add_argument(
         "--progress-interval",
         type=positive_seconds,
         default=DEFAULT_INTERVAL,
@@ -330,13 +336,13 @@ def run(args) -> int:
                 Leaderboard(other).to_markdown() + skipped_note(skipped, suite.task),
             )
         print(text)
-        paths = make_figures(report, out)
+        paths = [] if args.no_figures else make_figures(report, out)
     except OSError as exc:
         raise RunAborted(
             f"cannot write to {out}: {exc.strerror or exc} (the results are stored in "
             f"{store.path}; `oodfs leaderboard {out}` prints them)"
         ) from None
-    if not args.quiet:
+    if not args.quiet and paths:
         print(f"figures: {', '.join(str(p) for p in paths)}", file=sys.stderr)
         print(
             f"wrote {out / 'leaderboard.md'} and {out / 'results.parquet'} in "

@@ -54,14 +54,16 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import torch
 
 from oodfs.contract.seeds import derive_seed
 from oodfs.numeric import one_torch_thread, standardize
 from oodfs.validation import OodfsError, check_vector, check_X
+
+if TYPE_CHECKING:  # torch is imported in the functions that train or predict: a process that
+    import torch  # trains no MLP (a report, a run's parent process) never loads it
 
 __all__ = ["fit_downstream", "DownstreamModels", "PROFILES", "ENGINES"]
 
@@ -126,6 +128,8 @@ class _Block:
     slots: list[int]  # output columns of the occupied slots
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
+        import torch
+
         h = X
         last = len(self.weights) - 1
         for i, (W, b) in enumerate(zip(self.weights, self.biases)):
@@ -167,6 +171,8 @@ class DownstreamModels:
 
     def predict(self, X) -> np.ndarray:
         """Predictions of every model, shape ``(n_subsets, n_samples)``."""
+        import torch
+
         X = check_X(X)
         if X.shape[1] != self.n_features:
             raise OodfsError(f"X has {X.shape[1]} columns, the models were trained on {self.n_features}")
@@ -204,6 +210,8 @@ def _init_block(subsets, d: int, hidden: tuple[int, ...], seed: int):
     Model ``m`` draws its weights from a generator seeded by ``(seed, subset)``, layer by layer,
     exactly like ``nn.Linear``'s default init (weight then bias, U(-1/sqrt(fan_in), +)).
     """
+    import torch
+
     M = len(subsets)
     sizes = list(hidden) + [1]
     weights, biases, wmasks = [], [], []
@@ -257,6 +265,8 @@ def _train_block(
     eps=1e-8,
     logistic=False,
 ):
+    import torch
+
     M = len(subsets)
     n, d = Xtr.shape
     weights, biases, wmasks = _init_block(subsets, d, hidden, seed)
@@ -440,6 +450,8 @@ def fit_downstream(
     ValueError) on an empty, out-of-range or repeated column, a non-finite value, or a bad
     setting.
     """
+    import torch
+
     t0 = time.perf_counter()
     try:
         seed_ok = int(seed) == seed and not isinstance(seed, bool)
@@ -574,6 +586,8 @@ def _train_all(subs, Xtr, ytr, Xva, yva, *, block_size, **kw):
 def _init_flat(subsets, hidden: tuple[int, ...], seed: int) -> np.ndarray:
     """Every model's initial parameters as :func:`_init_block` draws them, flat per model
     (layer by layer: ``W`` (in, out) row-major, then ``b``), zero-padded to one length."""
+    import torch
+
     sizes = list(hidden) + [1]
     flats = []
     for sub in subsets:
@@ -617,6 +631,8 @@ def _train_kernel(
     """The numba engine: :func:`oodfs.run.downstream_kernel.train_epoch` trains every model,
     epoch by epoch, on the torch engine's minibatch order (one permutation per epoch from the
     same generator, shared by all models)."""
+    import torch
+
     from oodfs.run.downstream_kernel import train_epoch
 
     M = len(subs)
