@@ -121,7 +121,10 @@ def ship(root: Path, suites) -> list[str]:
             folder = run_dir(root, name, model)
             if not (folder / "results.sqlite").exists():
                 continue
-            report = Report.from_path(folder, downstream=model, unit=load_suite(name).unit)
+            try:
+                report = Report.from_path(folder, downstream=model, unit=load_suite(name).unit)
+            except OodfsError:  # a run that stored nothing yet
+                continue
             if not (complete(report, name) and (report.tasks["status"] == "ok").any()):
                 continue
             default = model == default_downstream(name)
@@ -156,9 +159,14 @@ def read_rows(path: Path) -> tuple[pd.DataFrame, list, list, str | None]:
     return load_results(path), meta["metrics"], meta["methods"], meta["suite_identity"].get("task")
 
 
+def fixed_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a run at the suite's fixed k (benchmarks/replay.py), its failed tasks' rows kept."""
+    return rows[rows.index.isin(fixed_k_block(rows).index) | rows["point"].isna()]
+
+
 def has_k_grid(rows: pd.DataFrame) -> bool:
     """Was the run made with a k grid (rows beyond each method's first block of points)?"""
-    return len(fixed_k_block(rows)) < len(rows)
+    return len(fixed_rows(rows)) < len(rows)
 
 
 def load_report(path: Path, name: str, model: str | None = None, fixed: bool = False) -> tuple[Report, bool]:
@@ -168,7 +176,7 @@ def load_report(path: Path, name: str, model: str | None = None, fixed: bool = F
     rows, metrics, order, task = read_rows(Path(path))
     grid = has_k_grid(rows)
     if fixed:
-        rows = fixed_k_block(rows)
+        rows = fixed_rows(rows)
     model = model or default_downstream(name)
     return Report(rows, "val", metrics, order, model, None, unit=load_suite(name).unit, task=task), grid
 
@@ -492,8 +500,9 @@ def k_grid_section(numbers: dict, suites) -> list[str]:
     lines = [
         "## The k grid",
         "",
-        "Each real binary suite declares a k grid (its fixed k, 1, 2, 3, 5, 8, 13 and 21 below its number "
-        "of features, and every feature; docs/PROTOCOL.md sections 10 and 16), as the regression suites do. "
+        "A real binary suite with a k grid takes the regression suites' rule (its fixed k, 1, 2, 3, 5, 8, "
+        "13 and 21 below its number of features, and every feature; docs/PROTOCOL.md sections 10 and 16); "
+        "the suites below declare it, their k-grid runs complete. "
         "Every grid point of every method is evaluated at every size and the `val` rule chooses (grid "
         "point, k) jointly on the held-out rows of the training environment, never on a test environment. "
         "The fixed-k numbers are the same runs' first block of points, exactly what a run without the grid "
@@ -606,7 +615,15 @@ def write_report(root: Path, suites, timings: dict, jobs: int) -> str:
     synthetic = (SYNTHETIC, default_downstream(SYNTHETIC))
     done = SYNTHETIC in numbers[(synthetic[1], False)]
     lines += synthetic_section(sources[synthetic] if done else None)
-    lines += ["## What was run", ""]
+    lines += [
+        "## What was run",
+        "",
+        "Wall: the run that made the results: a full grid (every method fitted) or a replay of the "
+        "shipped fits (only the downstream model trained; benchmarks/replay.py, one process), on a "
+        "machine shared with other agents' work, so the times compare only runs made under the same load "
+        "(docs/PROTOCOL.md section 16 gives the loads).",
+        "",
+    ]
     run_rows = []
     for name in suites:
         s = load_suite(name)
@@ -635,7 +652,7 @@ def write_report(root: Path, suites, timings: dict, jobs: int) -> str:
                 "k grid",
                 "downstream",
                 "ran",
-                f"wall (--jobs {jobs})",
+                "wall",
             ],  # fmt: skip
             tablefmt="github",
             disable_numparse=True,
