@@ -19,7 +19,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from realdata import replayed_fit_method  # noqa: E402
+from replay import replayed_fit_method  # noqa: E402
 
 from oodfs.contract.registry import registry  # noqa: E402
 from oodfs.results.store import load_results  # noqa: E402

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from replay import fixed_k_block, replay_run
 from tabulate import tabulate
 from threadpoolctl import threadpool_limits
 
@@ -53,110 +54,14 @@ def real_suites() -> list[str]:
     return [s for s in available_suites() if load_suite(s).environment == "table"]
 
 
-# -- the k grid from stored fits (docs/PROTOCOL.md section 10, "The k grid") ------------------------
-def fixed_k_block(results: pd.DataFrame) -> pd.DataFrame:
-    """The rows of a k-grid run at the suite's fixed k: each method's first block of points
-    (points 0..G-1, G its grid points), and every yardstick row; what a run without the grid stores."""
-    from oodfs.contract.registry import registry
-
-    sizes = {m: len(registry().get("selector", m).grid_points()) for m in dict.fromkeys(results["method"])}
-    return results[
-        (results["method_kind"] == "yardstick") | (results["point"] < results["method"].map(sizes))
-    ]
-
-
-def replayed_fit_method(stored: pd.DataFrame):
-    """A stand-in for the runner's ``fit_method`` that returns each method's fit as ``stored`` holds
-    it (a results table of the same suite: every grid point's scores, seed, diagnostics, and the
-    error of a failed task) instead of fitting it again. Scores are stored at full precision, so
-    the rankings and every downstream number are those a refit gives (checked on the ames quick
-    run, REALDATA.md "The k grid"); the selectors are deterministic given their seeds."""
-    from oodfs.contract.api import GridFit, task_ranking
-    from oodfs.contract.registry import registry
-    from oodfs.contract.task import env_key
-    from oodfs.run.evaluate import MethodFit, method_kind, own_supports
-    from oodfs.tables import fitted_features
-    from oodfs.validation import OodfsError
-
-    diagnostics = {n for n, info in registry().entries("metric").items() if info.cls.role == "diagnostic"}
-    stored = stored[
-        stored["downstream"].isna() | (stored["downstream"] == stored["downstream"].dropna().iloc[0])
-    ]
-    tasks = {key: g for key, g in stored.groupby(["setting", "r_train", "run", "method"], sort=False)}
-
-    def fit_method(suite, key, method, data):
-        g = tasks.get((key.setting, env_key(key.r_train), key.run, method))
-        if g is None:
-            raise OodfsError(f"no stored fit of {method} on {key}")
-        if (g["status"] != "ok").any():
-            raise OodfsError(str(g["error"].dropna().iloc[0]))
-        cls = registry().get("selector", method)
-        points = cls.grid_points()
-        first = g[g["point"] < len(points)].groupby("point", sort=True).first()
-        if [json.loads(p) for p in first["params"]] != [
-            json.loads(json.dumps(p, sort_keys=True)) for p in points
-        ]:
-            raise OodfsError(f"the stored grid of {method} is not its grid today")
-        diag = g[g["metric"].isin(diagnostics) & (g["point"] < len(points))]
-        fits = [
-            GridFit(
-                np.asarray(json.loads(first.loc[i, "scores"]), dtype=float),
-                {r.metric: r.value for r in diag[diag["point"] == i].itertuples()},
-            )
-            for i in range(len(points))
-        ]
-        seed = key.seed(suite.seed, method)  # the runner's (shipped references do not store it)
-        if "seed" in first and first["seed"].notna().any() and int(first["seed"].iloc[0]) != seed:
-            raise OodfsError(f"the stored fit of {method} on {key} has another seed")
-        fitted = fitted_features(data.X_train)
-        rankings = [task_ranking(f.values, seed, i, fitted) for i, f in enumerate(fits)]
-        defaults = {**cls().get_params(deep=False), **cls.profiles.get(suite.profile, {})}
-        params = [{**defaults, **p} for p in points]
-        return MethodFit(
-            method,
-            method_kind(cls),
-            points,
-            [bool(v) for v in first["is_default"]],
-            fits,
-            rankings,
-            seed,
-            float(first["fit_seconds"].iloc[0]),
-            [],
-            own_supports(cls, fits, rankings, fitted, params),
-        )
-
-    return fit_method
-
-
-def replay_k_grid(name: str, stored: Path, out: Path, extra: tuple = (), suite: str | None = None) -> float:
-    """Run suite ``name`` (with its k grid) into ``out`` with ``oodfs bench``, every method's fit
-    replayed from the results ``stored`` (:func:`replayed_fit_method`), every downstream model
-    trained at every size; returns the wall seconds."""
-    import oodfs.run.jobs
-    from oodfs.cli import main as oodfs_main
-    from oodfs.results.store import load_results
-
-    before = oodfs.run.jobs.fit_method
-    oodfs.run.jobs.fit_method = replayed_fit_method(load_results(stored))
-    t0 = time.perf_counter()
-    try:
-        argv = ["bench", "--suite", suite or name, "--jobs", "1", "--out", str(out), "--quiet", "--resume"]
-        argv += list(extra)
-        if oodfs_main(argv) != 0:
-            raise SystemExit(f"the replayed run of {name} failed")
-    finally:
-        oodfs.run.jobs.fit_method = before
-    return time.perf_counter() - t0
-
-
 def run_missing(root: Path, suites, jobs: int, replay: Path | None = None) -> dict:
     """Run (or resume) every suite; return the wall seconds of each run made now. ``replay``: a
-    folder of ``<suite>.parquet`` results whose fits are replayed (:func:`replay_k_grid`)."""
+    folder of ``<suite>.parquet`` results whose fits are replayed (:func:`replay_run`)."""
     seconds = {}
     for name in suites:
         out = root / name
         if replay is not None:
-            seconds[name] = replay_k_grid(name, replay / f"{name}.parquet", out)
+            seconds[name] = replay_run(name, replay / f"{name}.parquet", out)
             continue
         t0 = time.perf_counter()
         cmd = [
@@ -591,7 +496,7 @@ def run_support(name: str, root: Path) -> float:
     suite_file.write_text(text)
     extra = ("--methods", ",".join(support_methods(name)))
     stored = shipped_dir() / f"{name}-default.parquet"
-    return replay_k_grid(name, stored, folder / name, extra, str(suite_file))
+    return replay_run(name, stored, folder / name, extra, str(suite_file))
 
 
 def support_rows(name: str, root: Path) -> pd.DataFrame:

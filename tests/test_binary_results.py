@@ -63,3 +63,10 @@ def test_binary_results_states_what_the_shipped_references_give(tmp_path, monkey
         text = binary_results.write_report(tmp_path / "none", BINARY, {}, 1)
     committed = (BENCH / "BINARY_RESULTS.md").read_text()
     assert _verdicts(text) == _verdicts(committed)
+
+
+def test_a_misspelt_suite_is_refused_in_one_line(capsys):
+    """`--suites` naming no binary suite: one line naming it and the valid ones, status 2, nothing run."""
+    assert binary_results.main(["--suites", "churn,chrun", "--report-only"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "'chrun'" in err and "churn, " in err
