@@ -61,7 +61,10 @@ def weighted_lasso(X, y, penalty_weights, lam):
     """argmin_b,c mean((y - X b - c)^2) + lam mean_j w_j |b_j| (exactly, by coordinate descent on
     rescaled columns; a weight below 1e-3 counts as 1e-3, an almost free coefficient)."""
     w = np.maximum(penalty_weights, 1e-3)
-    model = Lasso(alpha=lam / (2 * X.shape[1]), max_iter=10_000, tol=1e-6).fit(X / w, y)
+    # the rescaled copy is float64 and column-major as scikit-learn's checks would make it: they
+    # are skipped (half of a call's time at d = 13; the same coefficients, benchmarks/MARKOV_COST.md)
+    Xw = np.asfortranarray(X / w)
+    model = Lasso(alpha=lam / (2 * X.shape[1]), max_iter=10_000, tol=1e-6).fit(Xw, y, check_input=False)
     return model.coef_ / w, float(model.intercept_)
 
 
