@@ -124,8 +124,7 @@ def mp_gradients(beta, mu, envs, noise, alpha, lam, sigma, hard_sum):
 
 
 # no fastmath: the kernels do the numpy code's float operations in its order (a matrix product's
-# sums aside; no BLAS, whose threads stall on a shared machine), so a fit's numbers stay those of
-# the numpy loop they replace (docs/PROTOCOL.md, 12)
+# sums aside), so a fit's numbers stay those of the numpy loop they replace (docs/PROTOCOL.md, 12)
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
 

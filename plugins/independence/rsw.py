@@ -21,6 +21,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 from scipy.special import expit, ndtr
+from threadpoolctl import threadpool_limits
 
 import oodfs
 from oodfs.numeric import int_seed
@@ -113,7 +114,6 @@ def rsw_train(theta, X, F, G0, c, mx, my, draws_a, noise, free, pretrain_epochs,
     :func:`rsw_gradients` with gate noise ``noise`` (epochs, 2, E, d). ``theta`` = (beta, b0) is
     updated in place; returns mu."""
     n, d = X.shape
-    P = F.shape[1]
     m1, v1 = np.zeros(d + 1), np.zeros(d + 1)
     grad = np.zeros(d + 1)
     beta = theta[:d]
@@ -132,7 +132,6 @@ def rsw_train(theta, X, F, G0, c, mx, my, draws_a, noise, free, pretrain_epochs,
     m1, v1 = np.zeros(d + 1), np.zeros(d + 1)
     mu, m2, v2 = np.zeros(d), np.zeros(d), np.zeros(d)
     w = np.empty((E, n))
-    M = np.empty((E, P))
     z, inside, zp, weight, r = np.empty(d), np.empty(d), np.empty(d), np.empty(d), np.empty(d)
     g_mu, mean, acc, Gv = np.empty(d), np.empty(d), np.empty(d), np.empty(d)
     A = np.empty((E, d, d))
@@ -152,12 +151,7 @@ def rsw_train(theta, X, F, G0, c, mx, my, draws_a, noise, free, pretrain_epochs,
                 total += w[e, i]
             for i in range(n):
                 w[e, i] /= total
-        M[:, :] = 0.0  # M = w @ F, without BLAS (its threads stall on a shared machine)
-        for e in range(E):
-            for i in range(n):
-                wi = w[e, i]
-                for k in range(P):
-                    M[e, k] += wi * F[i, k]
+        M = w @ F  # BLAS, held to one thread by the caller
         G, m, c_e, ybar, _ = _unpack(M, d)
         b0 = theta[d]
         for j in range(d + 1):
@@ -314,9 +308,10 @@ class RSW(oodfs.Selector):
             rng.standard_normal(out=noise[t])
         # pretraining: plain least squares on the unweighted rows (docs/PROTOCOL.md, 12, "RSW")
         G, c, mx, my = Xs.T @ Xs / n, Xs.T @ yc / n, Xs.mean(axis=0), yc.mean()
-        mu = rsw_train(theta, Xs, row_features(Xs, yc), G, c, mx, float(my), draws_a, noise, free,
-                       int(self.pretrain_epochs), alpha, lam, sigma, hard_sum, float(self.lr_model),
-                       float(self.lr_gates))  # fmt: skip
+        with threadpool_limits(1):  # BLAS threads stall the small products on a shared machine
+            mu = rsw_train(theta, Xs, row_features(Xs, yc), G, c, mx, float(my), draws_a, noise, free,
+                           int(self.pretrain_epochs), alpha, lam, sigma, hard_sum, float(self.lr_model),
+                           float(self.lr_gates))  # fmt: skip
         beta, b0 = theta[:d].copy(), float(theta[d])
         density = ndtr((mu + 0.5) / sigma)
         self.gate_probabilities_ = density
