@@ -9,9 +9,9 @@ poly, r = 2.5, d = 13) at n = 500, the suite's ``n500`` setting. One fit = the m
 grid point (the default one, and RSW's most expensive, 8 weightings), ``random_state`` 0, with
 BLAS held to one thread (threadpoolctl) for both: the numpy RSW loop's ``w @ F`` product is a
 BLAS call whose threads stall when the cores are shared, which would inflate the ratio (the
-compiled RSW loop makes the same product, held to one thread itself). Times are medians of ``--repeats`` runs, old and new alternated;
-the ratio is what carries over to another machine. ``max |diff|`` is
-the largest difference of the two implementations' gate means (the scores).
+compiled RSW loop makes the same product, held to one thread itself). Times are medians of
+``--repeats`` runs, old and new alternated; the ratio is what carries over to another machine.
+``max |diff|`` is the largest difference of the two implementations' gate means (the scores).
 
 With ``--out`` the section "Compiled HRM and RSW" of that file is replaced (or appended).
 """
