@@ -29,6 +29,7 @@ import math
 from typing import ClassVar
 
 import numpy as np
+from numba import njit
 from scipy.special import ndtr
 from sklearn.linear_model import Lasso
 
@@ -56,26 +57,14 @@ def _norm_cdf(u):
     return ndtr(u)
 
 
-class _Adam:
-    """Adam with torch's defaults (betas 0.9, 0.999, eps 1e-8), for one parameter vector."""
-
-    def __init__(self, d, lr):
-        self.lr, self.m, self.v, self.t = lr, np.zeros(d), np.zeros(d), 0
-
-    def step(self, x, grad):
-        self.t += 1
-        self.m = 0.9 * self.m + 0.1 * grad
-        self.v = 0.999 * self.v + 0.001 * grad**2
-        m_hat = self.m / (1 - 0.9**self.t)
-        v_hat = self.v / (1 - 0.999**self.t)
-        return x - self.lr * m_hat / (np.sqrt(v_hat) + 1e-8)
-
-
 def weighted_lasso(X, y, penalty_weights, lam):
     """argmin_b,c mean((y - X b - c)^2) + lam mean_j w_j |b_j| (exactly, by coordinate descent on
     rescaled columns; a weight below 1e-3 counts as 1e-3, an almost free coefficient)."""
     w = np.maximum(penalty_weights, 1e-3)
-    model = Lasso(alpha=lam / (2 * X.shape[1]), max_iter=10_000, tol=1e-6).fit(X / w, y)
+    # the rescaled copy is float64 and column-major as scikit-learn's checks would make it: they
+    # are skipped (half of a call's time at d = 13; the same coefficients, benchmarks/MARKOV_COST.md)
+    Xw = np.asfortranarray(X / w)
+    model = Lasso(alpha=lam / (2 * X.shape[1]), max_iter=10_000, tol=1e-6).fit(Xw, y, check_input=False)
     return model.coef_ / w, float(model.intercept_)
 
 
@@ -132,6 +121,125 @@ def mp_gradients(beta, mu, envs, noise, alpha, lam, sigma, hard_sum):
     g_mu += lam * 2 * (reg - hard_sum) * np.exp(-(u**2) / 2) / math.sqrt(2 * math.pi) / sigma
     total = loss + alpha * penalty @ weight + lam * (reg - hard_sum) ** 2
     return total, g_beta, g_mu
+
+
+# no fastmath: the kernels do the numpy code's float operations in its order (a matrix product's
+# sums aside), so a fit's numbers stay those of the numpy loop they replace (docs/PROTOCOL.md, 12)
+_JIT = dict(cache=True, nogil=True, error_model="numpy")
+
+
+@njit(**_JIT)
+def adam_step(x, grad, m, v, t, lr):
+    """Adam step ``t`` (from 1) with torch's defaults (betas 0.9, 0.999, eps 1e-8), in place on
+    ``x`` and its moments ``m``, ``v``."""
+    c1 = 1 - math.pow(0.9, t)
+    c2 = 1 - math.pow(0.999, t)
+    for j in range(x.size):
+        m[j] = 0.9 * m[j] + 0.1 * grad[j]
+        v[j] = 0.999 * v[j] + 0.001 * (grad[j] * grad[j])
+        x[j] = x[j] - lr * (m[j] / c1) / (math.sqrt(v[j] / c2) + 1e-8)
+
+
+@njit(**_JIT)
+def gate_cdf(u):
+    """Phi(u), as scipy's ``ndtr`` computes it (from erf near 0, erfc in the tails)."""
+    x = u * 0.7071067811865476
+    if abs(x) < 0.7071067811865476:
+        return 0.5 + 0.5 * math.erf(x)
+    y = 0.5 * math.erfc(abs(x))
+    return 1.0 - y if x > 0 else y
+
+
+@njit(**_JIT)
+def mp_train(beta, G, c, Ge, ce, noise, pretrain_epochs, alpha, lam, sigma, hard_sum, lr_model, lr_gates):
+    """HRM's Mp backend as :meth:`HRM._backend` runs it, compiled: ``pretrain_epochs`` Adam steps
+    of least squares on the pooled moments (G, c), then one Adam step of :func:`mp_gradients`
+    per epoch on the environments' moments (``Ge`` (E, d, d), ``ce`` (E, d)) with gate noise
+    ``noise`` (epochs, 2, E, d), drawn beforehand in the reference's order. Returns mu (beta is
+    updated in place)."""
+    d = beta.size
+    E = Ge.shape[0]
+    m1, v1 = np.zeros(d), np.zeros(d)
+    grad = np.empty(d)
+    for t in range(1, pretrain_epochs + 1):
+        for j in range(d):
+            s = 0.0
+            for i in range(d):
+                s += G[j, i] * beta[i]
+            grad[j] = 2 * (s - c[j])
+        adam_step(beta, grad, m1, v1, t, lr_model)
+    mu = np.zeros(d)
+    m1, v1, m2, v2 = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d)
+    z, inside, zp, weight = np.empty(d), np.empty(d), np.empty(d), np.empty(d)
+    vv, r, g_beta, g_mu = np.empty(d), np.empty(d), np.empty(d), np.empty(d)
+    A = np.empty((E, d, d))
+    dev = np.empty((E, d))
+    mean = np.empty(d)
+    acc = np.empty(d)
+    Abar = np.empty((d, d))
+    for t in range(1, noise.shape[0] + 1):
+        eps = noise[t - 1]
+        g_beta[:] = 0.0
+        g_mu[:] = 0.0
+        for e in range(E):  # loss: mean over environments of MSE_e with gates z_e
+            for j in range(d):
+                pre = mu[j] + 0.5 + sigma * eps[0, e, j]
+                z[j] = min(max(pre, 0.0), 1.0)
+                inside[j] = 1.0 if (pre > 0 and pre < 1) else 0.0
+                vv[j] = z[j] * beta[j]
+            for j in range(d):
+                s = 0.0
+                for i in range(d):
+                    s += Ge[e, j, i] * vv[i]
+                r[j] = 2 * (s - ce[e, j]) / E
+                g_beta[j] += z[j] * r[j]
+                g_mu[j] += beta[j] * r[j] * inside[j]
+        for e in range(E):  # penalty: the gradients' variance across environments, gates fixed
+            for j in range(d):
+                zp[j] = min(max(mu[j] + 0.5 + sigma * eps[1, e, j], 0.0), 1.0)
+            for i in range(d):
+                s = 0.0
+                for j in range(d):
+                    A[e, i, j] = 2 * zp[i] * Ge[e, i, j] * zp[j]
+                    s += A[e, i, j] * beta[j]
+                dev[e, i] = s - 2 * zp[i] * ce[e, i]
+        mean[:] = 0.0
+        Abar[:, :] = 0.0
+        for e in range(E):
+            for j in range(d):
+                mean[j] += dev[e, j]
+            for i in range(d):
+                for j in range(d):
+                    Abar[i, j] += A[e, i, j]
+        for j in range(d):
+            mean[j] /= E
+            weight[j] = mu[j] + 0.5
+        for i in range(d):
+            for j in range(d):
+                Abar[i, j] /= E
+        penalty = np.zeros(d)
+        for e in range(E):
+            for j in range(d):
+                dev[e, j] -= mean[j]
+                penalty[j] += dev[e, j] ** 2
+        acc[:] = 0.0
+        for e in range(E):
+            for j in range(d):
+                s = 0.0
+                for i in range(d):
+                    s += 2 * (A[e, i, j] - Abar[i, j]) * (dev[e, i] * weight[i])
+                acc[j] += s
+        reg = 0.0
+        for j in range(d):
+            reg += gate_cdf((mu[j] + 0.5) / sigma)
+        for j in range(d):
+            g_beta[j] += alpha * acc[j]
+            g_mu[j] += alpha * penalty[j]
+            u = (mu[j] + 0.5) / sigma
+            g_mu[j] += lam * 2 * (reg - hard_sum) * math.exp(-(u**2) / 2) / math.sqrt(2 * math.pi) / sigma
+        adam_step(beta, g_beta, m1, v1, t, lr_model)
+        adam_step(mu, g_mu, m2, v2, t, lr_gates)
+    return mu
 
 
 class HRM(oodfs.Selector):
@@ -248,17 +356,13 @@ class HRM(oodfs.Selector):
         d = len(c)
         bound = math.sqrt(6.0 / (d + 1))  # xavier-uniform, as a torch linear layer of 1 output
         beta = rng.uniform(-bound, bound, d)
-        mu = np.zeros(d)
-        adam_b = _Adam(d, self.lr_model)
-        for _ in range(int(self.pretrain_epochs)):  # plain least squares on the pooled rows
-            beta = adam_b.step(beta, 2 * (G @ beta - c))
-        adam_b, adam_m = _Adam(d, self.lr_model), _Adam(d, self.lr_gates)
-        E = len(envs)
-        for _ in range(int(self.epochs)):
-            noise = rng.standard_normal((2, E, d))  # one gate draw per environment, for each term
-            g_beta, g_mu = mp_gradients(beta, mu, envs, noise, alpha, lam, sigma, hard_sum)[1:]
-            beta = adam_b.step(beta, g_beta)
-            mu = adam_m.step(mu, g_mu)
+        # one gate draw per environment and epoch, for each term: the reference's per-epoch
+        # draws, taken in one call (the same numbers in the same order)
+        noise = rng.standard_normal((int(self.epochs), 2, len(envs), d))
+        Ge = np.stack([Gm for Gm, _, _ in envs])
+        ce = np.stack([cm for _, cm, _ in envs])
+        mu = mp_train(beta, G, c, Ge, ce, noise, int(self.pretrain_epochs), alpha, lam, sigma, hard_sum,
+                      float(self.lr_model), float(self.lr_gates))  # fmt: skip
         return mu, beta
 
     @classmethod

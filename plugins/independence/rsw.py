@@ -19,12 +19,14 @@ import math
 from typing import ClassVar
 
 import numpy as np
+from numba import njit
 from scipy.special import expit, ndtr
+from threadpoolctl import threadpool_limits
 
 import oodfs
 from oodfs.numeric import int_seed
 
-from .hrm import _Adam
+from .hrm import _JIT, adam_step, gate_cdf
 
 
 def random_weights(X, n_envs, scale, rng):
@@ -36,19 +38,31 @@ def random_weights(X, n_envs, scale, rng):
 
 
 def row_features(X, y):
-    """Every row's contribution to the weighted moments, one row each: (x x', x, x y, y, y^2)."""
-    n, d = X.shape
-    return np.hstack(
-        [(X[:, :, None] * X[:, None, :]).reshape(n, d * d), X, X * y[:, None], y[:, None], y[:, None] ** 2]
-    )
+    """Every row's contribution to the weighted moments, one row each: (x_i x_j for i <= j, x,
+    x y, y, y^2); the upper triangle of x x' is enough, G_e being symmetric."""
+    iu, ju = np.triu_indices(X.shape[1])
+    return np.hstack([X[:, iu] * X[:, ju], X, X * y[:, None], y[:, None], y[:, None] ** 2])
 
 
 def weighted_moments(F, w, d):
     """Per weighting e, from :func:`row_features` ``F``: (G_e = X'W_eX, m_e = X'w_e, c_e = X'W_e y,
     ybar_e = w_e'y, yy_e = y'W_e y), one matrix product for all of them."""
     M = w @ F
-    dd = d * d
-    return M[:, :dd].reshape(-1, d, d), M[:, dd : dd + d], M[:, dd + d : dd + 2 * d], M[:, -2], M[:, -1]
+    return _unpack(M, d)
+
+
+@njit(**_JIT)
+def _unpack(M, d):
+    """:func:`weighted_moments` from the weighted row features ``M`` (E, len(features))."""
+    E, T = M.shape[0], d * (d + 1) // 2
+    G = np.empty((E, d, d))
+    for e in range(E):
+        k = 0
+        for i in range(d):
+            for j in range(i, d):
+                G[e, i, j] = G[e, j, i] = M[e, k]
+                k += 1
+    return G, M[:, T : T + d].copy(), M[:, T + d : T + 2 * d].copy(), M[:, -2].copy(), M[:, -1].copy()
 
 
 def rsw_gradients(beta, b0, mu, moments, noise, alpha, lam, sigma, hard_sum):
@@ -88,6 +102,131 @@ def rsw_gradients(beta, b0, mu, moments, noise, alpha, lam, sigma, hard_sum):
     g_mu += lam * 2 * (reg - hard_sum) * np.exp(-(t**2) / 2) / math.sqrt(2 * math.pi) / sigma
     total = loss + alpha * penalty @ weight + lam * (reg - hard_sum) ** 2
     return total, g_beta, g_b0, g_mu
+
+
+@njit(**_JIT)
+def rsw_train(theta, X, F, G0, c, mx, my, draws_a, noise, free, pretrain_epochs, alpha, lam, sigma,
+              hard_sum, lr_model, lr_gates):  # fmt: skip
+    """RSW's training as :meth:`RSW._fit_detailed` runs it, compiled: ``pretrain_epochs`` Adam
+    steps of least squares on the unweighted moments (G0, c, mx, my), then per epoch the random
+    weightings of :func:`random_weights` from the directions ``draws_a`` (epochs, E, d), their
+    moments from the row features ``F`` (:func:`weighted_moments`) and one Adam step of
+    :func:`rsw_gradients` with gate noise ``noise`` (epochs, 2, E, d). ``theta`` = (beta, b0) is
+    updated in place; returns mu."""
+    n, d = X.shape
+    m1, v1 = np.zeros(d + 1), np.zeros(d + 1)
+    grad = np.zeros(d + 1)
+    beta = theta[:d]
+    for t in range(1, pretrain_epochs + 1):
+        b0 = theta[d]
+        mb = 0.0
+        for j in range(d):
+            s = 0.0
+            for i in range(d):
+                s += G0[j, i] * beta[i]
+            grad[j] = 2 * (s + b0 * mx[j] - c[j])
+            mb += mx[j] * beta[j]
+        grad[d] = 2 * (mb + b0 - my) if free else 0.0
+        adam_step(theta, grad, m1, v1, t, lr_model)
+    E = draws_a.shape[1]
+    m1, v1 = np.zeros(d + 1), np.zeros(d + 1)
+    mu, m2, v2 = np.zeros(d), np.zeros(d), np.zeros(d)
+    w = np.empty((E, n))
+    z, inside, zp, weight, r = np.empty(d), np.empty(d), np.empty(d), np.empty(d), np.empty(d)
+    g_mu, mean, acc, Gv = np.empty(d), np.empty(d), np.empty(d), np.empty(d)
+    A = np.empty((E, d, d))
+    Abar = np.empty((d, d))
+    dev = np.empty((E, d))
+    u = np.empty((E, d))
+    for t in range(1, noise.shape[0] + 1):
+        a = draws_a[t - 1]
+        eps = noise[t - 1]
+        for e in range(E):  # w_e = clamp(sigmoid(X a_e), 0.01, 1), normalised to sum 1
+            total = 0.0
+            for i in range(n):
+                s = 0.0
+                for j in range(d):
+                    s += X[i, j] * a[e, j]
+                w[e, i] = min(max(1 / (1 + math.exp(-s)), 0.01), 1.0)
+                total += w[e, i]
+            for i in range(n):
+                w[e, i] /= total
+        M = w @ F  # BLAS, held to one thread by the caller
+        G, m, c_e, ybar, _ = _unpack(M, d)
+        b0 = theta[d]
+        for j in range(d + 1):
+            grad[j] = 0.0
+        g_mu[:] = 0.0
+        for e in range(E):  # loss: mean over weightings of the weighted MSE with gates z_e
+            mv = 0.0
+            for j in range(d):
+                pre = mu[j] + 0.5 + sigma * eps[0, e, j]
+                z[j] = min(max(pre, 0.0), 1.0)
+                inside[j] = 1.0 if (pre > 0 and pre < 1) else 0.0
+            for i in range(d):
+                s = 0.0
+                for j in range(d):
+                    s += G[e, i, j] * (z[j] * beta[j])
+                Gv[i] = s
+            for j in range(d):
+                mv += m[e, j] * (z[j] * beta[j])
+            for j in range(d):
+                r[j] = 2 * (Gv[j] + b0 * m[e, j] - c_e[e, j]) / E
+                grad[j] += z[j] * r[j]
+                g_mu[j] += beta[j] * r[j] * inside[j]
+            grad[d] += 2 * (mv + b0 - ybar[e])
+        grad[d] /= E
+        # penalty on the coefficients' gradients with gates zp held fixed (see rsw_gradients)
+        for e in range(E):
+            for j in range(d):
+                zp[j] = min(max(mu[j] + 0.5 + sigma * eps[1, e, j], 0.0), 1.0)
+            for i in range(d):
+                s = 0.0
+                for j in range(d):
+                    A[e, i, j] = 2 * zp[i] * G[e, i, j] * zp[j]
+                    s += A[e, i, j] * beta[j]
+                u[e, i] = 2 * zp[i] * m[e, i]
+                dev[e, i] = s + b0 * u[e, i] - 2 * zp[i] * c_e[e, i]
+        mean[:] = 0.0
+        Abar[:, :] = 0.0
+        ubar = np.zeros(d)
+        for e in range(E):
+            for j in range(d):
+                mean[j] += dev[e, j]
+                ubar[j] += u[e, j]
+                for i in range(d):
+                    Abar[i, j] += A[e, i, j]
+        penalty = np.zeros(d)
+        for j in range(d):
+            mean[j] /= E
+            ubar[j] /= E
+            weight[j] = mu[j] + 0.5
+            for i in range(d):
+                Abar[i, j] /= E
+        for e in range(E):
+            for j in range(d):
+                dev[e, j] -= mean[j]
+                penalty[j] += dev[e, j] ** 2
+        acc[:] = 0.0
+        gu = 0.0
+        for e in range(E):
+            for i in range(d):
+                wd = dev[e, i] * weight[i]
+                gu += (u[e, i] - ubar[i]) * wd
+                for j in range(d):
+                    acc[j] += (A[e, i, j] - Abar[i, j]) * wd
+        reg = 0.0
+        for j in range(d):
+            reg += gate_cdf((mu[j] + 0.5) / sigma)
+        for j in range(d):
+            grad[j] += alpha * 2 * acc[j]
+            g_mu[j] += alpha * penalty[j]
+            q = (mu[j] + 0.5) / sigma
+            g_mu[j] += lam * 2 * (reg - hard_sum) * math.exp(-(q**2) / 2) / math.sqrt(2 * math.pi) / sigma
+        grad[d] = grad[d] + alpha * 2 * gu if free else 0.0
+        adam_step(theta, grad, m1, v1, t, lr_model)
+        adam_step(mu, g_mu, m2, v2, t, lr_gates)
+    return mu
 
 
 class RSW(oodfs.Selector):
@@ -159,25 +298,21 @@ class RSW(oodfs.Selector):
         alpha, lam, sigma = float(self.alpha), float(self.lam), float(self.sigma)
         E, free = int(self.n_envs), bool(self.fit_intercept)
         bound = math.sqrt(6.0 / (d + 1))  # xavier-uniform, as a torch linear layer of 1 output
-        beta, b0 = rng.uniform(-bound, bound, d), 0.0
+        theta = np.append(rng.uniform(-bound, bound, d), 0.0)  # (beta, intercept b0)
+        # every epoch's weighting directions and gate noise, drawn beforehand in the order the
+        # epochs draw them (random_weights, then the noise)
+        epochs, w_bound = int(self.epochs), float(self.weight_scale) * bound
+        draws_a, noise = np.empty((epochs, E, d)), np.empty((epochs, 2, E, d))
+        for t in range(epochs):
+            draws_a[t] = rng.uniform(-w_bound, w_bound, (E, d))
+            rng.standard_normal(out=noise[t])
         # pretraining: plain least squares on the unweighted rows (docs/PROTOCOL.md, 12, "RSW")
         G, c, mx, my = Xs.T @ Xs / n, Xs.T @ yc / n, Xs.mean(axis=0), yc.mean()
-        adam = _Adam(d + 1, self.lr_model)
-        for _ in range(int(self.pretrain_epochs)):
-            g_b = 2 * (G @ beta + b0 * mx - c)
-            g_0 = 2 * (mx @ beta + b0 - my) if free else 0.0
-            theta = adam.step(np.append(beta, b0), np.append(g_b, g_0))
-            beta, b0 = theta[:d], float(theta[d])
-        adam, adam_m = _Adam(d + 1, self.lr_model), _Adam(d, self.lr_gates)
-        mu = np.zeros(d)
-        F = row_features(Xs, yc)
-        for _ in range(int(self.epochs)):
-            moments = weighted_moments(F, random_weights(Xs, E, float(self.weight_scale), rng), d)
-            noise = rng.standard_normal((2, E, d))
-            _, g_b, g_0, g_mu = rsw_gradients(beta, b0, mu, moments, noise, alpha, lam, sigma, hard_sum)
-            theta = adam.step(np.append(beta, b0), np.append(g_b, g_0 if free else 0.0))
-            beta, b0 = theta[:d], float(theta[d])
-            mu = adam_m.step(mu, g_mu)
+        with threadpool_limits(1):  # BLAS threads stall the small products on a shared machine
+            mu = rsw_train(theta, Xs, row_features(Xs, yc), G, c, mx, float(my), draws_a, noise, free,
+                           int(self.pretrain_epochs), alpha, lam, sigma, hard_sum, float(self.lr_model),
+                           float(self.lr_gates))  # fmt: skip
+        beta, b0 = theta[:d].copy(), float(theta[d])
         density = ndtr((mu + 0.5) / sigma)
         self.gate_probabilities_ = density
         self.coef_, self.intercept_ = beta, b0
