@@ -101,7 +101,7 @@ def run_missing(root: Path, suites, jobs: int, model: str | None = None, replay:
 def complete(report: Report, name: str) -> bool:
     """Has every (r_train, run) block of the suite a row for every method?"""
     s = load_suite(name)
-    blocks = report.tasks.groupby(["r_train", "run"]).ngroups
+    blocks = report.tasks.groupby(["setting", "r_train", "run"]).ngroups
     return blocks == len(s.r_train) * s.runs * len(s.settings)
 
 
@@ -466,7 +466,7 @@ def all_numbers(root: Path, suites) -> tuple[dict, dict, dict]:
                 continue
             # only a suite's full grid is reported: a partial run is named in the run table, nothing more
             if not complete(fixed["report"], n):
-                partial[(n, model)] = fixed["report"].tasks.groupby(["r_train", "run"]).ngroups
+                partial[(n, model)] = fixed["report"].tasks.groupby(["setting", "r_train", "run"]).ngroups
                 continue
             numbers[(model, False)][n] = fixed
             if n != SYNTHETIC and has_k_grid(read_rows(Path(path))[0]):

@@ -43,6 +43,8 @@ def replayed_fit_method(stored: pd.DataFrame):
     stored = stored[
         stored["downstream"].isna() | (stored["downstream"] == stored["downstream"].dropna().iloc[0])
     ]
+    # a store gives a numeric r_train as read (2.5), the runner's keys as text ("2.5")
+    stored = stored.assign(r_train=[r if isinstance(r, str) else env_key(r) for r in stored["r_train"]])
     tasks = {key: g for key, g in stored.groupby(["setting", "r_train", "run", "method"], sort=False)}
 
     def fit_method(suite, key, method, data):

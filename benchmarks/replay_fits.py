@@ -6,7 +6,7 @@ fitted, and every downstream model trained, as usual.
 The environment variable ``OODFS_REPLAY_FITS`` says what: ``{"folder": DIR, "methods": [...]}``
 (JSON). benchmarks/whole_benchmark.py sets it to replay, in a ``paper``-profile run, the methods
 whose settings are the same under both profiles from the ``default``-profile run of the same suite:
-the data draw does not depend on the profile, so those fits are the same (benchmarks/realdata.py,
+the data draw does not depend on the profile, so those fits are the same (benchmarks/replay.py,
 ``replayed_fit_method``: scores at full precision, the runner's seed). Without the variable the
 module does nothing.
 """
@@ -22,16 +22,13 @@ VARIABLE = "OODFS_REPLAY_FITS"
 def _install(spec: dict) -> None:
     import oodfs.run.evaluate
     import oodfs.run.jobs
-    from oodfs.contract.task import env_key
     from oodfs.results.store import load_results
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from realdata import replayed_fit_method
+    from replay import replayed_fit_method
 
     methods = set(spec["methods"])
     stored = load_results(spec["folder"])
-    # a store gives r_train as read (2.5), the runner's keys as text ("2.5"): oodfs.contract.task.env_key
-    stored = stored.assign(r_train=[r if isinstance(r, str) else env_key(r) for r in stored["r_train"]])
     replay = replayed_fit_method(stored[stored["method"].isin(methods)])
 
     def fit_method(suite, key, method, data):

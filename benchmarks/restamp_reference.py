@@ -24,15 +24,17 @@ from dataclasses import replace
 
 import pandas as pd
 
+from oodfs.contract.registry import registry
 from oodfs.run.identity import task_identities
 from oodfs.run.reference import ZSTD_LEVEL, _sha256, available, load_reference, shipped_dir
-from oodfs.run.suite import customise, load_suite
+from oodfs.run.suite import customise, load_suite, with_task
 
 
 def restamp(name: str, why: str) -> list[str]:
     suite_name, profile = name.rsplit("-", 1)
     ref = load_reference(suite_name, profile)
-    suite = customise(load_suite(suite_name), profile=profile)
+    # the task type as the runner reads it (the environment's; a suite file need not say it)
+    suite, _ = with_task(customise(load_suite(suite_name), profile=profile), registry())
     path = ref.path
     frame = pd.read_parquet(path)
     # the downstream models the reference was made with (a binary suite's reference has its default
