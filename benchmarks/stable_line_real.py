@@ -107,6 +107,15 @@ def per_suite(w: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _pct(share: float) -> str:
+    """A relative difference in %; a method with no result on a suite (its fits failed) says so."""
+    return "failed" if np.isnan(share) else f"{100 * share:+.2f}"
+
+
+def _secs(seconds: float) -> str:
+    return "failed" if np.isnan(seconds) else f"{seconds:.2f}"
+
+
 def fit_seconds(path: Path) -> pd.Series:
     """Median seconds of one grid point's fit per method (the store's ``fit_seconds``, if kept)."""
     from oodfs.results.store import load_results
@@ -140,8 +149,8 @@ def section(model: str, tables: dict, seconds: dict) -> list[str]:
         "| --- | " + " | ".join("---" for _ in methods) + " |",
     ]
     for s in suites:
-        lines.append(f"| {s} | " + " | ".join(f"{100 * effects.loc[s, m]:+.2f}" for m in methods) + " |")
-    lines.append("| mean | " + " | ".join(f"{100 * effects[m].mean():+.2f}" for m in methods) + " |")
+        lines.append(f"| {s} | " + " | ".join(_pct(effects.loc[s, m]) for m in methods) + " |")
+    lines.append("| mean | " + " | ".join(_pct(effects[m].mean()) for m in methods) + " |")
     lines += [
         "",
         "| a | b | suites | mean a − b [95 % bootstrap] (points of relative RMSE, %) | a lower on | p "
@@ -213,7 +222,7 @@ def main(argv=None) -> int:
         lines += ["Median seconds of one grid point's fit in these runs (DWR's and SRDO's were stored by "
                   "another run under another load: not comparable, not shown):", ""]  # fmt: skip
         lines += ["| suite | " + " | ".join(cols) + " |", "| --- | " + " | ".join("---" for _ in cols) + " |"]
-        lines += [f"| {s} | " + " | ".join(f"{secs.loc[s, c]:.2f}" for c in cols) + " |" for s in secs.index]
+        lines += [f"| {s} | " + " | ".join(_secs(secs.loc[s, c]) for c in cols) + " |" for s in secs.index]
         lines.append("")
     for m in MODELS:
         lines += section(m, tables[m], seconds) + [""]
