@@ -159,14 +159,9 @@ def read_rows(path: Path) -> tuple[pd.DataFrame, list, list, str | None]:
     return load_results(path), meta["metrics"], meta["methods"], meta["suite_identity"].get("task")
 
 
-def fixed_rows(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows of a run at the suite's fixed k (benchmarks/replay.py), its failed tasks' rows kept."""
-    return rows[rows.index.isin(fixed_k_block(rows).index) | rows["point"].isna()]
-
-
 def has_k_grid(rows: pd.DataFrame) -> bool:
     """Was the run made with a k grid (rows beyond each method's first block of points)?"""
-    return len(fixed_rows(rows)) < len(rows)
+    return len(fixed_k_block(rows)) < len(rows)
 
 
 def load_report(path: Path, name: str, model: str | None = None, fixed: bool = False) -> tuple[Report, bool]:
@@ -176,7 +171,7 @@ def load_report(path: Path, name: str, model: str | None = None, fixed: bool = F
     rows, metrics, order, task = read_rows(Path(path))
     grid = has_k_grid(rows)
     if fixed:
-        rows = fixed_rows(rows)
+        rows = fixed_k_block(rows)
     model = model or default_downstream(name)
     return Report(rows, "val", metrics, order, model, None, unit=load_suite(name).unit, task=task), grid
 

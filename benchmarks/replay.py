@@ -17,12 +17,15 @@ import pandas as pd
 
 def fixed_k_block(results: pd.DataFrame) -> pd.DataFrame:
     """The rows of a k-grid run at the suite's fixed k: each method's first block of points
-    (points 0..G-1, G its grid points), and every yardstick row; what a run without the grid stores."""
+    (points 0..G-1, G its grid points), every yardstick row and every failed task's row (it has no
+    point); what a run without the grid stores."""
     from oodfs.contract.registry import registry
 
     sizes = {m: len(registry().get("selector", m).grid_points()) for m in dict.fromkeys(results["method"])}
     return results[
-        (results["method_kind"] == "yardstick") | (results["point"] < results["method"].map(sizes))
+        (results["method_kind"] == "yardstick")
+        | (results["point"] < results["method"].map(sizes))
+        | results["point"].isna()
     ]
 
 

@@ -97,3 +97,14 @@ def test_a_replayed_k_grid_holds_the_fixed_k_run_as_its_first_block(fitted):
     assert set(grid.loc[grid["method_kind"] != "yardstick", "k"]) == {1, 2, 4}
     first = _rows(folder / "grid").pipe(lambda r: r.merge(fixed_k_block(load_results(folder / "grid"))[SAME]))
     pd.testing.assert_frame_equal(first.reset_index(drop=True), _rows(folder / "fit"))
+
+
+def test_the_fixed_k_view_keeps_a_failed_task(fitted):
+    """A failed task has no grid point; the fixed-k view of a k-grid run must still count it, or a
+    report at the fixed k under-counts failures."""
+    rows = load_results(fitted / "fit")
+    failed = rows.iloc[[0]].assign(status="failed", error="boom", point=np.nan, value=np.nan)
+    with_failure = pd.concat([rows, failed], ignore_index=True)
+    kept = fixed_k_block(with_failure)
+    assert (kept["status"] == "failed").sum() == 1
+    assert len(kept) == len(fixed_k_block(rows)) + 1
