@@ -46,6 +46,11 @@ def extend(name: str, run: str | Path, methods: list[str], keep_stale: bool = Fa
     suite_name, profile = name.rsplit("-", 1)
     ref = load_reference(suite_name, profile)
     old = pd.read_parquet(ref.path)
+    for (
+        c
+    ) in COLUMNS:  # written before the trained subset was stored with each row (as load_reference reads it)
+        if c not in old:
+            old[c] = None
     suite = current_suite(suite_name, profile, set(old["downstream"].dropna().astype(str)))
     store = ResultStore(run)
     if not store.exists():
