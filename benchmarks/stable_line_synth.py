@@ -12,7 +12,7 @@ Per method and setting: means over the 35 (r_train, run) blocks with 95 % percen
 intervals (inside each metric's range) of rank average (mean rank of S1..S5), F1 of the top 5
 against S1..S5, and test RMSE mean and sd over the ten test bias rates; the share of blocks whose
 top 5 is exactly S1..S5 (``all S``) and whose top 5 holds V4 or V5, the variables the data's
-selection bias ties to Y in training (``V4/V5``); the median seconds of one grid point's fit.
+selection bias ties to Y in training (``V4/V5``); the median seconds of a task's fit (the grid).
 
 Claims: each of the four against DWR and against SRDO (8 per setting and metric), paired over
 the 35 blocks: two-sided Wilcoxon signed-rank (oodfs.report.stats.pairwise_tests), Holm over the
@@ -170,7 +170,8 @@ def main(argv=None) -> int:
         "",
         "Columns: " + "; ".join(f"`{m}` {what}" for m, _, what in METRICS) + "; `all_S` share of blocks "
         "whose top 5 is exactly S1..S5; `has_V45` share whose top 5 holds V4 or V5; fit s: median seconds "
-        "of one grid point's fit (DWR's and SRDO's from the reference's run, under another load).",
+        "of a task's fit, the method's whole grid on one data set (the four from one run with `--jobs 2`, "
+        "the others from the reference's run, under another load: compare within a group).",
         "",
         *section(results, metrics, methods),
         "",
