@@ -327,6 +327,9 @@ def against_references(
             continue
         argv = ["bench", "--suite", name, "--profile", profile, "--methods", methods, "--reference"]
         argv += ["--jobs", str(jobs), "--out", str(root / ref), "--quiet", "--resume"]
+        models = reference_models(ref)
+        if models != list(suite_of(name, profile).downstream):  # else every method would be rerun
+            argv += ["--downstream", ",".join(models)]
         argv += [] if figures else ["--no-figures"]
         argv += [] if reference_subsets else ["--no-reference-subsets"]
         for plugin in plugins or ():
@@ -353,6 +356,17 @@ def against_references(
         path.write_text(json.dumps(timings, indent=1))
         print(f"{key}: {timings[key]['wall_s']:.0f} s", file=sys.stderr, flush=True)
     return timings
+
+
+def reference_models(ref: str) -> list[str]:
+    """The downstream models a shipped reference was made with (``<suite>-<profile>``): a suite
+    declaring others (the real binary suites declare `logistic` and `mlp`, their references hold
+    `logistic`) is run with the reference's, as docs/PROTOCOL.md section 16 says, or `--reference`
+    takes none of its methods."""
+    from oodfs.contract.downstream import DEFAULT_MODEL
+
+    meta = json.loads((shipped_dir() / f"{ref}.json").read_text())
+    return list(meta["suite_identity"].get("downstream", [DEFAULT_MODEL]))
 
 
 def _cpu_seconds(resource) -> float:
