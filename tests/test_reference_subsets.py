@@ -56,7 +56,7 @@ SUITES = {
         "runs": 1,
         "environment": "synthetic_binary",
         "downstream": ["logistic"],
-        "k_grid": [1, 3],  # logistic's cross-validated C per subset is the slowest part of this module
+        "k_grid": [1, 5],  # logistic's cross-validated C per subset is the slowest part of this module
         "n_train": 200,
         "n_test": 60,
     },
