@@ -327,6 +327,10 @@ def against_references(
             continue
         argv = ["bench", "--suite", name, "--profile", profile, "--methods", methods, "--reference"]
         argv += ["--jobs", str(jobs), "--out", str(root / ref), "--quiet", "--resume"]
+        unable = unable_methods(name, profile, methods, plugins)
+        if unable:  # e.g. a regression-only method and a binary suite: nothing to run there
+            print(f"{key}: skipped ({unable})", file=sys.stderr, flush=True)
+            continue
         models = reference_models(ref)
         if models != list(suite_of(name, profile).downstream):  # else every method would be rerun
             argv += ["--downstream", ",".join(models)]
@@ -356,6 +360,18 @@ def against_references(
         path.write_text(json.dumps(timings, indent=1))
         print(f"{key}: {timings[key]['wall_s']:.0f} s", file=sys.stderr, flush=True)
     return timings
+
+
+def unable_methods(name: str, profile: str, methods: str, plugins) -> str:
+    """Which of ``methods`` cannot handle the suite's task type (its environment's), as one phrase,
+    or "" when all can."""
+    from oodfs.contract.registry import registry
+    from oodfs.run.suite import with_task
+
+    registry(tuple(plugins or ()))
+    suite, _ = with_task(suite_of(name, profile), registry())
+    cannot = [m for m in methods.split(",") if not registry().get("selector", m).handles(suite.task)]
+    return f"{', '.join(cannot)} cannot handle its {suite.task} target" if cannot else ""
 
 
 def reference_models(ref: str) -> list[str]:
