@@ -4,6 +4,7 @@
     python benchmarks/whole_benchmark.py run --root ROOT [--jobs 2] [--only a,b@paper] [--no-reuse]
     python benchmarks/whole_benchmark.py check --root ROOT     # estimate vs measured, suites run there
     python benchmarks/whole_benchmark.py new-method --root ROOT --methods NAME [--plugin MODULE]
+        [--per-suite-process] [--figures] [--no-reference-subsets]
 
 The whole benchmark is every suite shipped in ``oodfs/suites`` under the ``default`` profile, plus
 ``synthetic`` and ``svi`` under ``paper`` (``synthetic`` with the paper's ten methods, as
@@ -286,31 +287,119 @@ def run_whole(root: Path, jobs: int, only=None, reuse: bool = True) -> dict:
     return timings
 
 
-def against_references(root: Path, methods: str, plugins, jobs: int, only=None) -> dict:
+def against_references(
+    root: Path,
+    methods: str,
+    plugins,
+    jobs: int,
+    only=None,
+    one_process: bool = True,
+    figures: bool = False,
+    reference_subsets: bool = True,
+) -> dict:
     """A new method against every suite's shipped reference, in one command: for each shipped
     reference, ``oodfs bench --suite S --profile P --methods METHODS --reference`` (the other methods'
-    rows copied from the reference, only METHODS fitted and their subsets trained), timed; the wall
-    seconds of each go to ROOT/new-method.json."""
+    rows copied from the reference, only METHODS fitted; a subset the reference already trained on
+    the same data set is taken from it, not trained again), timed; each suite's wall and CPU seconds
+    go to ROOT/new-method.json.
+
+    ``one_process`` (the default): every suite's command runs in this process (``oodfs.cli.main``),
+    one after the other, so oodfs, torch and the plugins are imported once and the same two worker
+    processes (joblib's reusable pool) serve every suite; each folder is what the command alone
+    writes (its invocation records that command). Else one ``oodfs bench`` process per suite (the
+    path before). ``figures``: draw each suite's figures (`oodfs plot DIR` draws them later)."""
+    import contextlib
+    import io
+    import os
+    import resource
+
     from oodfs.run.reference import available
 
     root.mkdir(parents=True, exist_ok=True)
     path = root / "new-method.json"
     timings = json.loads(path.read_text()) if path.exists() else {}
+    if one_process:
+        from oodfs.cli import main as oodfs_main
     for ref in available():
         name, profile = ref.rsplit("-", 1)
         key = label(name, profile)
         if (only and key not in only and name not in only) or key in timings:
             continue
-        cmd = ["oodfs", "bench", "--suite", name, "--profile", profile, "--methods", methods, "--reference"]
-        cmd += ["--jobs", str(jobs), "--out", str(root / ref), "--quiet", "--resume"]
+        argv = ["bench", "--suite", name, "--profile", profile, "--methods", methods, "--reference"]
+        argv += ["--jobs", str(jobs), "--out", str(root / ref), "--quiet", "--resume"]
+        unable = unable_methods(name, profile, methods, plugins)
+        if unable:  # e.g. a regression-only method and a binary suite: nothing to run there
+            print(f"{key}: skipped ({unable})", file=sys.stderr, flush=True)
+            continue
+        models = reference_models(ref)
+        if models != list(suite_of(name, profile).downstream):  # else every method would be rerun
+            argv += ["--downstream", ",".join(models)]
+        argv += [] if figures else ["--no-figures"]
+        argv += [] if reference_subsets else ["--no-reference-subsets"]
         for plugin in plugins or ():
-            cmd += ["--plugin", plugin]
-        t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        timings[key] = {"wall_s": time.perf_counter() - t0, "jobs": jobs}
+            argv += ["--plugin", plugin]
+        t0, cpu0 = time.perf_counter(), _cpu_seconds(resource)
+        if one_process:
+            saved = sys.argv
+            sys.argv = ["oodfs", *argv]  # what the folder's invocation records: the command alone
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):  # the leaderboard; it is in the folder
+                    status = oodfs_main(argv)
+            finally:
+                sys.argv = saved
+            if status != 0:
+                raise SystemExit(f"{key}: oodfs bench exited with status {status}")
+        else:
+            subprocess.run(["oodfs", *argv], check=True, stdout=subprocess.DEVNULL, env=dict(os.environ))
+        timings[key] = {
+            "wall_s": time.perf_counter() - t0,
+            "cpu_s": _cpu_seconds(resource) - cpu0,
+            "jobs": jobs,
+            "one_process": one_process,
+        }
         path.write_text(json.dumps(timings, indent=1))
         print(f"{key}: {timings[key]['wall_s']:.0f} s", file=sys.stderr, flush=True)
     return timings
+
+
+def unable_methods(name: str, profile: str, methods: str, plugins) -> str:
+    """Which of ``methods`` cannot handle the suite's task type (its environment's), as one phrase,
+    or "" when all can."""
+    from oodfs.contract.registry import registry
+    from oodfs.run.suite import with_task
+
+    registry(tuple(plugins or ()))
+    suite, _ = with_task(suite_of(name, profile), registry())
+    cannot = [m for m in methods.split(",") if not registry().get("selector", m).handles(suite.task)]
+    return f"{', '.join(cannot)} cannot handle its {suite.task} target" if cannot else ""
+
+
+def reference_models(ref: str) -> list[str]:
+    """The downstream models a shipped reference was made with (``<suite>-<profile>``): a suite
+    declaring others (the real binary suites declare `logistic` and `mlp`, their references hold
+    `logistic`) is run with the reference's, as docs/PROTOCOL.md section 16 says, or `--reference`
+    takes none of its methods."""
+    from oodfs.contract.downstream import DEFAULT_MODEL
+
+    meta = json.loads((shipped_dir() / f"{ref}.json").read_text())
+    return list(meta["suite_identity"].get("downstream", [DEFAULT_MODEL]))
+
+
+def _cpu_seconds(resource) -> float:
+    """CPU seconds (user + system) of this process, of its children that ended, and of every process
+    still alive under it (the one-process path's workers live until it exits) with their own
+    ended children (psutil)."""
+    import psutil
+
+    me, ended = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = me.ru_utime + me.ru_stime + ended.ru_utime + ended.ru_stime
+    for child in psutil.Process().children(recursive=True):
+        try:
+            t = child.cpu_times()
+        except psutil.Error:  # ended meanwhile: counted with its parent's ended children
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
 
 
 # -- estimate, check, report ------------------------------------------------------------------------
@@ -628,6 +717,17 @@ def main(argv=None) -> int:
         "--walls", type=Path, help="check: JSON of suite -> wall s of the runs that made the references"
     )
     p.add_argument("--no-reuse", action="store_true", help="run: fit every method under every profile")
+    p.add_argument(
+        "--per-suite-process",
+        action="store_true",
+        help="new-method: one `oodfs bench` process per suite (the path before), not all in this one",
+    )
+    p.add_argument("--figures", action="store_true", help="new-method: draw each suite's figures too")
+    p.add_argument(
+        "--no-reference-subsets",
+        action="store_true",
+        help="new-method: train every subset (oodfs bench --no-reference-subsets)",
+    )
     args = p.parse_args(argv)
     facts = json.loads(FACTS.read_text()) if FACTS.exists() else {"jobs": args.jobs}
     if args.command == "estimate":
@@ -646,7 +746,16 @@ def main(argv=None) -> int:
         return 0
     elif args.command == "new-method":
         only = set(args.only.split(",")) if args.only else None
-        against_references(args.root, args.methods, args.plugin, args.jobs, only)
+        against_references(
+            args.root,
+            args.methods,
+            args.plugin,
+            args.jobs,
+            only,
+            one_process=not args.per_suite_process,
+            figures=args.figures,
+            reference_subsets=not args.no_reference_subsets,
+        )
         return 0
     elif args.command == "check":
         if args.root is not None:

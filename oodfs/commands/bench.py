@@ -105,6 +105,13 @@ def add_parser(sub) -> None:
         "profile or data differ from the reference's is run instead",
     )
     p.add_argument(
+        "--no-reference-subsets",
+        action="store_true",
+        help="with --reference: train every feature subset the run needs, also those the reference "
+        "already trained on the same data set with the same downstream models (by default their stored "
+        "scores are taken: the same numbers, docs/PROTOCOL.md section 6)",
+    )
+    p.add_argument(
         "--retry-failed",
         action="store_true",
         help="as --resume, and run the stored failed tasks again (each replaces its failure once it ends)",
@@ -291,6 +298,7 @@ def run(args) -> int:
             force=tuple(args.force),
             reference=reference,
             reference_methods=reference_methods,
+            reference_subsets=not args.no_reference_subsets,
             notes=(lambda line: None) if args.quiet else _note,
             isolate=not args.no_isolation,
             retry_failed=args.retry_failed,

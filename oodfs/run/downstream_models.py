@@ -13,6 +13,7 @@ import numpy as np
 
 from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.registry import registry
+from oodfs.contract.task import env_key
 from oodfs.contract.tasks import get_task
 from oodfs.validation import OodfsError
 
@@ -95,6 +96,33 @@ class DownstreamCache:
         if missing:
             self._train(missing)
         return {s: self.results[s] for s in wanted}
+
+    def add_stored(self, stored: dict) -> None:
+        """Take the scores of subsets trained before on this data set with this model and settings
+        (:func:`oodfs.run.reference.trained_subsets`: ``{subset: {"val": {score: v}, "test": {env:
+        {score: v}}, "val_envs": {env: {score: v}}}}``) instead of training them again; a score
+        not stored (an undefined AUC, a score no metric keeps) reads as NaN, as no metric stores one."""
+        d = self.data
+        task = get_task(self.task)
+        tests = [env_key(r) for r, _, _ in d.tests]
+        g = getattr(d, "groups_val", None)
+        envs = g is not None and d.X_val is not None
+        train_envs = [env_key(r) for r in d.train_envs] if envs else []
+        nan = float("nan")
+        for subset, s in stored.items():
+            if subset in self.results:
+                continue
+            result = {
+                "val": dict(s["val"]) if d.X_val is not None else {},
+                "test": {k: np.array([s["test"].get(e, {}).get(k, nan) for e in tests]) for k in task.scores},
+            }
+            if envs:
+                result["val_envs"] = {
+                    task.validation_loss: np.array(
+                        [s["val_envs"].get(e, {}).get(task.validation_loss, nan) for e in train_envs]
+                    )
+                }
+            self.results[subset] = result
 
     def _train(self, missing) -> None:
         d = self.data

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from oodfs.contract import progress
 from oodfs.contract.registry import registry
@@ -38,6 +38,9 @@ class Job:
     methods: tuple[str, ...]
     # its place in the run's plan: how its progress messages name it (not part of what the job is)
     index: int = field(default=0, compare=False)
+    #: ``{model: {subset: scores}}`` of subsets trained before on this data set (reference results,
+    #: :func:`oodfs.run.reference.trained_subsets`): taken, not trained again (same numbers)
+    trained: dict | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,16 @@ def plan(suite: Suite, finished: set, workers: int = 1) -> list[Job]:
     if len(jobs) < workers:
         jobs = [Job(j.data, (m,)) for j in jobs for m in j.methods]
     return [Job(j.data, j.methods, i) for i, j in enumerate(jobs)]
+
+
+def with_trained(jobs: list[Job], trained: dict) -> list[Job]:
+    """``jobs``, each with the subsets trained before on its data set (``{(setting, r_train text,
+    run): {model: {subset: scores}}}``, :func:`oodfs.run.reference.trained_subsets`)."""
+    out = []
+    for job in jobs:
+        k = job.data
+        out.append(replace(job, trained=trained.get((k.setting, env_key(k.r_train), k.run))))
+    return out
 
 
 @dataclass(frozen=True)
@@ -168,6 +181,7 @@ def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
             t0 = time.perf_counter()
             seed = key.seed(suite.seed, "downstream")
             cache = DownstreamCache.for_profile(data, seed, suite.profile, model, suite.task or "regression")
+            cache.add_stored((job.trained or {}).get(model, {}))
             results[model] = cache.evaluate(subsets)
             seconds[model] = time.perf_counter() - t0
             progress.send(["downstream", job.index, len(results) / len(suite.downstream)])

@@ -28,7 +28,7 @@ from oodfs.results.store import ResultStore
 from oodfs.run.executors import backend
 from oodfs.run.executors.isolation import memory_limit_supported, parse_size
 from oodfs.run.identity import method_code_hashes, suite_identity, task_identities
-from oodfs.run.jobs import WorkerContext, plan, run_job
+from oodfs.run.jobs import WorkerContext, plan, run_job, with_trained
 from oodfs.run.progress import DEFAULT_INTERVAL, Progress, work_weights
 from oodfs.run.suite import (
     Suite,
@@ -194,6 +194,10 @@ class RunOptions:
     notes: Callable[[str], None] = _print_note
     isolate: bool = True
     task_memory: str | None = None
+    #: with ``reference``: take the downstream scores of subsets the reference trained on the same
+    #: data with the same models instead of training them again (same numbers; docs/PROTOCOL.md
+    #: section 6); False trains every subset
+    reference_subsets: bool = True
 
     def checked(self, suite: Suite) -> RunOptions:
         """These options with duplicates removed and implied settings made explicit, or an
@@ -259,9 +263,10 @@ def run_suite(suite: Suite, out_dir, options: RunOptions | None = None, **change
             for line in taken.notes + tuple(decided.notes()):
                 options.notes(line)
             store.add_invocation(_invocation(suite, options, identities, decided, taken))
-            _dispatch(
-                suite, store, out_dir, executor, options, identities, plan(suite, decided.keep, options.jobs)
-            )
+            todo = plan(suite, decided.keep, options.jobs)
+            if todo and options.reference is not None and options.reference_subsets:
+                todo = with_trained(todo, _reference_subsets(suite, options, identities))
+            _dispatch(suite, store, out_dir, executor, options, identities, todo)
         except BaseException:
             if fresh:  # stopped before its first task (an unreachable scheduler): a plain rerun works
                 store.discard_if_empty()
@@ -330,6 +335,26 @@ def _from_reference(suite: Suite, options: RunOptions) -> tuple[Suite, Reference
         )
     suite = replace(suite, methods=tuple(suite.methods) + tuple(refused))
     return suite, ReferenceTasks(tasks, results, tuple(notes))
+
+
+def _reference_subsets(suite: Suite, options: RunOptions, identities: dict) -> dict:
+    """The downstream scores of the subsets the reference trained on this run's data sets (taken,
+    not trained again), with a note saying how many or why none."""
+    from oodfs.run.reference import trained_subsets
+
+    data = {s: i.parts.get("data") for (s, m), i in identities.items() if m in suite.methods}
+    trained, why_not = trained_subsets(options.reference, suite, data)
+    if why_not:
+        options.notes(
+            f"downstream models: every subset is trained (none taken from the reference: {why_not})"
+        )
+    else:
+        n = sum(len(subsets) for models in trained.values() for subsets in models.values())
+        options.notes(
+            f"downstream models: a subset the reference trained on the same data set ({_count(n, 'subset')} "
+            f"on {_count(len(trained), 'data set')}) is taken from it, not trained again (same numbers)"
+        )
+    return trained
 
 
 def _identities(suite: Suite, records: dict) -> dict:

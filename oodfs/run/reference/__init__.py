@@ -134,6 +134,19 @@ def load_reference(suite: str, profile: str, path: str | Path | None = None) -> 
     return Reference(path, meta, results)
 
 
+def suite_conflicts(ref: Reference, suite) -> list[str]:
+    """What differs between the suite identity of ``ref`` and ``suite``'s (empty: none). A run may
+    use some of the reference's settings (--settings): each must be the reference's own."""
+    current_suite = suite_identity(suite)
+    old = ref.meta.get("suite_identity") or {}
+    old_settings = {json.dumps(s, sort_keys=True) for s in old.get("settings", [])}
+    other_settings = [
+        s for s in current_suite.get("settings", []) if json.dumps(s, sort_keys=True) not in old_settings
+    ]
+    diff = [c for c in identity_conflicts(old, current_suite) if not c.startswith("setting ")]
+    return diff + (["settings"] if other_settings else [])
+
+
 def take(
     ref: Reference, suite, methods, identities: dict
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
@@ -142,15 +155,7 @@ def take(
     the reference has a different suite identity, lacks some of its tasks, or holds them under
     another identity than ``identities`` (``{(setting, method): TaskIdentity}``, the current)."""
     empty = ref.tasks.iloc[:0], ref.results.iloc[:0]
-    current_suite = suite_identity(suite)
-    old = ref.meta.get("suite_identity") or {}
-    # a run may use some of the reference's settings (--settings): each must be the reference's own
-    old_settings = {json.dumps(s, sort_keys=True) for s in old.get("settings", [])}
-    other_settings = [
-        s for s in current_suite.get("settings", []) if json.dumps(s, sort_keys=True) not in old_settings
-    ]
-    diff = [c for c in identity_conflicts(old, current_suite) if not c.startswith("setting ")]
-    diff += ["settings"] if other_settings else []
+    diff = suite_conflicts(ref, suite)
     if diff:
         return (*empty, {m: f"the reference was made with a different {', '.join(diff)}" for m in methods})
     tasks = ref.tasks.set_index(TASK_KEY)
@@ -179,6 +184,67 @@ def take(
     chosen = tasks.loc[taken].reset_index()[TASK_COLUMNS]
     rows = ref.results.merge(chosen[TASK_KEY], on=TASK_KEY)
     return chosen, rows, refused
+
+
+def trained_subsets(ref: Reference, suite, data_digests: dict[str, str]) -> tuple[dict, str | None]:
+    """The downstream scores the reference stored for every feature subset it trained, per data set
+    and model, so that a run takes them instead of training the subset again (a subset's model is
+    seeded by data set and subset only: the numbers are the same; docs/PROTOCOL.md section 6).
+
+    Returns ``({(setting, r_train text, run): {model: {sorted subset: scores}}}, why_not)``, where
+    ``scores`` is ``{"val": {score: v}, "test": {env: {score: v}}, "val_envs": {env: {score: v}}}``
+    (:meth:`oodfs.run.downstream_models.DownstreamCache.add_stored` reads it), and ``why_not`` says
+    why nothing is taken (else None). Taken only where the suite identity (downstream models, their
+    settings, sizes, seed) is the reference's and a task's data identity is the current one of its
+    setting (``data_digests``: ``{setting: data digest}``); only subsets stored with every test
+    environment's scores (a curve's extra sizes store summaries only) and with one value per
+    quantity."""
+    from oodfs.contract.tasks import get_task
+
+    diff = suite_conflicts(ref, suite)
+    if diff:
+        return {}, f"the reference was made with a different {', '.join(diff)}"
+    task = get_task(suite.task or "regression")
+    val, val_env = task.metric("val"), task.metric("val_env")
+    parts = ref.meta.get("identities", {})
+    r = ref.results
+    same_data = [
+        (parts.get(i) or {}).get("data") == data_digests.get(s) for s, i in zip(r["setting"], r["identity"])
+    ]
+    r = r[
+        pd.Series(same_data, index=r.index)
+        & (r["status"] == "ok")
+        & r["subset"].notna()
+        & r["downstream"].isin(list(suite.downstream))
+        & r["metric"].isin([*task.scores, val, val_env])
+    ]
+    if r.empty:
+        return {}, "the reference stores no downstream scores of this run's data sets and models"
+    key = ["setting", "r_train", "run", "downstream", "subset_key"]
+    sorted_subset = {t: tuple(sorted(json.loads(t))) for t in r["subset"].unique()}
+    r = r.assign(subset_key=r["subset"].map(sorted_subset), env=r["env"].fillna(""))
+    r = r.drop_duplicates(key + ["metric", "env", "value"])
+    # a subset stored with two values of one quantity is not trusted (it cannot happen in one run)
+    clash = r.duplicated(key + ["metric", "env"], keep=False)
+    bad = set(r.loc[clash, key].itertuples(index=False, name=None))
+    per_env = r["metric"].isin(task.scores) & (r["env"] != "")
+    complete = set(r.loc[per_env, key].itertuples(index=False, name=None))
+    out: dict = {}
+    for (setting, r_train, run, model, subset, metric, env), value in zip(
+        r[key + ["metric", "env"]].itertuples(index=False, name=None), r["value"]
+    ):
+        k = (setting, r_train, run, model, subset)
+        if k in bad or k not in complete:
+            continue
+        scores = out.setdefault((setting, r_train, int(run)), {}).setdefault(model, {})
+        scores = scores.setdefault(subset, {"val": {}, "test": {}, "val_envs": {}})
+        if metric == val:
+            scores["val"][task.validation_loss] = value
+        elif metric == val_env:
+            scores["val_envs"].setdefault(env, {})[task.validation_loss] = value
+        else:
+            scores["test"].setdefault(env, {})[metric] = value
+    return out, None
 
 
 def _write_atomic(target: Path, write) -> None:
