@@ -339,3 +339,24 @@ def test_cd_diagram_writes_png_and_pdf(tmp_path):
         S.cd_diagram(df, "rmse_mean", LOWER, tmp_path / "x", within_value="lin")
     with pytest.raises(OodfsError, match="needs 2 methods and 2 complete blocks; it has 1 and 14"):
         S.cd_diagram(df[df["method"] == "dwr"], "rmse_mean", LOWER, tmp_path / "x", within_value="mlp")
+
+
+def test_the_signed_rank_test_with_ties_or_zeros_gives_scipys_p():
+    """Ties and zero differences (two methods choosing the same subset) send scipy.stats.wilcoxon
+    to a permutation test over every sign pattern; oodfs counts the same patterns at once. Its p
+    and statistic must be scipy's, exactly, including the boundaries (n = 13 is still exact, n = 14
+    is scipy's normal approximation)."""
+    from scipy import stats as sps
+
+    from oodfs.report.stats import _paired
+
+    rng = np.random.default_rng(7)
+    cases = [np.array([1.0, -1.0, 0.0]), np.array([0.5] * 9), np.array([0.0, 0.0, 2.0, -2.0, 2.0])]
+    cases += [rng.integers(-3, 4, size=n).astype(float) for n in (2, 5, 8, 10, 11, 13, 14, 20)]
+    cases += [np.r_[rng.normal(size=6).round(1), 0.0] for _ in range(3)]
+    for d in cases:
+        if np.all(d == 0):
+            continue
+        ref = sps.wilcoxon(d, zero_method="wilcox", alternative="two-sided")
+        statistic, p, _ = _paired(d, "wilcoxon")
+        assert (statistic, p) == (float(ref.statistic), float(ref.pvalue)), d

@@ -241,10 +241,13 @@ def _paired(d: np.ndarray, test: str) -> tuple[float, float, int]:
     if np.all(d == 0):
         return 0.0, 1.0, 0
     if test == "wilcoxon":
-        res = stats.wilcoxon(d, zero_method="wilcox", alternative="two-sided")
         nz = d[d != 0]
         ranks = stats.rankdata(np.abs(nz))
-        direction = int(np.sign(ranks[nz > 0].sum() - ranks[nz < 0].sum()))
+        r_plus, r_minus = ranks[nz > 0].sum(), ranks[nz < 0].sum()
+        direction = int(np.sign(r_plus - r_minus))
+        if len(d) <= PERMUTATION_MAX_N and (len(nz) < len(d) or len(np.unique(ranks)) < len(ranks)):
+            return float(min(r_plus, r_minus)), _signed_rank_permutation_p(ranks, r_plus), direction
+        res = stats.wilcoxon(d, zero_method="wilcox", alternative="two-sided")
         return float(res.statistic), float(res.pvalue), direction
     if len(d) < 2:
         return np.nan, np.nan, 0
@@ -252,6 +255,28 @@ def _paired(d: np.ndarray, test: str) -> tuple[float, float, int]:
         return np.inf * np.sign(d[0]), 0.0, int(np.sign(d[0]))
     res = stats.ttest_rel(d, np.zeros_like(d))
     return float(res.statistic), float(res.pvalue), int(np.sign(d.mean()))
+
+
+#: scipy.stats.wilcoxon's exact test for ties or zero differences: every sign pattern (2^n) when
+#: n <= 13, else the normal approximation
+PERMUTATION_MAX_N = 13
+
+
+def _signed_rank_permutation_p(ranks: np.ndarray, r_plus: float) -> float:
+    """The two-sided p that scipy.stats.wilcoxon gives (method "auto", zeros dropped) for differences
+    with ties or zeros and n <= 13: the permutation test over every sign pattern, counted the way
+    scipy.stats.permutation_test counts (its tolerance for equal statistics, twice the smaller
+    tail, clipped to 1). scipy evaluates the statistic once per pattern in Python, about a second a
+    test; all 2^m sums of the m non-zero ranks are one matrix product here (zero differences flip
+    to themselves, so leaving them out scales both counts alike). Equal to scipy's p
+    (tests/test_stats.py; benchmarks/bench_wilcoxon.py measures the speed)."""
+    m = len(ranks)
+    signs = (np.arange(2**m)[:, None] >> np.arange(m)) & 1
+    null = signs @ ranks
+    gamma = abs(np.finfo(float).eps * 100 * r_plus)
+    less = np.count_nonzero(null <= r_plus + gamma) / 2**m
+    greater = np.count_nonzero(null >= r_plus - gamma) / 2**m
+    return float(min(1.0, 2 * min(less, greater)))
 
 
 def _p_floor(n_nonzero: int, test: str) -> float:
