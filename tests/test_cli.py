@@ -136,8 +136,10 @@ def test_bench_writes_leaderboard_results_and_figures(bench_dir):
     assert (bench_dir / "figures" / "figure1-val.pdf").exists()
 
 
-def test_bench_refuses_to_overwrite_without_resume(bench_dir):
-    proc = cli(
+def test_bench_refuses_to_overwrite_without_resume(bench_dir, capsys):
+    before = (bench_dir / "results.sqlite").read_bytes()
+    proc = here(
+        capsys,
         "bench",
         "--suite",
         "synthetic",
@@ -150,6 +152,7 @@ def test_bench_refuses_to_overwrite_without_resume(bench_dir):
         str(bench_dir),
     )
     assert_clean_error(proc, "--resume")
+    assert (bench_dir / "results.sqlite").read_bytes() == before
 
 
 def test_leaderboard_formats(bench_dir, capsys):

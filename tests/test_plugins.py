@@ -61,16 +61,22 @@ def test_plugins_json_lists_required_fields():
     assert by_name[("metric", "rank_avg")]["package"] == "oodfs"  # the built-in metrics are declarations too
 
 
-def test_plugins_table():
-    proc = run_cli("plugins")
+@pytest.fixture(scope="module")
+def plugins_table():
+    """`oodfs plugins` once, in a new process, for the tests that read its table."""
+    return run_cli("plugins")
+
+
+def test_plugins_table(plugins_table):
+    proc = plugins_table
     assert proc.returncode == 0
     assert "kind" in proc.stdout.splitlines()[0] and "synthetic" in proc.stdout
 
 
-def test_plugins_lists_whole_descriptions():
+def test_plugins_lists_whole_descriptions(plugins_table):
     """A docstring summary wrapped over two lines is listed whole, not cut at the line break
     (oracle_ipw's once ended in "(V"); the selector made from a weighter adds its WLS step after it."""
-    proc = run_cli("plugins")
+    proc = plugins_table
     assert proc.returncode == 0, proc.stderr
     summary = "synthetic environment (V independent of the rest)"
     lines = {tuple(line.split()[:2]): line for line in proc.stdout.splitlines()[2:]}
