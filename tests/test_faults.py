@@ -512,7 +512,7 @@ def _snapshot(folder: Path) -> dict:
 
 def test_leaderboard_reads_without_writing(stored):
     before = _snapshot(stored)
-    proc = cli("leaderboard", str(stored), "--format", "csv")
+    proc = run_main("leaderboard", str(stored), "--format", "csv")  # what it touches, not the process
     assert proc.returncode == 0, proc.stderr
     assert _snapshot(stored) == before  # no schema, no journal, no file touched or added
 

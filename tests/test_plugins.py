@@ -13,6 +13,7 @@ from oodfs import OodfsError
 from oodfs.contract.registry import KINDS, PluginLoadWarning, Registry, registry
 
 from .conftest import make_distribution
+from .conftest import run_cli as run_here
 
 
 def run_cli(*args, env=None):
@@ -61,16 +62,22 @@ def test_plugins_json_lists_required_fields():
     assert by_name[("metric", "rank_avg")]["package"] == "oodfs"  # the built-in metrics are declarations too
 
 
-def test_plugins_table():
-    proc = run_cli("plugins")
+@pytest.fixture(scope="module")
+def plugins_table():
+    """`oodfs plugins` once, in a new process, for the tests that read its table."""
+    return run_cli("plugins")
+
+
+def test_plugins_table(plugins_table):
+    proc = plugins_table
     assert proc.returncode == 0
     assert "kind" in proc.stdout.splitlines()[0] and "synthetic" in proc.stdout
 
 
-def test_plugins_lists_whole_descriptions():
+def test_plugins_lists_whole_descriptions(plugins_table):
     """A docstring summary wrapped over two lines is listed whole, not cut at the line break
     (oracle_ipw's once ended in "(V"); the selector made from a weighter adds its WLS step after it."""
-    proc = run_cli("plugins")
+    proc = plugins_table
     assert proc.returncode == 0, proc.stderr
     summary = "synthetic environment (V independent of the rest)"
     lines = {tuple(line.split()[:2]): line for line in proc.stdout.splitlines()[2:]}
@@ -155,7 +162,8 @@ def test_example_plugin_visible_in_cli(example_installed):
     assert any(e["name"] == "covfilter" and e["package"] == "oodfs-variance" for e in json.loads(proc.stdout))
 
 
-def test_plugin_option_registers_a_module_file(tmp_path):
+def test_plugin_option_registers_a_module_file(tmp_path, capsys):
+    """(In this process: the option, not the program's start, is what is tested.)"""
     path = tmp_path / "myplug.py"
     path.write_text(
         textwrap.dedent('''
@@ -170,11 +178,11 @@ def test_plugin_option_registers_a_module_file(tmp_path):
             return [Last]
     ''')
     )
-    proc = run_cli("plugins", "--json", "--plugin", str(path))
-    assert proc.returncode == 0, proc.stderr
-    assert any(e["name"] == "last" for e in json.loads(proc.stdout))
-    proc = run_cli("plugins", "--plugin", "no_such_module_xyz")
-    assert proc.returncode == 2 and "no_such_module_xyz" in proc.stderr and "Traceback" not in proc.stderr
+    code, out, err = run_here(capsys, "plugins", "--json", "--plugin", str(path))
+    assert code == 0, err
+    assert any(e["name"] == "last" for e in json.loads(out))
+    code, _, err = run_here(capsys, "plugins", "--plugin", "no_such_module_xyz")
+    assert code == 2 and "no_such_module_xyz" in err and "Traceback" not in err
 
 
 def test_weighter_becomes_a_selector_with_its_grid():
