@@ -565,3 +565,28 @@ def test_a_real_suites_page_shows_its_shift_diagnosis(tmp_path):
     shift = _section(html, "shift")
     assert "The drop is <b>mostly Y∣X</b>" in shift and "+0.0297 from the change in Y ∣ X" in shift
     assert "(160 % of the drop)" in shift and "overlap 0.59" in shift
+
+
+def test_the_verdict_across_suites_groups_methods_as_the_pages_do(tmp_path):
+    """One family per method in every output: HRM (an independence-package selector) is counted
+    with DWR, IAMB with the Markov-boundary methods, as the page's method table and figures group
+    them; the family test sets independence weighting against the other selectors even when a
+    third family is present."""
+    paths = []
+    for i, suite in enumerate(("ames", "wage", "auto")):
+        methods = {"dwr": 0.30, "hrm": 0.31, "iamb": 0.33, "ols": 0.40, "all_features": 0.35}
+        df = results(
+            {m: noisy(v, 0.01, 10 * j + i) for j, (m, v) in enumerate(methods.items())},
+            suite=suite,
+            r_trains=(2.5,),
+            runs=range(3),
+        )
+        df.loc[df["method"] == "all_features", "method_kind"] = "yardstick"
+        paths.append(folder(tmp_path / suite, df))
+    across = re.sub(
+        r"\s+", " ", _section(build_site(paths, tmp_path / "site", formats=["svg"]).read_text(), "across")
+    )
+    for method, family in [("dwr", "independence weighting"), ("hrm", "independence weighting"),
+                           ("iamb", "Markov boundary"), ("ols", "other selectors")]:  # fmt: skip
+        assert f"<td>{method}</td><td>{family}</td>" in across, method
+    assert "Families: other selectors against independence weighting" in across

@@ -406,8 +406,8 @@ def family_order(family: str) -> int:
 
 # -- across suites ---------------------------------------------------------------------------
 
-#: how methods are grouped into families for the verdict across suites
-FAMILY_NAMES = {"weighter": "independence weighting", "selector": "other selectors"}
+#: the two families the verdict across suites sets against each other
+PAIRED_FAMILIES = ("other selectors", "independence weighting")
 
 
 def across_suites(analyses: dict, metric: str = "rmse_mean") -> dict:
@@ -415,9 +415,11 @@ def across_suites(analyses: dict, metric: str = "rmse_mean") -> dict:
     each method's effect relative to the reference, (method - reference) / reference averaged
     over the suite's units; per method, a two-sided Wilcoxon signed-rank test over the suites,
     Holm over the methods; a Friedman test of the methods and the reference over the suites
-    with their average ranks; and per family of methods (:data:`FAMILY_NAMES`, by the report's
-    method kind) its members' mean relative effect, tested the same way, and the two families
-    against each other. ``analyses``: {suite name: Analysis}, each with the reference.
+    with their average ranks; and per family of methods (:func:`method_family`, the families the
+    results page and its figures show) its members' mean relative effect, tested the same way, and
+    independence weighting against the other selectors (the seed paper's question; with other
+    families present they are left out of that one test). ``analyses``: {suite name: Analysis},
+    each with the reference.
 
     Returns dict(effects: suites x methods relative effects, methods: per-method rows, friedman:
     (statistic, p, average ranks), families: per-family rows, family_pair: the families' test,
@@ -438,7 +440,7 @@ def across_suites(analyses: dict, metric: str = "rmse_mean") -> dict:
         d = effects[m].dropna().to_numpy()
         _, p, _ = stats._paired(d, "wilcoxon")
         c = stats.cell_summary(d, method="bootstrap")
-        rows.append(dict(method=m, family=FAMILY_NAMES.get(kinds.get(m), kinds.get(m)), suites=len(d),
+        rows.append(dict(method=m, family=method_family(m, kinds.get(m)), suites=len(d),
                          effect=c.mean, low=c.low, high=c.high, better=int((d < 0).sum()), p=p))  # fmt: skip
     methods = pd.DataFrame(rows)
     if len(methods):
@@ -465,8 +467,9 @@ def across_suites(analyses: dict, metric: str = "rmse_mean") -> dict:
         families["p_holm"] = stats.adjust_pvalues(families["p"].to_numpy(), "holm")
         families["verdict"] = [_across_verdict(r.effect, r.p_holm) for r in families.itertuples()]
     pair = None
-    if len(fam_values) == 2:
-        (fa, va), (fb, vb) = fam_values.items()
+    compared = PAIRED_FAMILIES if set(PAIRED_FAMILIES) <= set(fam_values) else tuple(fam_values)
+    if len(compared) == 2:
+        (fa, va), (fb, vb) = ((f, fam_values[f]) for f in compared)
         both = pd.concat([va, vb], axis=1).dropna()
         d = (both.iloc[:, 0] - both.iloc[:, 1]).to_numpy()
         _, p, _ = stats._paired(d, "wilcoxon")
