@@ -101,6 +101,10 @@ SELECTOR_SPECS = {
         registry().get("selector", "hrm"), outer_iters=1, pretrain_epochs=100, epochs=300
     ),
     "rsw": lambda: _rsw_spec(),
+    # kerhrm's 20 rounds of 3000 Adam steps on a 1024-unit network's tangent features: a short schedule
+    "kerhrm": lambda: with_defaults(
+        registry().get("selector", "kerhrm"), width=64, n_components=20, outer_iters=2, epochs=300
+    ),
 }
 
 

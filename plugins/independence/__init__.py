@@ -13,6 +13,7 @@ from ._warnings import WeightClippingWarning
 from .dwr import DWRWeighter, dwr_objective
 from .dwr_community import DWRCommunity
 from .hrm import HRM, HRM_METRICS
+from .kerhrm import KerHRM
 from .rsw import RSW
 from .srdo import SRDOWeighter
 from .svi import SVI, SVI_METRICS, SVID
@@ -35,7 +36,7 @@ def oodfs_weighters():
 
 @oodfs.hookimpl
 def oodfs_selectors():
-    return [SVI, SVID, HRM, RSW]
+    return [SVI, SVID, HRM, KerHRM, RSW]
 
 
 @oodfs.hookimpl
