@@ -1,6 +1,6 @@
-"""Tested verdicts on the stable-learning line (HRM, RSW) against DWR and SRDO in the `markov` suite.
+"""Tested verdicts on the stable-learning line (HRM, KerHRM, RSW) against DWR and SRDO in the `markov` suite.
 
-    oodfs bench --suite markov --methods hrm,rsw,dwr,srdo,ols --settings n500 \\
+    oodfs bench --suite markov --methods hrm,rsw,dwr,srdo,ols,kerhrm --settings n500 \\
         --selection default --jobs 1 --out results/markov-stable
     python benchmarks/stable_line_report.py results/markov-stable [--out benchmarks/STABLE_LINE.md]
 
@@ -10,8 +10,8 @@ so the later methods of the line are compared there, on the same columns as benc
 (``f1``, ``f1_boundary``, ``has_C`` / ``has_H`` / ``has_V45``, RMSE mean and max over the ten test
 bias rates; benchmarks/markov_report.py says what each is).
 
-Claims: HRM and RSW each against DWR and SRDO, paired by run within a setting; two-sided Wilcoxon
-signed-rank tests, Holm-corrected over the four claims of each (setting, metric), with the mean
+Claims: HRM, KerHRM and RSW each against DWR and SRDO, paired by run within a setting; two-sided
+Wilcoxon signed-rank tests, Holm-corrected over the six claims of each (setting, metric), with the mean
 difference and its 95 % t interval. The hand-written verdicts at the end of an existing report
 (from "## Verdicts (written by hand") are kept.
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import markov_report  # noqa: E402
 
-CLAIMS = [("hrm", "dwr"), ("hrm", "srdo"), ("rsw", "dwr"), ("rsw", "srdo")]
+CLAIMS = [(m, b) for m in ("hrm", "kerhrm", "rsw") for b in ("dwr", "srdo")]
 
 
 def main(argv=None) -> int:
@@ -43,7 +43,7 @@ def main(argv=None) -> int:
         if not line.startswith(skip) and line != "| --- | --- | --- | --- |"
     ]
     lines = [
-        "# HRM and RSW against DWR and SRDO, tested (the `markov` suite)",
+        "# HRM, KerHRM and RSW against DWR and SRDO, tested (the `markov` suite)",
         "",
         "Written by `python benchmarks/stable_line_report.py` (its docstring says what is compared).",
         "",
