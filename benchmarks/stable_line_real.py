@@ -76,20 +76,13 @@ def across(tables: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
     effects = pd.DataFrame(
         {s: (w.div(w["all_features"], axis=0) - 1).mean() for s, w in tables.items()}
     ).T  # fmt: skip
-    families = []
-    for family in (NEW, LATER):
-        rows = []
-        for new in family:
-            for base in BASES:
-                if new not in effects or base not in effects:
-                    continue
-                d = (effects[new] - effects[base]).dropna().to_numpy()
-                _, p, _ = stats._paired(d, "wilcoxon")
-                c = stats.cell_summary(d, method="bootstrap")
-                rows.append(dict(a=new, b=base, suites=len(d), diff=c.mean, low=c.low, high=c.high,
-                                 lower=int((d < 0).sum()), p=p))  # fmt: skip
-        families.append(_holm(pd.DataFrame(rows)))
-    return effects, pd.concat(families, ignore_index=True)
+
+    def describe(d):
+        c = stats.cell_summary(d, method="bootstrap")
+        return dict(suites=len(d), diff=c.mean, low=c.low, high=c.high)
+
+    claims = _claims(effects, describe)
+    return effects, claims
 
 
 def _holm(claims: pd.DataFrame) -> pd.DataFrame:
@@ -101,17 +94,22 @@ def _holm(claims: pd.DataFrame) -> pd.DataFrame:
 
 
 def per_suite(w: pd.DataFrame) -> pd.DataFrame:
+    return _claims(w, lambda d: dict(units=len(d), diff=float(d.mean()) if len(d) else np.nan))
+
+
+def _claims(table: pd.DataFrame, describe) -> pd.DataFrame:
+    """Each new method against each base on ``table`` (rows x methods): the paired differences'
+    two-sided Wilcoxon p, ``describe(d)``'s summary, Holm within each family (NEW, then LATER)."""
     families = []
     for family in (NEW, LATER):
         rows = []
         for new in family:
             for base in BASES:
-                if new not in w or base not in w:
+                if new not in table or base not in table:
                     continue
-                d = (w[new] - w[base]).dropna().to_numpy()
+                d = (table[new] - table[base]).dropna().to_numpy()
                 _, p, _ = stats._paired(d, "wilcoxon")
-                rows.append(dict(a=new, b=base, units=len(d), diff=float(d.mean()) if len(d) else np.nan,
-                                 lower=int((d < 0).sum()), p=p))  # fmt: skip
+                rows.append(dict(a=new, b=base, **describe(d), lower=int((d < 0).sum()), p=p))
         families.append(_holm(pd.DataFrame(rows)))
     return pd.concat(families, ignore_index=True)
 
