@@ -245,7 +245,8 @@ def _paired(d: np.ndarray, test: str) -> tuple[float, float, int]:
         ranks = stats.rankdata(np.abs(nz))
         r_plus, r_minus = ranks[nz > 0].sum(), ranks[nz < 0].sum()
         direction = int(np.sign(r_plus - r_minus))
-        if len(d) <= PERMUTATION_MAX_N and (len(nz) < len(d) or len(np.unique(ranks)) < len(ranks)):
+        ties_or_zeros = len(nz) < len(d) or len(np.unique(ranks)) < len(ranks)
+        if len(d) <= PERMUTATION_MAX_N and ties_or_zeros and not np.isnan(d).any():
             return float(min(r_plus, r_minus)), _signed_rank_permutation_p(ranks, r_plus), direction
         res = stats.wilcoxon(d, zero_method="wilcox", alternative="two-sided")
         return float(res.statistic), float(res.pvalue), direction
