@@ -21,6 +21,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from oodfs.contract.task import TASK_KEY
@@ -563,17 +564,23 @@ def _delete_tasks(con: sqlite3.Connection, keys: list[tuple]) -> None:
 
 
 def _records(df: pd.DataFrame) -> list[tuple]:
-    """Rows as tuples of Python values (NaN/NA -> None, numpy scalars -> Python numbers)."""
+    """Rows as tuples of Python values (NaN/NA -> None, numpy scalars -> Python numbers), column by
+    column: numbers and text convert in numpy and pandas, other objects one by one."""
+    return list(zip(*(_python_values(df[col]) for col in df.columns))) if len(df.columns) else [()] * len(df)
+
+
+def _python_values(col: pd.Series) -> list:
+    if isinstance(col.dtype, np.dtype) and col.dtype.kind in "biu":
+        return col.to_numpy().tolist()
+    if col.dtype.kind in "fbiu" or (col.dtype != object and pd.api.types.is_string_dtype(col.dtype)):
+        return col.to_numpy(dtype=object, na_value=None).tolist()  # floats, nullable numbers, text
     return [
-        tuple(
-            None
-            if v is None or (isinstance(v, float) and v != v) or v is pd.NA
-            else v.item()
-            if hasattr(v, "item")
-            else v
-            for v in row
-        )
-        for row in df.astype(object).itertuples(index=False, name=None)
+        None
+        if v is None or (isinstance(v, float) and v != v) or v is pd.NA
+        else v.item()
+        if hasattr(v, "item")
+        else v
+        for v in col.astype(object)
     ]
 
 
@@ -768,27 +775,8 @@ def check_store(con: sqlite3.Connection) -> Damage:
         raise sqlite3.DatabaseError(" ".join("; ".join(problems).split()))  # one line
     if not {"tasks", "results"} <= tables:
         return found
-    for table, columns in _TYPES.items():
-        have = {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
-        for col, kinds in columns.items():
-            if col not in have:
-                continue
-            allowed = ", ".join(f"'{k}'" for k in kinds)
-            for key in con.execute(
-                f"SELECT DISTINCT {_KEY_SQL} FROM {table} WHERE typeof({col}) NOT IN ({allowed})"
-            ):
-                found.task(key, f"{col} holds {_kind(kinds)}" if col != "value" else "value is not a number")
-        for col in _JSON[table]:
-            if col not in have:
-                continue
-            bad = [
-                text
-                for (text,) in con.execute(f"SELECT DISTINCT {col} FROM {table} WHERE {col} IS NOT NULL")
-                if not _json_ok(text)
-            ]
-            for text in bad:
-                for key in con.execute(f"SELECT DISTINCT {_KEY_SQL} FROM {table} WHERE {col} = ?", (text,)):
-                    found.task(key, f"{col} is not valid JSON")
+    for table in _TYPES:
+        _check_columns(con, found, table)
     _check_values(con, found, tables)
     statuses = ", ".join(f"'{s}'" for s in _STATUSES)
     for key in con.execute(f"SELECT {_KEY_SQL} FROM tasks WHERE status NOT IN ({statuses})"):
@@ -823,6 +811,54 @@ def check_store(con: sqlite3.Connection) -> Damage:
 #: (oodfs.validation.FLOAT32_MAX), so no RMSE, MSE, F1, rank, beta error or time computed from
 #: them comes near this; a larger value, or inf, was written by something other than oodfs
 MAX_STORED_VALUE = 1e300
+
+
+def _check_columns(con: sqlite3.Connection, found: "Damage", table: str) -> None:
+    """Each column's SQLite type and each JSON column's text, in one scan of ``table`` (a scan per
+    check made reading a large store slow): SQL picks the rows with a wrong type, and the texts
+    SQLite's strict JSON parser rejects; Python's parser decides about those (it also takes NaN)."""
+    have = {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
+    types = [(col, kinds) for col, kinds in _TYPES[table].items() if col in have]
+    texts = [col for col in _JSON[table] if col in have]
+    strict = _strict_json(con)
+    wrong = [f"typeof({col}) NOT IN ({', '.join(repr(k) for k in kinds)})" for col, kinds in types]
+    suspect = [
+        f"{col} IS NOT NULL AND (typeof({col}) != 'text' OR NOT json_valid({col}))" if strict else "0"
+        for col in texts
+    ]
+    flags = [f"({c})" for c in wrong + suspect] or ["0"]
+    picked = ", ".join([*flags, *(f"CASE WHEN {c} THEN {col} END" for c, col in zip(suspect, texts))])
+    rows = con.execute(f"SELECT {_KEY_SQL}, {picked} FROM {table} WHERE {' OR '.join(flags)}").fetchall()
+    for i, (col, kinds) in enumerate(types):
+        for row in rows:
+            if row[4 + i]:
+                found.task(
+                    row[:4], f"{col} holds {_kind(kinds)}" if col != "value" else "value is not a number"
+                )
+    for j, col in enumerate(texts):
+        if strict:
+            at = 4 + len(flags) + j
+            candidates = [(row[at], row[:4]) for row in rows if row[4 + len(types) + j]]
+        else:  # an SQLite without a strict JSON check: every distinct text goes to Python's parser
+            candidates = [(text, None) for (text,) in con.execute(f"SELECT DISTINCT {col} FROM {table}")]
+        bad = list(dict.fromkeys(text for text, _ in candidates if text is not None and not _json_ok(text)))
+        for text in bad:
+            if strict:
+                keys = [key for value, key in candidates if value == text]
+            else:
+                keys = con.execute(f"SELECT DISTINCT {_KEY_SQL} FROM {table} WHERE {col} = ?", (text,))
+            for key in keys:
+                found.task(key, f"{col} is not valid JSON")
+
+
+def _strict_json(con: sqlite3.Connection) -> bool:
+    """Whether this SQLite's json_valid() accepts only standard JSON (JSON1 built in, and not the
+    JSON5 leniency of versions 3.42-3.44), so that it can pick the texts Python must check."""
+    probe = "SELECT json_valid('{a:1}'), json_valid('[1,]'), json_valid('[1]')"
+    try:
+        return con.execute(probe).fetchone() == (0, 0, 1)
+    except sqlite3.Error:
+        return False
 
 
 def _check_values(con: sqlite3.Connection, found: "Damage", tables: set) -> None:
