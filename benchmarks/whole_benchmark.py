@@ -4,7 +4,7 @@
     python benchmarks/whole_benchmark.py run --root ROOT [--jobs 2] [--only a,b@paper] [--no-reuse]
     python benchmarks/whole_benchmark.py check --root ROOT     # estimate vs measured, suites run there
     python benchmarks/whole_benchmark.py new-method --root ROOT --methods NAME [--plugin MODULE]
-        [--per-suite-process] [--figures] [--no-reference-subsets]
+        [--lanes 2] [--per-suite-process] [--figures] [--no-reference-subsets]
 
 The whole benchmark is every suite shipped in ``oodfs/suites`` under the ``default`` profile, plus
 ``synthetic`` and ``svi`` under ``paper`` (``synthetic`` with the paper's ten methods, as
@@ -296,6 +296,7 @@ def against_references(
     one_process: bool = True,
     figures: bool = False,
     reference_subsets: bool = True,
+    lanes: int = 1,
 ) -> dict:
     """A new method against every suite's shipped reference, in one command: for each shipped
     reference, ``oodfs bench --suite S --profile P --methods METHODS --reference`` (the other methods'
@@ -303,34 +304,31 @@ def against_references(
     the same data set is taken from it, not trained again), timed; each suite's wall and CPU seconds
     go to ROOT/new-method.json.
 
-    ``one_process`` (the default): every suite's command runs in this process (``oodfs.cli.main``),
-    one after the other, so oodfs, torch and the plugins are imported once and the same two worker
-    processes (joblib's reusable pool) serve every suite; each folder is what the command alone
-    writes (its invocation records that command). Else one ``oodfs bench`` process per suite (the
-    path before). ``figures``: draw each suite's figures (`oodfs plot DIR` draws them later)."""
-    import contextlib
-    import io
-    import os
-    import resource
-
-    from oodfs.run.reference import available
-
+    ``one_process`` (the default): every suite's command runs inside a long-lived process
+    (``oodfs.cli.main``), so oodfs, torch and the plugins are imported once; each folder is what the
+    command alone writes (its invocation records that command). ``lanes``: that many such processes
+    side by side, each taking the next suite (largest reference first) and running it with
+    ``--jobs max(1, jobs // lanes)``: a suite's own serial work (copying the reference into its store,
+    reading it back, its leaderboards) then overlaps another suite's, where one process with
+    ``--jobs 2`` leaves a core idle. Without ``one_process``, one ``oodfs bench`` process per suite,
+    one after the other (the path before). ``figures``: draw each suite's figures (`oodfs plot DIR`
+    draws them later)."""
     root.mkdir(parents=True, exist_ok=True)
     path = root / "new-method.json"
     timings = json.loads(path.read_text()) if path.exists() else {}
-    if one_process:
-        from oodfs.cli import main as oodfs_main
-    for ref in available():
+    per_suite_jobs = max(1, jobs // lanes) if one_process else jobs
+    commands = []
+    for ref in available_references():
         name, profile = ref.rsplit("-", 1)
         key = label(name, profile)
         if (only and key not in only and name not in only) or key in timings:
             continue
-        argv = ["bench", "--suite", name, "--profile", profile, "--methods", methods, "--reference"]
-        argv += ["--jobs", str(jobs), "--out", str(root / ref), "--quiet", "--resume"]
         unable = unable_methods(name, profile, methods, plugins)
         if unable:  # e.g. a regression-only method and a binary suite: nothing to run there
             print(f"{key}: skipped ({unable})", file=sys.stderr, flush=True)
             continue
+        argv = ["bench", "--suite", name, "--profile", profile, "--methods", methods, "--reference"]
+        argv += ["--jobs", str(per_suite_jobs), "--out", str(root / ref), "--quiet", "--resume"]
         models = reference_models(ref)
         if models != list(suite_of(name, profile).downstream):  # else every method would be rerun
             argv += ["--downstream", ",".join(models)]
@@ -338,28 +336,66 @@ def against_references(
         argv += [] if reference_subsets else ["--no-reference-subsets"]
         for plugin in plugins or ():
             argv += ["--plugin", plugin]
-        t0, cpu0 = time.perf_counter(), _cpu_seconds(resource)
-        if one_process:
-            saved = sys.argv
-            sys.argv = ["oodfs", *argv]  # what the folder's invocation records: the command alone
-            try:
-                with contextlib.redirect_stdout(io.StringIO()):  # the leaderboard; it is in the folder
-                    status = oodfs_main(argv)
-            finally:
-                sys.argv = saved
-            if status != 0:
-                raise SystemExit(f"{key}: oodfs bench exited with status {status}")
-        else:
-            subprocess.run(["oodfs", *argv], check=True, stdout=subprocess.DEVNULL, env=dict(os.environ))
-        timings[key] = {
-            "wall_s": time.perf_counter() - t0,
-            "cpu_s": _cpu_seconds(resource) - cpu0,
-            "jobs": jobs,
-            "one_process": one_process,
-        }
+        commands.append((key, argv))
+
+    def done(key: str, timing: dict) -> None:
+        timings[key] = {**timing, "jobs": per_suite_jobs, "one_process": one_process, "lanes": lanes}
         path.write_text(json.dumps(timings, indent=1))
-        print(f"{key}: {timings[key]['wall_s']:.0f} s", file=sys.stderr, flush=True)
+        print(f"{key}: {timing['wall_s']:.0f} s", file=sys.stderr, flush=True)
+
+    if not one_process:
+        for key, argv in commands:
+            done(key, _timed_subprocess(argv))
+    elif lanes == 1:
+        for key, argv in commands:
+            done(key, run_in_process(argv))
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        # spawn: a fresh interpreter per lane (no forked copy of this process's threads or pools)
+        with ProcessPoolExecutor(lanes, mp_context=multiprocessing.get_context("spawn")) as pool:
+            running = {pool.submit(run_in_process, argv): key for key, argv in commands}
+            for future in as_completed(running):
+                done(running[future], future.result())
     return timings
+
+
+def available_references() -> list[str]:
+    """The shipped references, largest first (by the size of their stored rows: a suite's serial
+    work grows with it), so that lanes end together rather than on one long suite."""
+    from oodfs.run.reference import available
+
+    return sorted(available(), key=lambda ref: -(shipped_dir() / f"{ref}.parquet").stat().st_size)
+
+
+def run_in_process(argv: list[str]) -> dict:
+    """One ``oodfs bench`` command inside this process, timed: wall seconds and CPU seconds (this
+    process's, its workers' and their children's). Its stdout (the leaderboard) is in its folder."""
+    import contextlib
+    import io
+
+    from oodfs.cli import main as oodfs_main
+
+    t0, cpu0 = time.perf_counter(), _cpu_seconds()
+    saved = sys.argv
+    sys.argv = ["oodfs", *argv]  # what the folder's invocation records: the command alone
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            status = oodfs_main(argv)
+    finally:
+        sys.argv = saved
+    if status != 0:
+        raise SystemExit(f"oodfs {' '.join(argv)}: exited with status {status}")
+    return {"wall_s": time.perf_counter() - t0, "cpu_s": _cpu_seconds() - cpu0}
+
+
+def _timed_subprocess(argv: list[str]) -> dict:
+    import os
+
+    t0, cpu0 = time.perf_counter(), _cpu_seconds()
+    subprocess.run(["oodfs", *argv], check=True, stdout=subprocess.DEVNULL, env=dict(os.environ))
+    return {"wall_s": time.perf_counter() - t0, "cpu_s": _cpu_seconds() - cpu0}
 
 
 def unable_methods(name: str, profile: str, methods: str, plugins) -> str:
@@ -385,10 +421,12 @@ def reference_models(ref: str) -> list[str]:
     return list(meta["suite_identity"].get("downstream", [DEFAULT_MODEL]))
 
 
-def _cpu_seconds(resource) -> float:
+def _cpu_seconds() -> float:
     """CPU seconds (user + system) of this process, of its children that ended, and of every process
     still alive under it (the one-process path's workers live until it exits) with their own
     ended children (psutil)."""
+    import resource
+
     import psutil
 
     me, ended = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -724,6 +762,12 @@ def main(argv=None) -> int:
     )
     p.add_argument("--figures", action="store_true", help="new-method: draw each suite's figures too")
     p.add_argument(
+        "--lanes",
+        type=int,
+        default=2,
+        help="new-method: suites run side by side in this many processes, each with --jobs JOBS/LANES",
+    )
+    p.add_argument(
         "--no-reference-subsets",
         action="store_true",
         help="new-method: train every subset (oodfs bench --no-reference-subsets)",
@@ -755,6 +799,7 @@ def main(argv=None) -> int:
             one_process=not args.per_suite_process,
             figures=args.figures,
             reference_subsets=not args.no_reference_subsets,
+            lanes=args.lanes,
         )
         return 0
     elif args.command == "check":
