@@ -613,10 +613,18 @@ def _selectors(name: str) -> list[str]:
     return [m for m in suite.methods if m not in suite.yardsticks]
 
 
-def _methods_count(suites) -> str:
-    """How many methods the suites' Holm families hold: "15", or "each suite's" if they differ."""
-    sizes = {len(_selectors(n)) for n in suites}
-    return str(sizes.pop()) if len(sizes) == 1 else "each suite's"
+def _holm_family(numbers: dict, suites) -> str:
+    """The methods each suite's Holm correction is over (those with a verdict: a method whose every
+    task failed has none): "the 15 methods", or "the 15 methods (13 on `a` and `b`)"."""
+    sizes = {n: len(numbers[n][MODELS[0]]["vs"]) for n in suites}
+    most = max(sizes.values())
+    fewer = {}
+    for n, size in sizes.items():
+        if size < most:
+            fewer.setdefault(size, []).append(f"`{n}`")
+    return f"the {most} methods" + (
+        f" ({'; '.join(f'{size} on {_and(names)}' for size, names in fewer.items())})" if fewer else ""
+    )
 
 
 def support_section(root: Path, numbers: dict, suites) -> list[str]:
@@ -634,8 +642,8 @@ def support_section(root: Path, numbers: dict, suites) -> list[str]:
         "the `val` rule chooses among it and the sizes (docs/PROTOCOL.md section 10). The supports follow "
         "from the stored scores and diagnostics, so the rerun replays the shipped fits and trains only the "
         "downstream models (`python benchmarks/realdata.py --support SUITES`); the other methods' rows are "
-        "the shipped ones (the entry does not change them), so the Holm family is the same "
-        f"{_methods_count(suites)} methods. "
+        "the shipped ones (the entry does not change them), so the Holm family is the same, "
+        f"{_holm_family(numbers, suites)}. "
         + (f"Rerun: {', '.join(f'`{n}`' for n in done)}." if done else "No suite rerun yet."),
         "",
     ]
@@ -882,8 +890,9 @@ def verdict_lines(numbers: dict, fixed: dict, suites) -> list[str]:
         )  # fmt: skip
     if none_across:
         sentence = (
-            f"In one sentence: with k chosen on validation no method beats using every feature across the "
-            f"{len(suites)} suites under either downstream model, and {better_per_suite} of {verdicts} "
+            "In one sentence: with k chosen on validation among the suite's sizes no method beats using "
+            f"every feature across the {len(suites)} suites under either downstream model, and "
+            f"{better_per_suite} of {verdicts} "
             f'per-suite verdicts {"says" if better_per_suite == 1 else "say"} "better"; the per-suite wins '
             "and losses at the fixed k came from the suites' k."
         )
@@ -920,8 +929,8 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
         'changes the reading, and the section "The k grid" compares the two. Every verdict comes from '
         "the one analysis the leaderboard, `oodfs compare` and the results page read "
         "(`oodfs.report.analysis`): per suite, each method against `all_features` (the same downstream "
-        "model on every feature), two-sided Wilcoxon signed-rank over the suite's units, Holm over the "
-        f"{_methods_count(suites)} methods, α = 0.05, with the mean difference and its 95 % t interval; "
+        "model on every feature), two-sided Wilcoxon signed-rank over the suite's units, Holm over "
+        f"{_holm_family(numbers, suites)}, α = 0.05, with the mean difference and its 95 % t interval; "
         "`mean` is compared in a family of its own. A suite's unit is its declared `unit`: a suite whose "
         "blocks resplit one table "
         "(`resplit`) gives verdicts conditional on that table, not evidence that the result generalises; "
