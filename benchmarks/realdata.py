@@ -371,6 +371,14 @@ def _short(verdict: str) -> str:
     return next((v for k, v in SHORT.items() if verdict.startswith(k)), verdict)
 
 
+def relative_effects(numbers: dict) -> pd.DataFrame:
+    """Suites x methods: each method's RMSE relative to `all_features` in %, each unit's ratio
+    averaged over the suite's units on the units both have (the effect
+    :func:`oodfs.report.analysis.across_suites` tests; STABLE_LINE_REAL.md shows the same).
+    ``numbers``: {suite: its numbers under one model}."""
+    return 100 * across_suites({n: v["analysis"] for n, v in numbers.items()})["effects"]
+
+
 def chosen_k(report: Report) -> pd.DataFrame:
     """Per method: the median set size the rule chose and the share of chosen fits at every feature."""
     chosen = report.chosen[report.chosen["method_kind"] != "yardstick"]
@@ -424,22 +432,18 @@ def k_grid_section(numbers: dict, fixed: dict, suites, root: Path | None = None)
             "",
         ]
         rows = []
+        effects = {at_fixed: relative_effects({n: (fixed if at_fixed else numbers)[n][model] for n in suites})
+                   for at_fixed in (True, False)}  # fmt: skip
         for name in suites:
             for at_fixed in (True, False):
-                rm = (fixed if at_fixed else numbers)[name][model]["rmse"]
-                af = rm.loc["all_features", "mean"]
-                rel = [
-                    f"{100 * (rm.loc[m, 'mean'] - af) / af:+.1f}"
-                    if m in rm.index
-                    else "failed"
-                    if m in _selectors(name)
-                    else ""
-                    for m in methods
-                ]
+                e = effects[at_fixed].loc[name]
+                rel = [f"{e[m]:+.1f}" if m in e.index and np.isfinite(e[m])
+                       else "failed" if m in _selectors(name) else "" for m in methods]  # fmt: skip
                 rows.append([f"`{name}`" if at_fixed else "", "fixed" if at_fixed else "validated"] + rel)
         lines += [
-            f"**{model}**: RMSE mean relative to `all_features` (%, mean over the suite's units; negative: "
-            "the method beats using every feature)",
+            f"**{model}**: RMSE mean relative to `all_features` (%, each unit's ratio averaged over the "
+            "suite's units, the effect the verdict across suites tests; negative: the method beats using "
+            "every feature)",
             "",
             tabulate(rows, headers=["suite", "k"] + methods, tablefmt="github", disable_numparse=True),
             "",
@@ -547,7 +551,7 @@ def support_numbers(name: str, root: Path, model: str) -> dict:
     cells = report.cells()
     rm = cells[(cells["metric"] == "rmse_mean") & (cells["r_train"] == "all")].set_index("method")
     share = {m: own_support_share(report, m) for m in support_methods(name)}
-    out = dict(vs=versus_yardstick(report), rmse=rm, share=share)
+    out = dict(vs=versus_yardstick(report), rmse=rm, share=share, analysis=Analysis(report))
     cache.write_bytes(pickle.dumps(out))
     return out
 
@@ -708,11 +712,10 @@ def support_rows_table(root: Path, numbers: dict, done) -> tuple[list, int, int,
             rest = [m for m in a.index if m not in sup["share"] and m in b.index]
             others += len(rest)
             others_moved += sum(_short(a.loc[m, "verdict"]) != _short(b.loc[m, "verdict"]) for m in rest)
-            rm0, rm1 = numbers[name][model]["rmse"], sup["rmse"]
-            af = rm0.loc["all_features", "mean"]
+            e0, e1 = (relative_effects({name: v}).loc[name] for v in (numbers[name][model], sup))
             ran = [m for m in sup["share"] if m not in refused]
             failed += [(name, m, refused[m]) for m in sup["share"] if m in refused and model == MODELS[0]]
-            rel = {m: [100 * (r.loc[m, "mean"] - af) / af for r in (rm0, rm1)] for m in ran}
+            rel = {m: [e0[m], e1[m]] for m in ran}
             for m in ran:
                 at_candidate, same, size = sup["share"][m]
                 va, vb = _short(a.loc[m, "verdict"]), _short(b.loc[m, "verdict"])
