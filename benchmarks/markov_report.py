@@ -26,8 +26,8 @@ import json
 import sys
 
 import numpy as np
+from report_tables import claim_line, claim_rows, interval_cell, means_table, write_keeping_verdicts
 
-VERDICTS = "## Verdicts (written by hand"
 STABLE = {"S1", "S2", "S3", "S4", "S5"}
 BOUNDARY = STABLE | {"H", "C", "W"}
 SEARCHES = ("iamb", "hiton_mb", "iamb_rcit", "hiton_mb_rcit")
@@ -72,20 +72,8 @@ def add_boundary_columns(chosen):
     return chosen
 
 
-def _cell(values) -> str:
-    from oodfs.report.stats import cell_summary
-
-    values = np.asarray(values, dtype=float)
-    values = values[~np.isnan(values)]
-    if not len(values):
-        return "—"
-    cs = cell_summary(values, method="bootstrap")  # percentile bootstrap: stays inside the metric's range
-    return f"{cs.mean:.3f} [{cs.low:.3f}, {cs.high:.3f}]" if len(values) > 1 else f"{cs.mean:.3f}"
-
-
 def section(path: str) -> list[str]:
     from oodfs.report.report import Report
-    from oodfs.report.stats import adjust_pvalues, pairwise_tests
 
     report = Report.from_path(path)
     chosen = add_boundary_columns(report.chosen)
@@ -96,21 +84,9 @@ def section(path: str) -> list[str]:
         + ", ".join(f"{m} {runs.get(m, 0)}" for m in methods)
         + ". Means over runs with 95 % percentile-bootstrap intervals (inside each metric's range).",
     ]
+    fit_s = ("fit s", lambda _, sub: f"{sub['fit_seconds'].median():.2f}")
     for setting, by_setting in chosen.groupby("setting", sort=False):
-        lines += [
-            "",
-            f"### Setting `{setting}`",
-            "",
-            "| method | " + " | ".join(SHOWN) + " | fit s |",
-            "| --- | " + " | ".join("---" for _ in SHOWN) + " | --- |",
-        ]
-        for m in methods:
-            sub = by_setting[by_setting["method"] == m]
-            lines.append(
-                f"| {m} | "
-                + " | ".join(_cell(sub[c]) for c in SHOWN)
-                + f" | {sub['fit_seconds'].median():.2f} |"
-            )
+        lines += ["", f"### Setting `{setting}`", "", *means_table(by_setting, methods, SHOWN, extra=fit_s)]
         lines += [
             "",
             "The boundary the searches found (its size; shares of the stable set and of the true boundary"
@@ -122,33 +98,15 @@ def section(path: str) -> list[str]:
         for m in SEARCHES:
             sub = by_setting[by_setting["method"] == m]
             if len(sub):
-                lines.append(
-                    f"| {m} | {_cell(sub['boundary_size'])} | {_cell(sub['found_recall_stable'])} | "
-                    f"{_cell(sub['found_recall_boundary'])} |"
-                )
+                found = ("boundary_size", "found_recall_stable", "found_recall_boundary")
+                lines.append(f"| {m} | " + " | ".join(interval_cell(sub[c]) for c in found) + " |")
         lines += [
             "",
             "| metric | a | b | pairs | mean a − b [95 % CI] | p | p (Holm) | verdict |",
             "| --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for metric, lower, _ in METRICS:
-            rows = []
-            for a, b in CLAIMS:
-                if a not in methods or b not in methods:
-                    continue
-                df = by_setting[by_setting["method"].isin([a, b])]
-                t = pairwise_tests(df, metric, lower, correction="none", interval="bootstrap")
-                if len(t) and t.iloc[0]["n_pairs"] > 0:
-                    rows.append(t.iloc[0])
-            padj = adjust_pvalues([r["p"] for r in rows], "holm") if rows else []
-            for r, pa in zip(rows, padj):
-                better = r["method_b"] if (r["mean_diff"] > 0) == lower else r["method_a"]
-                verdict = f"{better} better" if pa < 0.05 and r["mean_diff"] != 0 else "not distinguishable"
-                lines.append(
-                    f"| {metric} | {r['method_a']} | {r['method_b']} | {r['n_pairs']} | "
-                    f"{r['mean_diff']:+.3f} [{r['diff_low']:+.3f}, {r['diff_high']:+.3f}] | "
-                    f"{r['p']:.3g} | {pa:.3g} | {verdict} |"
-                )
+            lines += [claim_line(r) for r in claim_rows(by_setting, CLAIMS, metric, lower)]
     return lines
 
 
@@ -172,14 +130,7 @@ def main(argv=None) -> int:
     ]
     text = "\n".join(lines)
     if args.out:
-        try:
-            earlier = open(args.out).read()
-        except FileNotFoundError:
-            earlier = ""
-        if VERDICTS in earlier:
-            text += earlier[earlier.index(VERDICTS) :]
-        with open(args.out, "w") as fh:
-            fh.write(text)
+        write_keeping_verdicts(text, args.out)
     else:
         print(text)
     return 0

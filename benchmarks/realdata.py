@@ -371,6 +371,14 @@ def _short(verdict: str) -> str:
     return next((v for k, v in SHORT.items() if verdict.startswith(k)), verdict)
 
 
+def relative_effects(numbers: dict) -> pd.DataFrame:
+    """Suites x methods: each method's RMSE relative to `all_features` in %, each unit's ratio
+    averaged over the suite's units on the units both have (the effect
+    :func:`oodfs.report.analysis.across_suites` tests; STABLE_LINE_REAL.md shows the same).
+    ``numbers``: {suite: its numbers under one model}."""
+    return 100 * across_suites({n: v["analysis"] for n, v in numbers.items()})["effects"]
+
+
 def chosen_k(report: Report) -> pd.DataFrame:
     """Per method: the median set size the rule chose and the share of chosen fits at every feature."""
     chosen = report.chosen[report.chosen["method_kind"] != "yardstick"]
@@ -410,7 +418,7 @@ def k_grid_section(numbers: dict, fixed: dict, suites, root: Path | None = None)
             cells = []
             for m in methods:
                 if m not in a.index or m not in b.index:
-                    cells.append("")
+                    cells.append("failed" if m in _selectors(name) else "")  # every task failed: no verdict
                     continue
                 va, vb = _short(a.loc[m, "verdict"]), _short(b.loc[m, "verdict"])
                 moved, total = moved + (va != vb), total + 1
@@ -424,16 +432,18 @@ def k_grid_section(numbers: dict, fixed: dict, suites, root: Path | None = None)
             "",
         ]
         rows = []
+        effects = {at_fixed: relative_effects({n: (fixed if at_fixed else numbers)[n][model] for n in suites})
+                   for at_fixed in (True, False)}  # fmt: skip
         for name in suites:
             for at_fixed in (True, False):
-                rm = (fixed if at_fixed else numbers)[name][model]["rmse"]
-                af = rm.loc["all_features", "mean"]
-                rel = [100 * (rm.loc[m, "mean"] - af) / af if m in rm.index else np.nan for m in methods]
-                rows.append([f"`{name}`" if at_fixed else "", "fixed" if at_fixed else "validated"]
-                            + [f"{r:+.1f}" for r in rel])  # fmt: skip
+                e = effects[at_fixed].loc[name]
+                rel = [f"{e[m]:+.1f}" if m in e.index and np.isfinite(e[m])
+                       else "failed" if m in _selectors(name) else "" for m in methods]  # fmt: skip
+                rows.append([f"`{name}`" if at_fixed else "", "fixed" if at_fixed else "validated"] + rel)
         lines += [
-            f"**{model}**: RMSE mean relative to `all_features` (%, mean over the suite's units; negative: "
-            "the method beats using every feature)",
+            f"**{model}**: RMSE mean relative to `all_features` (%, each unit's ratio averaged over the "
+            "suite's units, the effect the verdict across suites tests; negative: the method beats using "
+            "every feature)",
             "",
             tabulate(rows, headers=["suite", "k"] + methods, tablefmt="github", disable_numparse=True),
             "",
@@ -443,8 +453,8 @@ def k_grid_section(numbers: dict, fixed: dict, suites, root: Path | None = None)
         ck, ck_m = numbers[name]["ridge"]["chosen_k"], numbers[name]["mlp"]["chosen_k"]
         rows.append(
             [f"`{name}`", load_suite(name).k]
-            + [f"{ck.loc[m, 'median']:g} ({100 * ck.loc[m, 'all']:.0f} %)" if m in ck.index else ""
-               for m in methods]
+            + [f"{ck.loc[m, 'median']:g} ({100 * ck.loc[m, 'all']:.0f} %)" if m in ck.index
+               else "failed" if m in _selectors(name) else "" for m in methods]
             + [f"{100 * (ck['all'] * ck['n']).sum() / ck['n'].sum():.0f} %",
                f"{100 * (ck_m['all'] * ck_m['n']).sum() / ck_m['n'].sum():.0f} %"]
         )  # fmt: skip
@@ -488,7 +498,9 @@ def run_support(name: str, root: Path) -> float:
     """Suite ``name`` with "support" added to its k grid, only its methods that have a support, their
     fits replayed from the shipped reference (no refitting: only the downstream models are
     trained) into ROOT/support/<suite>; the methods without a support are unchanged by the entry,
-    so their rows are the reference's (:func:`support_rows`). Returns the wall seconds."""
+    so their rows are the reference's (:func:`support_rows`). A folder already holding some of
+    them is completed: only the methods :func:`support_missing` names are run, with ``--resume``
+    (a method that gained a support later does not refit the others). Returns the wall seconds."""
     import re
 
     from oodfs.run.reference import shipped_dir
@@ -501,7 +513,12 @@ def run_support(name: str, root: Path) -> float:
         raise SystemExit(f"{name}: no k_grid line to extend")
     suite_file = folder / f"{name}.toml"
     suite_file.write_text(text)
-    extra = ("--methods", ",".join(support_methods(name)))
+    missing = support_missing(name, root)
+    if not missing:
+        return 0.0
+    # the yardsticks run with any method; --resume keeps every task that is done
+    methods = [m for m in missing if m in support_methods(name)] or support_methods(name)
+    extra = ("--methods", ",".join(methods))
     stored = shipped_dir() / f"{name}-default.parquet"
     return replay_run(name, stored, folder / name, extra, str(suite_file))
 
@@ -534,22 +551,30 @@ def support_numbers(name: str, root: Path, model: str) -> dict:
     cells = report.cells()
     rm = cells[(cells["metric"] == "rmse_mean") & (cells["r_train"] == "all")].set_index("method")
     share = {m: own_support_share(report, m) for m in support_methods(name)}
-    out = dict(vs=versus_yardstick(report), rmse=rm, share=share)
+    out = dict(vs=versus_yardstick(report), rmse=rm, share=share, analysis=Analysis(report))
     cache.write_bytes(pickle.dumps(out))
     return out
 
 
-def _support_done(name: str, root: Path) -> bool:
-    """Whether ROOT/support/<suite> holds every task of the support rerun."""
+def support_missing(name: str, root: Path) -> list[str]:
+    """The suite's methods with a support, and its yardsticks, whose tasks ROOT/support/<suite> does not
+    all hold (done or failed)."""
     import sqlite3
 
-    db = root / "support" / name / "results.sqlite"
-    if not db.is_file():
-        return False
-    with sqlite3.connect(db) as con:
-        done = con.execute("select count(*) from tasks where status in ('ok', 'failed')").fetchone()[0]
     suite = load_suite(name)
-    return done >= len(suite.task_keys(support_methods(name) + list(suite.yardsticks)))
+    wanted = support_methods(name) + list(suite.yardsticks)
+    db = root / "support" / name / "results.sqlite"
+    stored = {}
+    if db.is_file():
+        with sqlite3.connect(db) as con:
+            query = "select method, count(*) from tasks where status in ('ok', 'failed') group by method"
+            stored = dict(con.execute(query).fetchall())
+    return [m for m in wanted if stored.get(m, 0) < len(suite.task_keys([m]))]
+
+
+def _support_done(name: str, root: Path) -> bool:
+    """Whether ROOT/support/<suite> holds every task of the support rerun."""
+    return not support_missing(name, root)
 
 
 def own_support_share(report: Report, method: str) -> tuple[float, float, float]:
@@ -571,26 +596,64 @@ def own_support_share(report: Report, method: str) -> tuple[float, float, float]
     return float(at_candidate.mean()), float((own["k"] == own["own_k"]).mean()), float(own["own_k"].median())
 
 
+#: what each method's own support is (:meth:`oodfs.Selector.own_support`), for the report's prose
+SUPPORT_WORDS = {
+    "lasso": "LASSO's nonzero coefficients at its alpha",
+    "stg": "STG's gates open at inference, mu > -0.5",
+    "iamb": "the Markov boundary IAMB found",
+    "hiton_mb": "the Markov boundary HITON-MB found",
+}
+
+
+def _and(words) -> str:
+    """``a, b and c``."""
+    words = list(words)
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def _selectors(name: str) -> list[str]:
+    """The suite's methods but its yardsticks: the methods each compared with `all_features`."""
+    suite = load_suite(name)
+    return [m for m in suite.methods if m not in suite.yardsticks]
+
+
+def _holm_family(numbers: dict, suites) -> str:
+    """The methods each suite's Holm correction is over (those with a verdict: a method whose every
+    task failed has none): "the 15 methods", or "the 15 methods (13 on `a` and `b`)"."""
+    sizes = {n: len(numbers[n][MODELS[0]]["vs"]) for n in suites}
+    most = max(sizes.values())
+    fewer = {}
+    for n, size in sizes.items():
+        if size < most:
+            fewer.setdefault(size, []).append(f"`{n}`")
+    return f"the {most} methods" + (
+        f" ({'; '.join(f'{size} on {_and(names)}' for size, names in fewer.items())})" if fewer else ""
+    )
+
+
 def support_section(root: Path, numbers: dict, suites) -> list[str]:
     """How the verdicts move when each method's own support is one more candidate, on the suites
     rerun so in ROOT/support."""
     done = [n for n in suites if _support_done(n, root)]
+    with_support = list(dict.fromkeys(m for n in suites for m in support_methods(n)))
+    without = {m for n in suites for m in _selectors(n)} - set(with_support)
     lines = [
         "### A method's own support as one more candidate",
         "",
         'With `"support"` in a suite\'s k grid, every grid point of a method whose algorithm yields a set '
-        "(here LASSO's nonzero coefficients at its alpha and STG's gates open at inference, mu > -0.5; the "
-        "other eight methods of the real suites yield none and skip it) is also evaluated at that set, and "
-        "the `val` rule chooses among it and the sizes (docs/PROTOCOL.md section 10). Both supports follow "
-        "from the stored scores, so the rerun replays the shipped fits and trains only the downstream "
-        "models (`python benchmarks/realdata.py --support SUITES`); the other methods' rows are the "
-        "shipped ones (the entry does not change them), so the Holm family is the same 10 methods. "
+        f"(here {'; '.join(SUPPORT_WORDS.get(m, m) for m in with_support)}; the other {len(without)} "
+        "methods of the real suites yield none and skip it) is also evaluated at that set, and "
+        "the `val` rule chooses among it and the sizes (docs/PROTOCOL.md section 10). The supports follow "
+        "from the stored scores and diagnostics, so the rerun replays the shipped fits and trains only the "
+        "downstream models (`python benchmarks/realdata.py --support SUITES`); the other methods' rows are "
+        "the shipped ones (the entry does not change them), so the Holm family is the same, "
+        f"{_holm_family(numbers, suites)}. "
         + (f"Rerun: {', '.join(f'`{n}`' for n in done)}." if done else "No suite rerun yet."),
         "",
     ]
     if not done:
         return lines
-    rows, others, others_moved = support_rows_table(root, numbers, done)
+    rows, others, others_moved, failed = support_rows_table(root, numbers, done)
     lines += [
         tabulate(
             rows,
@@ -610,6 +673,22 @@ def support_section(root: Path, numbers: dict, suites) -> list[str]:
         "",
     ]
     moved = sum("→" in r[3] for r in rows)
+    if failed:
+        suites_of = {}  # (method, message without the method's name) -> the suites it failed on
+        for name, m, why in failed:
+            suites_of.setdefault((m, why.removeprefix(f"{m}: ")), []).append(f"`{name}`")
+        grouped = {}  # (suites, message) -> the methods
+        for (m, why), names in suites_of.items():
+            grouped.setdefault((tuple(names), why), []).append(m)
+        lines += [
+            "Not in the table, a recorded failure with no verdict to move: "
+            + "; ".join(
+                f"{_and(ms)} on {_and(names)}, every task refused: {why}"
+                for (names, why), ms in grouped.items()
+            )
+            + ".",
+            "",
+        ]
     lines += [
         f"{moved} of {len(rows)} verdicts of these methods move when the support is a candidate; of the "
         f"other methods' {others} verdicts (whose rows are unchanged: only the Holm correction over the "
@@ -619,11 +698,13 @@ def support_section(root: Path, numbers: dict, suites) -> list[str]:
     return lines
 
 
-def support_rows_table(root: Path, numbers: dict, done) -> tuple[list, int, int]:
+def support_rows_table(root: Path, numbers: dict, done) -> tuple[list, int, int, list]:
     """Rows of the support table (suite, model, method, verdict move, RMSE move, p, shares, size),
-    and how many of the other methods' verdicts there are and move."""
-    rows, others, others_moved = [], 0, 0
+    how many of the other methods' verdicts there are and move, and (suite, method, message) of
+    each method with a support whose every task failed on a suite (no verdict to move)."""
+    rows, others, others_moved, failed = [], 0, 0, []
     for name in done:
+        refused = {m: why for m, n, total, why in failures(numbers[name][MODELS[0]]["report"]) if n == total}
         for model in MODELS:
             sup = support_numbers(name, root, model)
             a = numbers[name][model]["vs"].set_index("method")
@@ -631,10 +712,11 @@ def support_rows_table(root: Path, numbers: dict, done) -> tuple[list, int, int]
             rest = [m for m in a.index if m not in sup["share"] and m in b.index]
             others += len(rest)
             others_moved += sum(_short(a.loc[m, "verdict"]) != _short(b.loc[m, "verdict"]) for m in rest)
-            rm0, rm1 = numbers[name][model]["rmse"], sup["rmse"]
-            af = rm0.loc["all_features", "mean"]
-            rel = {m: [100 * (r.loc[m, "mean"] - af) / af for r in (rm0, rm1)] for m in sup["share"]}
-            for m in sup["share"]:
+            e0, e1 = (relative_effects({name: v}).loc[name] for v in (numbers[name][model], sup))
+            ran = [m for m in sup["share"] if m not in refused]
+            failed += [(name, m, refused[m]) for m in sup["share"] if m in refused and model == MODELS[0]]
+            rel = {m: [e0[m], e1[m]] for m in ran}
+            for m in ran:
                 at_candidate, same, size = sup["share"][m]
                 va, vb = _short(a.loc[m, "verdict"]), _short(b.loc[m, "verdict"])
                 rows.append([
@@ -643,7 +725,7 @@ def support_rows_table(root: Path, numbers: dict, done) -> tuple[list, int, int]
                     f"{100 * at_candidate:.0f} % / {100 * same:.0f} %",
                     "" if not np.isfinite(size) else f"{size:g}",
                 ])  # fmt: skip
-    return rows, others, others_moved
+    return rows, others, others_moved, failed
 
 
 def comparison_table(vs: pd.DataFrame, fixed_vs: pd.DataFrame, ck: pd.DataFrame, k: int) -> str:
@@ -748,6 +830,8 @@ def forest_figure(numbers: dict, model: str, out: Path, fixed: dict | None = Non
         if fixed is not None:
             fv = fixed[name][model]["vs"]
             ax.scatter(fv["mean_diff"], fv["method"].map(position) - 0.3, marker="x", c="0.6", s=10, lw=0.8)
+        for m in set(_selectors(name)) - set(vs["method"]):  # every task failed: said, not left blank
+            ax.text(0, position[m], " failed", fontsize=7, color="tab:red", va="center", ha="left")
         ax.axvline(0, color="black", lw=0.8)
         ax.set_title(name, fontsize=9)
         ax.set_yticks(list(position.values()), list(position), fontsize=8)
@@ -809,8 +893,9 @@ def verdict_lines(numbers: dict, fixed: dict, suites) -> list[str]:
         )  # fmt: skip
     if none_across:
         sentence = (
-            f"In one sentence: with k chosen on validation no method beats using every feature across the "
-            f"{len(suites)} suites under either downstream model, and {better_per_suite} of {verdicts} "
+            "In one sentence: with k chosen on validation among the suite's sizes no method beats using "
+            f"every feature across the {len(suites)} suites under either downstream model, and "
+            f"{better_per_suite} of {verdicts} "
             f'per-suite verdicts {"says" if better_per_suite == 1 else "say"} "better"; the per-suite wins '
             "and losses at the fixed k came from the suites' k."
         )
@@ -847,9 +932,10 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
         'changes the reading, and the section "The k grid" compares the two. Every verdict comes from '
         "the one analysis the leaderboard, `oodfs compare` and the results page read "
         "(`oodfs.report.analysis`): per suite, each method against `all_features` (the same downstream "
-        "model on every feature), two-sided Wilcoxon signed-rank over the suite's units, Holm over the 10 "
-        "methods, α = 0.05, with the mean difference and its 95 % t interval; `mean` is compared in a "
-        "family of its own. A suite's unit is its declared `unit`: a suite whose blocks resplit one table "
+        "model on every feature), two-sided Wilcoxon signed-rank over the suite's units, Holm over "
+        f"{_holm_family(numbers, suites)}, α = 0.05, with the mean difference and its 95 % t interval; "
+        "`mean` is compared in a family of its own. A suite's unit is its declared `unit`: a suite whose "
+        "blocks resplit one table "
         "(`resplit`) gives verdicts conditional on that table, not evidence that the result generalises; "
         "`txhousing-cities` has 23 training cities, each one unit. Across suites, the suite is the unit "
         "(Demšar 2006). Both downstream models were trained on the same fits. An RMSE's interval is a "
@@ -861,10 +947,11 @@ def write_report(root: Path, suites, timings: dict, jobs: int = 1) -> str:
     lines += verdict_lines(numbers, fixed, suites)
     done = [n for n in suites if _support_done(n, root)]
     if done:
-        rows, others, others_moved = support_rows_table(root, numbers, done)
+        rows, others, others_moved, _ = support_rows_table(root, numbers, done)
+        support = list(dict.fromkeys(r[2] for r in rows))
         moved = [f"{r[2]} on {r[0]} ({r[1]}: {r[3].replace('**', '')})" for r in rows if "→" in r[3]]
         lines.append(
-            f"- With each method's own support as one more k candidate (LASSO and STG; {len(done)} suites "
+            f"- With each method's own support as one more k candidate ({_and(support)}; {len(done)} suites "
             f"rerun): {len(moved)} of {len(rows)} of their verdicts {'moves' if len(moved) == 1 else 'move'}"
             + (f" ({'; '.join(moved)})" if moved else "")
             + f', and {others_moved} of the other methods\' {others} (section "The k grid").'

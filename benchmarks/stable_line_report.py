@@ -24,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import markov_report  # noqa: E402
+from report_tables import write_keeping_verdicts  # noqa: E402
 
 CLAIMS = [(m, b) for m in ("hrm", "kerhrm", "rsw") for b in ("dwr", "srdo")]
 
@@ -57,11 +58,7 @@ def main(argv=None) -> int:
     ]
     text = "\n".join(lines)
     if args.out:
-        out = Path(args.out)
-        if out.exists() and markov_report.VERDICTS in out.read_text():
-            old = out.read_text()
-            text += old[old.index(markov_report.VERDICTS) :]
-        out.write_text(text)
+        text = write_keeping_verdicts(text, args.out)
     print(text)
     return 0
 

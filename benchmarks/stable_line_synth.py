@@ -27,13 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from report_tables import claim_line, claim_rows, means_table, write_keeping_verdicts
 
 from oodfs.report.report import Report
-from oodfs.report.stats import adjust_pvalues, cell_summary, pairwise_tests
 from oodfs.results.store import ResultStore, load_results
 from oodfs.run.reference import load_reference
 
@@ -52,7 +51,6 @@ METRICS = [
 ]
 STABLE = {"S1", "S2", "S3", "S4", "S5"}
 SPURIOUS = {"V4", "V5"}
-VERDICTS = "## Verdicts (written by hand"
 
 
 def load(runs: list[str]) -> tuple[pd.DataFrame, list, list[str]]:
@@ -88,15 +86,6 @@ def add_set_columns(chosen: pd.DataFrame) -> pd.DataFrame:
     return chosen
 
 
-def cell(values) -> str:
-    values = np.asarray(values, dtype=float)
-    values = values[~np.isnan(values)]
-    if not len(values):
-        return "—"
-    cs = cell_summary(values, method="bootstrap")  # percentile bootstrap: inside the metric's range
-    return f"{cs.mean:.3f} [{cs.low:.3f}, {cs.high:.3f}]"
-
-
 def section(results: pd.DataFrame, metrics, methods: list[str]) -> list[str]:
     report = Report(results, "val", metrics, methods)
     chosen = add_set_columns(report.chosen)
@@ -110,50 +99,16 @@ def section(results: pd.DataFrame, metrics, methods: list[str]) -> list[str]:
     ]
     cols = [m for m, _, _ in METRICS] + ["all_S", "has_V45"]
     for setting, by_setting in chosen.groupby("setting", sort=False):
-        lines += [
-            "",
-            f"### Setting `{setting}`",
-            "",
-            "| method | " + " | ".join(cols) + " | fit s |",
-            "| --- | " + " | ".join("---" for _ in cols) + " | --- |",
-        ]
-        for m in shown:
-            sub = by_setting[by_setting["method"] == m]
-            lines.append(
-                f"| {m} | "
-                + " | ".join(cell(sub[c]) for c in cols)
-                + f" | {fit.get((setting, m), np.nan):.2f} |"
-            )
+        fit_s = ("fit s", lambda m, _, s=setting: f"{fit.get((s, m), np.nan):.2f}")
+        lines += ["", f"### Setting `{setting}`", "", *means_table(by_setting, shown, cols, extra=fit_s)]
         lines += [
             "",
             "| metric | a | b | pairs | mean a − b [95 % bootstrap] | p | Holm family | p (Holm) | verdict |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for (metric, lower, _), claims in ((m, c) for m in METRICS for c in CLAIM_FAMILIES):
-            rows = []
-            for a, b in claims:
-                df = by_setting[by_setting["method"].isin([a, b])]
-                t = pairwise_tests(df, metric, lower, correction="none", interval="bootstrap")
-                if len(t) and t.iloc[0]["n_pairs"] > 0:
-                    r = t.iloc[0]
-                    if r["method_a"] != a:  # the test's pair is in column order: make it a − b
-                        r = r.copy()
-                        r["method_a"], r["method_b"] = a, b
-                        r["mean_diff"], r["diff_low"], r["diff_high"] = (
-                            -r["mean_diff"],
-                            -r["diff_high"],
-                            -r["diff_low"],
-                        )
-                    rows.append(r)
-            padj = adjust_pvalues([r["p"] for r in rows], "holm") if rows else []
-            for r, pa in zip(rows, padj):
-                better = r["method_b"] if (r["mean_diff"] > 0) == lower else r["method_a"]
-                verdict = f"{better} better" if pa < 0.05 and r["mean_diff"] != 0 else "not distinguishable"
-                lines.append(
-                    f"| {metric} | {r['method_a']} | {r['method_b']} | {r['n_pairs']} | "
-                    f"{r['mean_diff']:+.3f} [{r['diff_low']:+.3f}, {r['diff_high']:+.3f}] | "
-                    f"{r['p']:.3g} | {len(rows)} | {pa:.3g} | {verdict} |"
-                )
+            rows = claim_rows(by_setting, claims, metric, lower, orient=True)
+            lines += [claim_line(r, with_family=True) for r in rows]
     return lines
 
 
@@ -183,11 +138,7 @@ def main(argv=None) -> int:
     ]
     text = "\n".join(lines)
     if args.out:
-        out = Path(args.out)
-        if out.exists() and VERDICTS in out.read_text():
-            old = out.read_text()
-            text += old[old.index(VERDICTS) :]
-        out.write_text(text)
+        text = write_keeping_verdicts(text, args.out)
     print(text)
     return 0
 

@@ -25,9 +25,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
+from report_tables import claim_line, claim_rows, means_table, write_keeping_verdicts
 
-VERDICTS = "## Verdicts (written by hand"
 CLAIMS = [("svi", "dwr"), ("svi", "srdo"), ("svi", "svi_d"), ("svi_d", "dwr"), ("svi_d", "stg")]
 #: (metric, lower is better, what it is)
 METRICS = [
@@ -61,8 +60,6 @@ def _report(path: str):
 
 
 def section(path: str) -> list[str]:
-    from oodfs.report.stats import adjust_pvalues, cell_summary, pairwise_tests
-
     report = _report(path)
     chosen = report.chosen
     methods = list(dict.fromkeys(chosen["method"]))
@@ -77,53 +74,26 @@ def section(path: str) -> list[str]:
         + "; ".join(f"`{m}` {what}" for m, _, what in metrics)
         + ".",
     ]
+    columns = [m for m, _, _ in metrics]
+    selected = (
+        "selected (SVI)",
+        lambda _, sub: f"{sub['n_selected'].mean():.1f}" if _has(sub, "n_selected") else "",
+    )
     for setting, by_setting in chosen.groupby("setting", sort=False):
-        lines += [
-            "",
-            f"### Setting `{setting}`",
-            "",
-            "| method | " + " | ".join(m for m, _, _ in metrics) + " | selected (SVI) |",
-            "| --- | " + " | ".join("---" for _ in metrics) + " | --- |",
-        ]
-        for m in methods:
-            sub = by_setting[by_setting["method"] == m]
-            cells = []
-            for metric, _, _ in metrics:
-                values = sub[metric].dropna().to_numpy()
-                if not len(values):
-                    cells.append("—")
-                    continue
-                cs = cell_summary(values)
-                cells.append(f"{cs.mean:.3f} [{cs.low:.3f}, {cs.high:.3f}]")
-            has_n = "n_selected" in sub and sub["n_selected"].notna().any()
-            nsel = f"{sub['n_selected'].mean():.1f}" if has_n else ""
-            lines.append(f"| {m} | " + " | ".join(cells) + f" | {nsel} |")
+        lines += ["", f"### Setting `{setting}`", ""]
+        lines += means_table(by_setting, methods, columns, interval="t", extra=selected)
         lines += [
             "",
             "| metric | a | b | pairs | mean a − b [95 % CI] | p | p (Holm) | verdict |",
             "| --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for metric, lower, _ in metrics:
-            rows = []
-            for a, b in CLAIMS:
-                if a not in methods or b not in methods:
-                    continue
-                df = by_setting[by_setting["method"].isin([a, b])]
-                t = pairwise_tests(df, metric, lower, correction="none")
-                if len(t) and t.iloc[0]["n_pairs"] > 0:  # (a folder without this metric: no pairs)
-                    rows.append(t.iloc[0])
-            padj = adjust_pvalues([r["p"] for r in rows], "holm") if rows else []
-            for r, pa in zip(rows, padj):
-                better = r["method_b"] if (r["mean_diff"] > 0) == lower else r["method_a"]
-                verdict = f"{better} better" if pa < 0.05 else "not distinguishable"
-                if r["mean_diff"] == 0 or np.isnan(pa):
-                    verdict = "not distinguishable"
-                lines.append(
-                    f"| {metric} | {r['method_a']} | {r['method_b']} | {r['n_pairs']} | "
-                    f"{r['mean_diff']:+.3f} [{r['diff_low']:+.3f}, {r['diff_high']:+.3f}] | "
-                    f"{r['p']:.3g} | {pa:.3g} | {verdict} |"
-                )
+            lines += [claim_line(r) for r in claim_rows(by_setting, CLAIMS, metric, lower, interval="t")]
     return lines
+
+
+def _has(rows, column: str) -> bool:
+    return column in rows and rows[column].notna().any()
 
 
 def main(argv=None) -> int:
@@ -136,14 +106,7 @@ def main(argv=None) -> int:
         lines += section(path) + [""]
     text = "\n".join(lines)
     if args.out:
-        try:  # the hand-written verdicts at the end of an earlier report are kept
-            earlier = open(args.out).read()
-        except FileNotFoundError:
-            earlier = ""
-        if VERDICTS in earlier:
-            text += earlier[earlier.index(VERDICTS) :]
-        with open(args.out, "w") as fh:
-            fh.write(text)
+        write_keeping_verdicts(text, args.out)  # the hand-written verdicts of an earlier report are kept
     else:
         print(text)
     return 0
