@@ -46,6 +46,7 @@ never regressed by mistake.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from functools import lru_cache
 from pathlib import Path
@@ -158,6 +159,12 @@ DATASETS = {
     },
 }
 DATASETS.update(REAL_DATASETS)  # diamonds, txhousing, ...: plugins/environments/realdata.py
+
+
+#: prepared tables of this process (Table._prepare), the last few, by what they depend on: the read
+#: table (its object, held by the entry so that its id is not reused) and the parameters
+_PREPARED: dict = {}
+_PREPARED_KEPT = 8
 
 
 @lru_cache(maxsize=8)
@@ -350,8 +357,29 @@ class Table(oodfs.Environment):
         cached = getattr(self, "_cache", None)
         if cached is not None:
             return cached
+        self._options()  # bad parameters are refused before anything is read
+        df = self._frame()  # read once per file or dataset (cached); identical for every data set
+        key = (id(df), self.task, tuple(repr(getattr(self, name)) for name in _PARAMS))
+        prepared = _PREPARED.pop(key, None) or self._prepare(df)
+        _PREPARED[key] = prepared  # most recently used last
+        while len(_PREPARED) > _PREPARED_KEPT:
+            del _PREPARED[next(iter(_PREPARED))]
+        for caught in prepared["warnings"]:  # each instance says what its preparation said
+            warnings.warn(caught.message, caught.category, stacklevel=2)
+        self._cache = prepared
+        return self._cache
+
+    def _prepare(self, df: pd.DataFrame) -> dict:
+        """The table's target made, environments labelled and features prepared: the same for every
+        data set of a suite's setting, so kept per process (``_PREPARED``, by the read table and the
+        parameters) rather than prepared again for each. The warnings it gave are kept with it."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            prepared = self._prepared(df)
+        return {**prepared, "warnings": caught, "read": df}
+
+    def _prepared(self, df: pd.DataFrame) -> dict:
         opts = self._options()
-        df = self._frame()
         env_col = opts["env_column"]
         if env_col not in df.columns:
             raise OodfsError(
@@ -429,14 +457,13 @@ class Table(oodfs.Environment):
                 TableWarning,
                 stacklevel=2,
             )
-        self._cache = {
+        return {
             "X": X,
             "y": y,
             "names": names,
             "index": index,
             "empty": [k for k in order if k not in index],
         }
-        return self._cache
 
     # -- the Environment contract --------------------------------------------------------------
     @property
@@ -476,6 +503,10 @@ class Table(oodfs.Environment):
         data = self._data()
         rows = np.random.default_rng(seed).permutation(data["index"][label])[:n]
         return data["X"][rows].copy(), data["y"][rows].copy()
+
+
+#: the parameters a prepared table depends on (Table._data)
+_PARAMS = tuple(inspect.signature(Table.__init__).parameters)[1:]
 
 
 class BinaryTable(Table):
