@@ -572,16 +572,13 @@ def _records(df: pd.DataFrame) -> list[tuple]:
 def _python_values(col: pd.Series) -> list:
     if isinstance(col.dtype, np.dtype) and col.dtype.kind in "biu":
         return col.to_numpy().tolist()
-    if col.dtype.kind in "fbiu" or (col.dtype != object and pd.api.types.is_string_dtype(col.dtype)):
-        return col.to_numpy(dtype=object, na_value=None).tolist()  # floats, nullable numbers, text
-    return [
-        None
-        if v is None or (isinstance(v, float) and v != v) or v is pd.NA
-        else v.item()
-        if hasattr(v, "item")
-        else v
-        for v in col.astype(object)
-    ]
+    if isinstance(col.dtype, pd.CategoricalDtype):  # a reference's text columns: each level once
+        levels = np.array([*_python_values(pd.Series(col.cat.categories)), None], dtype=object)
+        return levels[col.cat.codes.to_numpy()].tolist()  # code -1 (missing) takes the last: None
+    values = col.to_numpy(dtype=object, na_value=None).tolist()  # NaN, NA, None -> None
+    if col.dtype == object and any(isinstance(v, np.generic) for v in values):
+        values = [v.item() if isinstance(v, np.generic) else v for v in values]  # numpy scalars
+    return values
 
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
