@@ -356,8 +356,12 @@ def against_references(
         # spawn: a fresh interpreter per lane (no forked copy of this process's threads or pools)
         with ProcessPoolExecutor(lanes, mp_context=multiprocessing.get_context("spawn")) as pool:
             running = {pool.submit(run_in_process, argv): key for key, argv in commands}
-            for future in as_completed(running):
-                done(running[future], future.result())
+            try:
+                for future in as_completed(running):
+                    done(running[future], future.result())
+            except BaseException:  # a suite failed (or Ctrl-C): start no other; timed ones are kept
+                pool.shutdown(cancel_futures=True)
+                raise
     return timings
 
 

@@ -93,3 +93,37 @@ def test_the_wall_time_is_simulated_as_the_runner_hands_out_jobs():
     # a long job last waits for a free worker: 1, 1 then 4 on one of them -> 5
     assert wb.makespan([1, 1, 4], 2) == 5
     assert wb.makespan([2, 2, 2], 1) == 6
+
+
+def test_new_method_in_lanes_keeps_each_reference_and_adds_the_method_on_every_task(tmp_path, monkeypatch):
+    """``new-method`` with two lanes (two processes side by side, each running suites in-process):
+    every suite's folder holds the reference's rows unchanged and the new method on each of the
+    reference's tasks, and each suite's timing says how it ran."""
+    from oodfs.run.reference import load_reference
+
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # a lane process imports the script's function
+    plugin = str(ROOT / "benchmarks" / "renamed_correlation.py")
+    suites = {"irm-sem", "synthetic-multienv"}
+    timings = whole_benchmark().against_references(
+        tmp_path, "correlation_renamed", [plugin], jobs=2, only=suites, lanes=2
+    )
+    assert set(timings) == {f"{s}@default" for s in suites}
+    assert all(t["lanes"] == 2 and t["jobs"] == 1 and t["cpu_s"] > 0 for t in timings.values())
+    assert json.loads((tmp_path / "new-method.json").read_text()) == timings
+    key = ["setting", "r_train", "run", "method", "point", "metric", "env", "k", "downstream"]
+    for name in suites:
+        stored = load_results(tmp_path / f"{name}-default")
+        reference = load_reference(name, "default").results
+        columns = [c for c in reference.columns if c not in NOT_RESULTS and c in stored.columns]
+        copied = stored[stored["method"].isin(reference["method"].unique())][columns]
+        expected = reference[columns].astype(copied.dtypes.to_dict())
+        pd.testing.assert_frame_equal(
+            copied.sort_values(key).reset_index(drop=True), expected.sort_values(key).reset_index(drop=True)
+        )
+        new = stored[stored["method"] == "correlation_renamed"]
+        assert data_sets(new) == data_sets(reference)
+        assert (new["status"] == "ok").all()
+
+
+def data_sets(rows: pd.DataFrame) -> set:
+    return {tuple(t) for t in rows[["setting", "r_train", "run"]].astype(str).drop_duplicates().values}
