@@ -22,8 +22,9 @@ Only checked, and why:
 * ``pip install`` lines: installing needs the network and would change this environment; every
   extra they name must exist in pyproject.toml and the pinned torch must be the one installed;
 * ``python -m pytest -q``: the test suite itself (this test is part of it); CI runs it through
-  the README's test command (.ci/run reads it between the ``test-command`` markers), and
-  CONTRIBUTING's copy of that command must be the same text;
+  the README's test command (.ci/run reads it between the ``test-command`` markers), on several
+  workers (pytest-xdist's ``-n``, from the ``dev`` extra), and CONTRIBUTING's copy of that
+  command must be the same text;
 * ``oodfs bench`` commands: a suite runs for minutes (the quick suite) to hours (the full grid),
   far beyond this test; each is parsed by oodfs's own parser (an unknown option or a bad value
   fails), its suite must exist, and a ``--plugin`` file it names must be one the docs show. The
@@ -145,6 +146,15 @@ def check_pip_install(command: str) -> None:
         assert package in ("ISLP",), f"{command!r}: say why {package} is installed without its dependencies"
 
 
+def check_pytest(command: str) -> None:
+    """The suite as CI runs it (README's test command's last step) or the same serially."""
+    ci = shell_commands(README_TEST_COMMAND)[-1]
+    assert ci.startswith("python -m pytest -q"), README_TEST_COMMAND
+    assert command in ("python -m pytest -q", ci), command
+    if "-n" in shlex.split(command):  # the workers' option comes from pytest-xdist
+        assert any(r.startswith("pytest-xdist") for r in PYPROJECT["project"]["optional-dependencies"]["dev"])
+
+
 def check_bench(command: str, folder: Path) -> None:
     from oodfs.cli import build_parser
     from oodfs.run.suite import load_suite
@@ -230,8 +240,7 @@ class Reader:
             if words[0] == "pip":
                 check_pip_install(command)
             elif words[:3] == ["python", "-m", "pytest"]:
-                assert command == "python -m pytest -q", command
-                assert command in README_TEST_COMMAND
+                check_pytest(command)
             elif words[0] == "python" and len(words) > 1 and words[1].startswith("benchmarks/"):
                 assert (ROOT / words[1]).is_file(), command
             elif words[0] == "ruff":  # the repository's style, as CI checks it
