@@ -576,7 +576,7 @@ def suite_report(args):
         df = pd.DataFrame([json.loads(line) for line in fh if line.strip()])
     df = df[df["binary"] == args.binary]
     # the suite's methods in its order, then the others measured (the stable line)
-    measured = set(df["method"])
+    measured = set(df.loc[df["status"] != "refused", "method"])  # a method refused everywhere: "Not run"
     methods = list(dict.fromkeys(m for m in [*suite_methods(args.binary), *df["method"]] if m in measured))
     sizes = sorted({(n, d) for n, d in zip(df["n"], df["d"])}, key=lambda nd: (nd[0], nd[1]))
 
