@@ -477,6 +477,19 @@ def machine() -> dict:
     }
 
 
+def deadline(until: str | None) -> float:
+    """The epoch second of the next ``HH:MM`` UTC from now (past midnight when that time of day
+    has gone: a run started at 22:57 with ``--until 00:15`` stops the next day); inf for None."""
+    import datetime as dt
+
+    if not until:
+        return float("inf")
+    now = dt.datetime.now(dt.timezone.utc)
+    hour, minute = (int(v) for v in until.split(":"))
+    at = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    return (at + dt.timedelta(days=1) if at <= now else at).timestamp()
+
+
 def suite(args):
     """Run the scale suite (results appended to ``--out`` as JSON lines; a rerun skips what is there
     unless ``--redo``; the report and ``ship`` read the last row of a point)."""
@@ -496,8 +509,9 @@ def suite(args):
         print(json.dumps(row), file=sys.stderr, flush=True)
 
     sizes = sorted(((n, d) for n in args.n for d in args.d), key=lambda nd: (nd[0] * nd[1], nd[0]))
+    stop = deadline(args.until)
     for n, d in sizes:
-        if args.until and time.strftime("%H:%M", time.gmtime()) >= args.until:
+        if time.time() >= stop:
             print(f"stopped at {args.until} UTC (--until)", file=sys.stderr)
             return
         todo = []
@@ -530,6 +544,9 @@ def suite(args):
         path = suite_data(n, d, args.binary) if todo else None
         # one process per size (--fresh: per method, so that every peak memory figure is exact)
         for todo in [[m] for m in todo] if args.fresh else [todo]:
+            if time.time() >= stop:  # with --fresh, no new method's fit starts after --until either
+                print(f"stopped at {args.until} UTC (--until)", file=sys.stderr)
+                return
             _run_size(todo, path, n, d, record, task)
 
 
@@ -1051,9 +1068,9 @@ def authors_one(n: int, d: int, svi_repo: str, srdo_repo: str) -> list[dict]:
 
 
 def authors(args):
-    runs = []
+    runs, stop = [], deadline(args.until)
     for n, d in AUTHOR_POINTS:
-        if args.until and time.strftime("%H:%M", time.gmtime()) >= args.until:
+        if time.time() >= stop:
             break
         out = subprocess.run(
             [sys.executable, __file__, "authors-one", str(n), str(d), args.svi_repo, args.srdo_repo],
