@@ -301,12 +301,19 @@ NOT_RUN = {
 }
 
 
-def suite_methods() -> list[str]:
+#: the methods of the stable-learning line the scale grid runs besides a suite's own (section 3b)
+STABLE_LINE = ("hrm", "rsw", "iamb", "hiton_mb", "kerhrm")
+
+
+def suite_methods(binary: bool = False) -> list[str]:
+    """The method list of the suite whose generator the grid draws from (``synthetic`` or
+    ``synthetic-binary``)."""
     from pathlib import Path
 
     import tomllib
 
-    here = Path(__file__).resolve().parent.parent / "oodfs" / "suites" / "synthetic.toml"
+    name = "synthetic-binary.toml" if binary else "synthetic.toml"
+    here = Path(__file__).resolve().parent.parent / "oodfs" / "suites" / name
     return tomllib.loads(here.read_text())["methods"]
 
 
@@ -335,9 +342,37 @@ def suite_data(n: int, d: int, binary: bool = False) -> str:
     return path
 
 
-def suite_one(methods: list[str], path: str) -> None:
+def downstream_scores(X, y, Xt, yt, top, task: str) -> dict:
+    """The test-environment scores of a downstream model on the top K features: OLS with intercept
+    for a numeric target (RMSE); for a binary one its classification form, logistic regression
+    with intercept and no penalty, scored as the binary suites score a model (the task's log-loss,
+    AUC, accuracy and Brier score: oodfs.contract.tasks). Mean and sd over the test environments."""
+    if task == "regression":
+        A = np.column_stack([np.ones(len(y)), X[:, top]])
+        beta = np.linalg.lstsq(A, y, rcond=None)[0]
+        rmses = []
+        for Xe, ye in zip(Xt, yt):
+            Ae = np.column_stack([np.ones(len(ye)), Xe[:, top]])
+            rmses.append(float(np.sqrt(np.mean((Ae @ beta - ye) ** 2))))
+        return {"rmse_mean": float(np.mean(rmses)), "rmse_sd": float(np.std(rmses))}
+    from sklearn.linear_model import LogisticRegression
+
+    from oodfs.contract.tasks import get_task
+
+    model = LogisticRegression(C=np.inf, solver="newton-cholesky", max_iter=1000).fit(X[:, top], y)
+    per_env = [get_task("binary").score(ye, model.predict_proba(Xe[:, top])[:, 1]) for Xe, ye in zip(Xt, yt)]
+    out = {}
+    for score in ("log_loss", "auc", "accuracy", "brier"):
+        values = [float(s[score][0]) for s in per_env]
+        out[f"{score}_mean"], out[f"{score}_sd"] = float(np.mean(values)), float(np.std(values))
+    return out
+
+
+def suite_one(methods: list[str], path: str, task: str = "regression") -> None:
     """Fit each method's default grid point once on the cached data, in this process, one after
-    the other; one JSON line per method on standard output as soon as it is done."""
+    the other; one JSON line per method on standard output as soon as it is done. ``task`` is
+    passed to the fit (a binary target gets each method's classification form, and a method
+    without one refuses it in one line, recorded as ``refused``)."""
     import gc
     import warnings
 
@@ -358,10 +393,10 @@ def suite_one(methods: list[str], path: str) -> None:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                cls.fit_grid_detailed(X[:few], y[:few], [{}], random_state=0)
-        except OodfsError as e:  # a method that refuses the size (IAMB's feature budget) says why
+                cls.fit_grid_detailed(X[:few], y[:few], [{}], random_state=0, task=task)
+        except OodfsError as e:  # a method that refuses the size (IAMB's feature budget) or the task
             why = str(e).splitlines()[0]
-            row = {"method": method, "n": X.shape[0], "d": X.shape[1], "status": "failed", "why": why}
+            row = {"method": method, "n": X.shape[0], "d": X.shape[1], "status": "refused", "why": why}
             print(json.dumps(row), flush=True)
             continue
         gc.collect()
@@ -371,17 +406,11 @@ def suite_one(methods: list[str], path: str) -> None:
         w0, c0 = time.perf_counter(), time.process_time()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            fit = cls.fit_grid_detailed(X, y, [{}], random_state=0)[0]
+            fit = cls.fit_grid_detailed(X, y, [{}], random_state=0, task=task)[0]
         wall, cpu = time.perf_counter() - w0, time.process_time() - c0
         peak = (_rss_kb("VmHWM") - rss0) / 1024
         scores = np.asarray(fit.values)
         top = np.argsort(-scores, kind="stable")[:K]
-        rmses = []
-        for Xt, yt in zip(data["Xt"], data["yt"]):  # downstream: OLS with intercept on the top K
-            A = np.column_stack([np.ones(len(y)), X[:, top]])
-            beta = np.linalg.lstsq(A, y, rcond=None)[0]
-            At = np.column_stack([np.ones(len(yt)), Xt[:, top]])
-            rmses.append(float(np.sqrt(np.mean((At @ beta - yt) ** 2))))
         diag = {k: (None if v is None else float(v)) for k, v in fit.diagnostics.items() if _is_number(v)}
         row = {
             "method": method,
@@ -393,8 +422,7 @@ def suite_one(methods: list[str], path: str) -> None:
             "peak_mb": peak,
             "rank_avg": rank_average(scores, stable),
             "f1": f1_at_k(scores, stable, K),
-            "rmse_mean": float(np.mean(rmses)),
-            "rmse_sd": float(np.std(rmses)),
+            **downstream_scores(X, y, data["Xt"], data["yt"], top, task),
             "diagnostics": diag,
             "warnings": sorted({type(w.message).__name__ for w in caught}),
         }
@@ -449,10 +477,24 @@ def machine() -> dict:
     }
 
 
+def deadline(until: str | None) -> float:
+    """The epoch second of the next ``HH:MM`` UTC from now (past midnight when that time of day
+    has gone: a run started at 22:57 with ``--until 00:15`` stops the next day); inf for None."""
+    import datetime as dt
+
+    if not until:
+        return float("inf")
+    now = dt.datetime.now(dt.timezone.utc)
+    hour, minute = (int(v) for v in until.split(":"))
+    at = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    return (at + dt.timedelta(days=1) if at <= now else at).timestamp()
+
+
 def suite(args):
     """Run the scale suite (results appended to ``--out`` as JSON lines; a rerun skips what is there
     unless ``--redo``; the report and ``ship`` read the last row of a point)."""
-    methods = args.methods or suite_methods()
+    methods = args.methods or suite_methods(args.binary)
+    task = "binary" if args.binary else "regression"
     out = args.out
     have = []
     if os.path.exists(out):
@@ -467,8 +509,9 @@ def suite(args):
         print(json.dumps(row), file=sys.stderr, flush=True)
 
     sizes = sorted(((n, d) for n in args.n for d in args.d), key=lambda nd: (nd[0] * nd[1], nd[0]))
+    stop = deadline(args.until)
     for n, d in sizes:
-        if args.until and time.strftime("%H:%M", time.gmtime()) >= args.until:
+        if time.time() >= stop:
             print(f"stopped at {args.until} UTC (--until)", file=sys.stderr)
             return
         todo = []
@@ -482,6 +525,10 @@ def suite(args):
             why = None
             if any(r["status"] != "ok" and (r["n"], r["d"]) == (n, d) for r in mine):
                 continue  # --redo keeps a point's budget verdict (its reason stays the recorded one)
+            refused = [r for r in mine if r["status"] == "refused" and r["n"] <= n and r["d"] <= d]
+            if refused:  # the method's own refusal (the task, a feature limit) holds at larger sizes
+                record({"method": method, "n": n, "d": d, "status": "refused", "why": refused[0]["why"]})
+                continue
             if any(r["status"] != "ok" and r["n"] <= n and r["d"] <= d for r in mine):
                 why = "past its budget at a smaller size"
             else:
@@ -497,17 +544,20 @@ def suite(args):
         path = suite_data(n, d, args.binary) if todo else None
         # one process per size (--fresh: per method, so that every peak memory figure is exact)
         for todo in [[m] for m in todo] if args.fresh else [todo]:
-            _run_size(todo, path, n, d, record)
+            if time.time() >= stop:  # with --fresh, no new method's fit starts after --until either
+                print(f"stopped at {args.until} UTC (--until)", file=sys.stderr)
+                return
+            _run_size(todo, path, n, d, record, task)
 
 
-def _run_size(todo: list[str], path: str, n: int, d: int, record) -> None:
+def _run_size(todo: list[str], path: str, n: int, d: int, record, task: str = "regression") -> None:
     """Fit ``todo`` one after the other in one fresh process; one fit past the wall limit is stopped
     and recorded as past budget, and the rest go on in a new process."""
     import select
 
     while todo:
         proc = subprocess.Popen(
-            [sys.executable, __file__, "suite-one", path, *todo],
+            [sys.executable, __file__, "suite-one", path, *todo, "--task", task],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
@@ -542,7 +592,9 @@ def suite_report(args):
     with open(args.out) as fh:
         df = pd.DataFrame([json.loads(line) for line in fh if line.strip()])
     df = df[df["binary"] == args.binary]
-    methods = [m for m in suite_methods() if m in set(df["method"])]
+    # the suite's methods in its order, then the others measured (the stable line)
+    measured = set(df.loc[df["status"] != "refused", "method"])  # a method refused everywhere: "Not run"
+    methods = list(dict.fromkeys(m for m in [*suite_methods(args.binary), *df["method"]] if m in measured))
     sizes = sorted({(n, d) for n, d in zip(df["n"], df["d"])}, key=lambda nd: (nd[0], nd[1]))
 
     def cell(m, n, d, fmt):
@@ -550,15 +602,25 @@ def suite_report(args):
         if r.empty:
             return ""
         r = r.iloc[-1]
-        return fmt(r) if r["status"] == "ok" else ("budget" if r["status"] == "past budget" else "failed")
+        return fmt(r) if r["status"] == "ok" else {"past budget": "budget"}.get(r["status"], r["status"])
 
     heads = ["method"] + [f"{n // 1000}k x {d}" for n, d in sizes]
+    envs = f"the {len(SUITE_R_TEST)} test environments"
+    if args.binary:
+        downstream = (
+            (
+                f"test log-loss mean (sd over {envs}), logistic regression on the top {K}",
+                lambda r: f"{r['log_loss_mean']:.3f} ({r['log_loss_sd']:.3f})",
+            ),
+            (f"test AUC mean (sd over {envs})", lambda r: f"{r['auc_mean']:.3f} ({r['auc_sd']:.3f})"),
+        )
+    else:
+        downstream = (
+            (f"test RMSE mean (sd over {envs})", lambda r: f"{r['rmse_mean']:.3f} ({r['rmse_sd']:.3f})"),
+        )
     for title, fmt in (
         ("F1 / rank average", lambda r: f"{r['f1']:.2f} / {r['rank_avg']:.1f}"),
-        (
-            "test RMSE mean (sd over the 4 test environments)",
-            lambda r: f"{r['rmse_mean']:.3f} ({r['rmse_sd']:.3f})",
-        ),
+        *downstream,
         ("fit CPU seconds", lambda r: f"{r['cpu']:.2f}" if r["cpu"] < 10 else f"{r['cpu']:.0f}"),
         ("fit peak memory MB", lambda r: f"{max(r['peak_mb'], 0):.0f}"),
     ):
@@ -584,8 +646,13 @@ def suite_report(args):
     print(tabulate(ex, headers=heads, tablefmt="github", disable_numparse=True))
     print("\n### Not run\n")
     for m, why in NOT_RUN.items():
-        print(f"- `{m}`: {why}.")
-    bad = df[df["status"] != "ok"]
+        if m in suite_methods(args.binary):
+            print(f"- `{m}`: {why}.")
+    refused = df[df["status"] == "refused"].groupby(["method", "why"], sort=False)
+    for (m, why), rs in refused:  # a method's own refusal, once with the sizes it holds at
+        at = "every size" if len(rs) == len(sizes) else ", ".join(f"{r.n} x {r.d}" for r in rs.itertuples())
+        print(f"- `{m}` refused at {at}: {why}.")
+    bad = df[~df["status"].isin(["ok", "refused"])]
     for r in bad.itertuples():
         print(f"- `{r.method}` at n = {r.n}, d = {r.d}: {r.status} ({r.why}).")
     diag_rows = []
@@ -662,47 +729,59 @@ def worker_rss_mb() -> float:
     return int(next(line for line in out.splitlines() if line.startswith("VmRSS:")).split()[1]) / 1024
 
 
+def task_facts(mine: list[dict], unstamped_ok: bool) -> dict:
+    """One method's facts for one task type: its largest measured sizes (fit CPU s, wall s, peak MB,
+    the machine and its load), the sizes it was not run at and why, how many sizes it ran at."""
+    ok = [r for r in mine if r["status"] == "ok"]
+    missing = [r for r in ok if "machine" not in r]
+    if missing and not unstamped_ok:
+        raise SystemExit(
+            f"{len(missing)} rows of {ok[0]['method']} name no machine; rerun them, or pass "
+            "--unstamped-machine-is-this"
+        )
+    return {
+        "largest": [
+            {
+                "n": r["n"],
+                "d": r["d"],
+                "cpu_s": round(r["cpu"], 3),
+                "wall_s": round(r["wall"], 3),
+                "peak_mb": round(max(r["peak_mb"], 0.0), 1),
+                "load": r.get("load"),
+                "machine": r.get("machine") or machine(),
+            }
+            for r in largest(ok)
+        ],
+        "stopped": [
+            {"n": r["n"], "d": r["d"], "why": r.get("why", r["status"])}
+            for r in sorted(mine, key=lambda r: (r["n"], r["d"]))
+            if r["status"] != "ok"
+        ],
+        "sizes_measured": len(ok),
+    }
+
+
 def ship(args):
-    """Write oodfs/results/scale_facts.json from --out: per method, its largest measured sizes (fit
-    CPU s, wall s, peak MB, the machine and its load), the larger sizes the budget stopped, and its
-    fitted memory curve; the methods the grid does not run and why; a worker's own memory."""
-    rows = last_rows(args.out)
+    """Write oodfs/results/scale_facts.json from --out: per method, its facts on the numeric target
+    (:func:`task_facts`, and its fitted memory curve) and, under ``binary``, those on the binary
+    generator where it was measured there; the methods the grid does not run and why; a worker's own
+    memory."""
+    rows, binary = last_rows(args.out), last_rows(args.out, binary=True)
     methods = {}
     for m in sorted({r["method"] for r in rows}):
         mine = [r for r in rows if r["method"] == m]
         ok = [r for r in mine if r["status"] == "ok"]
         if not ok:
             continue
-        missing = [r for r in ok if "machine" not in r]
-        if missing and not args.unstamped_machine_is_this:
-            raise SystemExit(
-                f"{len(missing)} rows of {m} name no machine; rerun them, or pass --unstamped-machine-is-this"
-            )
-        methods[m] = {
-            "largest": [
-                {
-                    "n": r["n"],
-                    "d": r["d"],
-                    "cpu_s": round(r["cpu"], 3),
-                    "wall_s": round(r["wall"], 3),
-                    "peak_mb": round(max(r["peak_mb"], 0.0), 1),
-                    "load": r.get("load"),
-                    "machine": r.get("machine") or machine(),
-                }
-                for r in largest(ok)
-            ],
-            "stopped": [
-                {"n": r["n"], "d": r["d"], "why": r.get("why", r["status"])}
-                for r in sorted(mine, key=lambda r: (r["n"], r["d"]))
-                if r["status"] != "ok"
-            ],
-            "sizes_measured": len(ok),
-            "memory_curve": memory_curve(ok),
-        }
+        methods[m] = task_facts(mine, args.unstamped_machine_is_this) | {"memory_curve": memory_curve(ok)}
+        mine = [r for r in binary if r["method"] == m]
+        if any(r["status"] == "ok" for r in mine):
+            methods[m]["binary"] = task_facts(mine, args.unstamped_machine_is_this)
     facts = {
         "what": "each method's default grid point fitted once per size on the synthetic generator (poly, "
         "r_train 2.5): fit CPU seconds (one thread), wall seconds, and the growth of the process's peak "
-        "resident memory during the fit (benchmarks/SCALE.md, section 3)",
+        "resident memory during the fit (benchmarks/SCALE.md, section 3); under a method's `binary`, "
+        "the same on the synthetic binary generator (section 3c)",
         "source": "benchmarks/scale_results.jsonl, written by `python benchmarks/bench_scale.py ship`",
         "methods": methods,
         "not_run": NOT_RUN,
@@ -989,9 +1068,9 @@ def authors_one(n: int, d: int, svi_repo: str, srdo_repo: str) -> list[dict]:
 
 
 def authors(args):
-    runs = []
+    runs, stop = [], deadline(args.until)
     for n, d in AUTHOR_POINTS:
-        if args.until and time.strftime("%H:%M", time.gmtime()) >= args.until:
+        if time.time() >= stop:
             break
         out = subprocess.run(
             [sys.executable, __file__, "authors-one", str(n), str(d), args.svi_repo, args.srdo_repo],
@@ -1105,6 +1184,7 @@ def main():
     so = sub.add_parser("suite-one")
     so.add_argument("path")
     so.add_argument("methods", nargs="+")
+    so.add_argument("--task", default="regression", choices=["regression", "binary"])
     args = ap.parse_args()
     if args.part == "table":
         table(args)
@@ -1138,7 +1218,7 @@ def main():
     elif args.part == "same-numbers":
         same_numbers(args)
     elif args.part == "suite-one":
-        suite_one(args.methods, args.path)
+        suite_one(args.methods, args.path, args.task)
     else:
         print(json.dumps(one(args.methods, args.n, args.d)))
 

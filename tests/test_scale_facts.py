@@ -171,3 +171,116 @@ def test_select_with_the_override_fits_anyway(tmp_path, capsys, monkeypatch):
     code, out, err = run(capsys, *map(str, args))
     assert code == 0, err
     assert out.split("\n")[2].split()[1] == "x0"  # ranked first: the one feature that predicts y
+
+
+# -- a binary target's measured sizes beside the numeric target's (the synthetic binary generator) --
+def _point(n, d, cpu_s, peak_mb):
+    return dict(n=n, d=d, cpu_s=cpu_s, wall_s=cpu_s, peak_mb=peak_mb, load=1.0, machine={})
+
+
+BOTH = {
+    "methods": {
+        "dwr": {
+            "largest": [_point(200000, 50, 24.0, 267.0)],
+            "stopped": [dict(n=200000, d=200, why="estimated 168 CPU s > 90")],
+            "memory_curve": None,
+            "binary": {
+                "largest": [_point(20000, 500, 15.0, 250.0)],
+                "stopped": [dict(n=200000, d=50, why="estimated 130 CPU s > 120")],
+            },
+        },
+        "ols": {
+            "largest": [_point(2000, 10, 0.01, 0.0)],
+            "stopped": [],
+            "memory_curve": None,
+        },
+    },
+    "not_run": {},
+    "worker_mb": 400.0,
+}
+
+
+def test_the_reader_returns_the_largest_sizes_of_both_target_types(monkeypatch):
+    monkeypatch.setattr(scale, "facts", lambda: BOTH)
+    dwr = scale.method_scale("dwr")
+    assert [(p["n"], p["d"]) for p in dwr["largest"]] == [(200000, 50)]  # the numeric target's
+    assert [(p["n"], p["d"]) for p in dwr["binary"]["largest"]] == [(20000, 500)]
+    assert dwr["binary"]["stopped"][0]["why"] == "estimated 130 CPU s > 120"
+    assert "binary" not in scale.method_scale("ols")  # measured on a numeric target only
+    text = scale.describe("dwr")
+    assert text.index("n 200,000 x d 50: 24 CPU s") < text.index("binary target: n 20,000 x d 500: 15 CPU s")
+    assert "binary" not in scale.describe("ols")
+
+
+def test_plugins_json_and_the_page_show_the_binary_sizes_where_measured(tmp_path, capsys):
+    """On the shipped facts: every method of the synthetic-binary suite that ran there has its binary
+    sizes in `oodfs plugins --json`, and the results page lists them beside the numeric ones."""
+    code, out, err = run(capsys, "plugins", "--json")
+    assert code == 0, err
+    selectors = {e["name"]: e["scale"] for e in json.loads(out) if e["kind"] == "selector"}
+    both = {m for m, s in selectors.items() if "binary" in s}
+    assert {"dwr", "srdo", "ols", "correlation", "stg"} <= both
+    assert not {"hrm", "rsw", "iamb", "hiton_mb", "kerhrm"} & both  # regression-only methods
+    for m in both:
+        assert selectors[m]["binary"]["largest"] and selectors[m]["largest"], m
+    df = results({"dwr": noisy(0.3, 0.01, 0), "hrm": noisy(0.4, 0.01, 1)}, runs=range(2))
+    html = build_site([folder(tmp_path / "run", df)], tmp_path / "site", formats=["svg"]).read_text()
+    rows = dict(re.findall(r"<tr><td>(\w+)</td>(.*?)</tr>", _section(html, "scale"), flags=re.S))
+    binary = selectors["dwr"]["binary"]["largest"][-1]
+    assert "numeric" in rows["dwr"] and "binary" in rows["dwr"]
+    assert f"{binary['n']:,} × {binary['d']}" in rows["dwr"]
+    assert "binary" not in rows["hrm"].split("</td>")[0]  # its target column: numeric only
+
+
+def test_the_scale_suite_fits_a_binary_target_with_each_methods_classification_form(tmp_path, capsys):
+    """``suite-one --task binary``: a method with a classification form is scored as the binary suites
+    score one (log-loss, AUC), and a regression-only method is recorded as refused with its line."""
+    from oodfs_plugins.environments.synthetic import SyntheticBinary
+
+    bs = bench_scale()
+    env = SyntheticBinary(setting="poly", d_v=5)
+    X, y = env.sample(2.5, 600, 0)
+    tests = [env.sample(r, 500, 1000 + i) for i, r in enumerate((-3.0, 3.0))]
+    path = tmp_path / "bin.npz"
+    np.savez(
+        path,
+        X=X,
+        y=y,
+        stable=np.asarray(env.stable_set),
+        Xt=np.stack([t[0] for t in tests]),
+        yt=np.stack([t[1] for t in tests]),
+    )
+    bs.suite_one(["ols", "hrm"], str(path), "binary")
+    ols, hrm = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    assert ols["status"] == "ok" and "rmse_mean" not in ols
+    assert 0 < ols["log_loss_mean"] < np.log(2) and 0.5 < ols["auc_mean"] <= 1  # better than a coin
+    assert hrm == dict(method="hrm", n=600, d=10, status="refused", why=hrm["why"])
+    assert "not binary" in hrm["why"]
+
+
+def test_until_is_the_next_such_time_of_day_even_past_midnight():
+    """``suite --until HH:MM`` started before midnight with a time after it must not stop at once."""
+    import datetime as dt
+    import time
+
+    bs = bench_scale()
+    now = dt.datetime.now(dt.timezone.utc)
+    for minutes in (1, 60 * 23 + 58):  # a minute from now, and a time of day that has just gone
+        until = (now + dt.timedelta(minutes=minutes)).strftime("%H:%M")
+        left = bs.deadline(until) - time.time()
+        assert 0 < left <= 24 * 3600, (until, left)
+    assert bs.deadline(None) == float("inf")
+
+
+def test_the_shipped_binary_facts_are_those_of_the_binary_measurements():
+    bs = bench_scale()
+    rows = bs.last_rows(str(ROOT / "benchmarks" / "scale_results.jsonl"), binary=True)
+    shipped = {m: e["binary"] for m, e in scale.facts()["methods"].items() if "binary" in e}
+    assert set(shipped) == {r["method"] for r in rows if r["status"] == "ok"}
+    for method, entry in shipped.items():
+        mine = [r for r in rows if r["method"] == method]
+        ok = [r for r in mine if r["status"] == "ok"]
+        assert [(p["n"], p["d"], p["cpu_s"]) for p in entry["largest"]] == [
+            (r["n"], r["d"], round(r["cpu"], 3)) for r in bs.largest(ok)
+        ]
+        assert len(entry["stopped"]) == len(mine) - len(ok)

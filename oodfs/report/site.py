@@ -268,18 +268,26 @@ def measured_sizes(methods: list[str]) -> dict:
             why = s["note"].removeprefix(NOT_MEASURED).lstrip(": ")
             rows.append(dict(method=m, points=[], stopped=why))
             continue
+        # a numeric target's sizes, then a binary target's where the method was measured on one
+        tasks = [("numeric", s)] + ([("binary", s["binary"])] if "binary" in s else [])
         points = [
             dict(
+                target=target,
                 size=f"{p['n']:,} × {p['d']}",
                 cpu=cpu_text(p["cpu_s"]),
                 mb=mb_text(p["peak_mb"]),
                 machine=machine_text(p["machine"]),
             )
-            for p in s["largest"]
+            for target, t in tasks
+            for p in t["largest"]
         ]
         machines |= {pt["machine"] for pt in points}
-        loads += [p["load"] for p in s["largest"] if p.get("load") is not None]
-        stopped = "; ".join(f"{p['n']:,} × {p['d']}: {p['why']}" for p in s["stopped"])
+        loads += [p["load"] for _, t in tasks for p in t["largest"] if p.get("load") is not None]
+        stopped = "; ".join(
+            ("binary target, " if target == "binary" else "") + f"{p['n']:,} × {p['d']}: {p['why']}"
+            for target, t in tasks
+            for p in t["stopped"]
+        )
         rows.append(dict(method=m, points=points, stopped=stopped))
     one = machines.pop() if len(machines) == 1 else None
     load = f"{min(loads):.0f}-{max(loads):.0f}" if loads else None

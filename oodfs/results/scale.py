@@ -28,24 +28,35 @@ def facts() -> dict:
 def method_scale(name: str) -> dict:
     """A method's measured sizes for ``oodfs plugins`` (JSON-ready): ``measured`` (bool), ``largest``
     (the sizes no other measured size exceeds in both n and d, each with its fit CPU seconds, peak
-    memory and machine), ``stopped`` (larger sizes it was not run at, and why) or ``note``."""
+    memory and machine), ``stopped`` (larger sizes it was not run at, and why) or ``note``; these are
+    for a numeric target, and ``binary`` holds the same two for a binary target where the method was
+    measured on one (the synthetic binary generator)."""
     f = facts()
     entry = f["methods"].get(name)
     if entry is None:
         why = f["not_run"].get(name)
         return {"measured": False, "note": NOT_MEASURED + (f": {why}" if why else "")}
-    return {"measured": True, "largest": entry["largest"], "stopped": entry["stopped"]}
+    out = {"measured": True, "largest": entry["largest"], "stopped": entry["stopped"]}
+    if "binary" in entry:
+        out["binary"] = {"largest": entry["binary"]["largest"], "stopped": entry["binary"]["stopped"]}
+    return out
 
 
 def describe(name: str) -> str:
-    """One short phrase: the largest measured size(s) and their cost, or "not measured"."""
+    """One short phrase: the largest measured size(s) and their cost (then those on a binary
+    target), or "not measured"."""
     s = method_scale(name)
     if not s["measured"]:
         return NOT_MEASURED
-    return "; ".join(
-        f"n {p['n']:,} x d {p['d']}: {cpu_text(p['cpu_s'])} CPU s, {mb_text(p['peak_mb'])} MB"
-        for p in s["largest"]
-    )
+
+    def sizes(points):
+        return "; ".join(
+            f"n {p['n']:,} x d {p['d']}: {cpu_text(p['cpu_s'])} CPU s, {mb_text(p['peak_mb'])} MB"
+            for p in points
+        )
+
+    binary = s.get("binary")
+    return sizes(s["largest"]) + (f"; binary target: {sizes(binary['largest'])}" if binary else "")
 
 
 def mb_text(mb: float) -> str:
