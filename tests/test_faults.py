@@ -1283,3 +1283,30 @@ def test_what_a_fit_starts_in_a_new_session_ends_with_the_fit():
     while time.time() < deadline and _alive(started):
         time.sleep(0.1)
     assert _alive(started) == []
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        CONTENT_DAMAGE["text in value"][0],
+        CONTENT_DAMAGE["text in run"][0],
+        CONTENT_DAMAGE["scores not JSON"][0],
+        CONTENT_DAMAGE["parts not JSON"][0],
+        "UPDATE results SET scores = '[NaN, 1.0]' WHERE method = 'ols'",  # Python's JSON: not damage
+        "UPDATE results SET params = x'00' WHERE method = 'ols'",  # bytes where JSON text belongs
+    ],
+)
+def test_store_check_finds_the_same_damage_with_and_without_sqlites_json_check(
+    stored, tmp_path, sql, monkeypatch
+):
+    """The damage check lets SQLite's strict JSON check pick the texts Python's parser decides
+    about; an SQLite without one gives every text to Python: both find the same damaged tasks."""
+    from oodfs.results import store as store_module
+
+    copy = _damaged_copy(stored, tmp_path, sql)
+    with contextlib.closing(sqlite3.connect(copy / "results.sqlite")) as con:
+        assert store_module._strict_json(con)  # this SQLite has the strict check
+        found = store_module.check_store(con).tasks
+        monkeypatch.setattr(store_module, "_strict_json", lambda con: False)
+        assert store_module.check_store(con).tasks == found
+    assert bool(found) == ("NaN" not in sql)
