@@ -301,10 +301,6 @@ NOT_RUN = {
 }
 
 
-#: the methods of the stable-learning line the scale grid runs besides a suite's own (section 3b)
-STABLE_LINE = ("hrm", "rsw", "iamb", "hiton_mb", "kerhrm")
-
-
 def suite_methods(binary: bool = False) -> list[str]:
     """The method list of the suite whose generator the grid draws from (``synthetic`` or
     ``synthetic-binary``)."""

@@ -772,8 +772,9 @@ def check_store(con: sqlite3.Connection) -> Damage:
         raise sqlite3.DatabaseError(" ".join("; ".join(problems).split()))  # one line
     if not {"tasks", "results"} <= tables:
         return found
+    strict = _strict_json(con)
     for table in _TYPES:
-        _check_columns(con, found, table)
+        _check_columns(con, found, table, strict)
     _check_values(con, found, tables)
     statuses = ", ".join(f"'{s}'" for s in _STATUSES)
     for key in con.execute(f"SELECT {_KEY_SQL} FROM tasks WHERE status NOT IN ({statuses})"):
@@ -810,14 +811,14 @@ def check_store(con: sqlite3.Connection) -> Damage:
 MAX_STORED_VALUE = 1e300
 
 
-def _check_columns(con: sqlite3.Connection, found: "Damage", table: str) -> None:
+def _check_columns(con: sqlite3.Connection, found: "Damage", table: str, strict: bool) -> None:
     """Each column's SQLite type and each JSON column's text, in one scan of ``table`` (a scan per
     check made reading a large store slow): SQL picks the rows with a wrong type, and the texts
-    SQLite's strict JSON parser rejects; Python's parser decides about those (it also takes NaN)."""
+    SQLite's strict JSON parser rejects (``strict``: :func:`_strict_json`); Python's parser decides
+    about those (it also takes NaN)."""
     have = {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
     types = [(col, kinds) for col, kinds in _TYPES[table].items() if col in have]
     texts = [col for col in _JSON[table] if col in have]
-    strict = _strict_json(con)
     wrong = [f"typeof({col}) NOT IN ({', '.join(repr(k) for k in kinds)})" for col, kinds in types]
     suspect = [
         f"{col} IS NOT NULL AND (typeof({col}) != 'text' OR NOT json_valid({col}))" if strict else "0"
