@@ -18,7 +18,6 @@ from oodfs.run.rank import (
     GROUP_AGGREGATES,
     MAX_ABS_VALUE,
     MAX_SEED,
-    RIDGE_ALPHAS,
     evaluate_selection,
     rank_variables,
 )
@@ -32,11 +31,19 @@ __all__ = [
     "GROUP_AGGREGATES",
     "MAX_ABS_VALUE",
     "MAX_SEED",
-    "RIDGE_ALPHAS",
+    "RIDGE_ALPHAS",  # noqa: F405 -- module __getattr__
     "evaluate_selection",
     "rank_features",
     "rank_variables",
 ]
+
+
+def __getattr__(name: str):
+    if name == "RIDGE_ALPHAS":  # the ridge downstream model's penalties, as the registry declares them
+        from oodfs.run.downstream_models import get_model
+
+        return tuple(get_model("ridge").settings.alphas)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def rank_features(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -19,8 +20,25 @@ import oodfs
 from oodfs.contract.downstream import DownstreamModel
 from oodfs.contract.seeds import derive_seed
 
-#: the penalties RidgeCV chooses from: 13 values, 10^-3 .. 10^3
-RIDGE_ALPHAS = tuple(float(a) for a in np.logspace(-3, 3, 13))
+#: the penalties RidgeCV chooses from: 13 values, 10^-3 .. 10^3 in half decades, each the double
+#: nearest 10^(k/2). Written out, not computed: np.logspace(-3, 3, 13) gives 10^2.5 one unit in
+#: the last place apart on CPUs with different vector instructions, and a declared value must be
+#: the same on every machine (docs/PROTOCOL.md section 6, "Identities")
+RIDGE_ALPHAS = (
+    0.001,
+    0.0031622776601683794,
+    0.01,
+    0.03162277660168379,
+    0.1,
+    0.31622776601683794,
+    1.0,
+    3.1622776601683795,
+    10.0,
+    31.622776601683793,
+    100.0,
+    316.22776601683796,
+    1000.0,
+)
 #: the inverse penalties LogisticRegressionCV chooses from: the same 13 values
 LOGISTIC_CS = RIDGE_ALPHAS
 
@@ -68,14 +86,38 @@ class MLP(DownstreamModel):
 
 
 class _SklearnModel(DownstreamModel):
-    """One scikit-learn estimator per subset, from :meth:`estimator`."""
+    """One scikit-learn estimator per subset, built from :meth:`spec`: the estimator's class and
+    the keyword arguments oodfs gives it (every other parameter is scikit-learn's default), after
+    a StandardScaler when ``standardize``; ``random_state`` is the subset's seed when ``seeded``."""
 
-    def estimator(self, seed: int):
+    standardize: ClassVar[bool] = True
+    seeded: ClassVar[bool] = False
+
+    def spec(self) -> tuple[str, dict]:
+        """``("module.Class", {argument: plain value})``."""
         raise NotImplementedError
 
+    def estimator(self, seed: int):
+        import importlib
+
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        path, arguments = self.spec()
+        module, name = path.rsplit(".", 1)
+        cls = getattr(importlib.import_module(module), name)
+        model = cls(**arguments, **({"random_state": seed} if self.seeded else {}))
+        return make_pipeline(StandardScaler(), model) if self.standardize else model
+
     def identity(self):
-        # the estimator's parameters, as oodfs recorded them before models were a registry
-        return self.estimator(0).get_params(deep=True)
+        # declared values only, never the estimator's repr (docs/PROTOCOL.md section 6, "Identities")
+        path, arguments = self.spec()
+        return {
+            "standardize": self.standardize,
+            "seeded": self.seeded,
+            "estimator": path,
+            "arguments": arguments,
+        }
 
     def predict_subsets(self, X, y, subsets, seed, targets):
         from threadpoolctl import threadpool_limits
@@ -106,12 +148,8 @@ class Ridge(_SklearnModel):
     name = "ridge"
     Settings = RidgeSettings
 
-    def estimator(self, seed):
-        from sklearn.linear_model import RidgeCV
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import StandardScaler
-
-        return make_pipeline(StandardScaler(), RidgeCV(alphas=self.settings.alphas))
+    def spec(self):
+        return "sklearn.linear_model.RidgeCV", {"alphas": tuple(self.settings.alphas)}
 
 
 @dataclass(frozen=True)
@@ -128,23 +166,16 @@ class Logistic(_SklearnModel):
     task_types = ("binary",)
     Settings = LogisticSettings
 
-    def estimator(self, seed):
-        from sklearn.linear_model import LogisticRegressionCV
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import StandardScaler
-
+    def spec(self):
         s = self.settings
-        return make_pipeline(
-            StandardScaler(),
-            LogisticRegressionCV(
-                Cs=list(s.Cs),
-                l1_ratios=(0.0,),  # L2
-                cv=s.cv,  # stratified folds in row order: no randomness
-                scoring="neg_log_loss",
-                max_iter=s.max_iter,
-                use_legacy_attributes=False,
-            ),
-        )
+        return "sklearn.linear_model.LogisticRegressionCV", {
+            "Cs": list(s.Cs),
+            "l1_ratios": (0.0,),  # L2
+            "cv": s.cv,  # stratified folds in row order: no randomness
+            "scoring": "neg_log_loss",
+            "max_iter": s.max_iter,
+            "use_legacy_attributes": False,
+        }
 
 
 class GBM(_SklearnModel):
@@ -155,12 +186,12 @@ class GBM(_SklearnModel):
 
     name = "gbm"
     task_types = ("regression", "binary")
+    standardize = False  # trees: the scale does not matter
+    seeded = True
 
-    def estimator(self, seed):
-        from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
-
-        cls = HistGradientBoostingClassifier if self.task == "binary" else HistGradientBoostingRegressor
-        return cls(random_state=seed)
+    def spec(self):
+        kind = "Classifier" if self.task == "binary" else "Regressor"
+        return f"sklearn.ensemble.HistGradientBoosting{kind}", {}
 
 
 DOWNSTREAM_MODELS = [MLP, Ridge, GBM, Logistic]

@@ -56,10 +56,27 @@ SUITE_IDENTITY = (
 DIGEST_CHARS = 16
 
 
+def plain(value):
+    """``value`` as plain JSON values (``json.dumps``'s ``default``): a dataclass as its fields, a
+    numpy scalar or array as numbers; anything else is refused. An identity is a digest of declared
+    values only: an object's ``repr`` depends on the library's version and settings, and a value
+    computed with vector instructions can differ in its last bit between CPUs (np.logspace's 10^2.5
+    did: docs/PROTOCOL.md section 6, "Identities"), so neither may decide an identity."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if hasattr(value, "tolist") and type(value).__module__ == "numpy":
+        return value.tolist()
+    raise TypeError(f"an identity holds plain values only, not {type(value).__name__}: {value!r:.80}")
+
+
+def canonical(obj) -> str:
+    """The canonical JSON text of ``obj``: sorted keys, plain values (:func:`plain`)."""
+    return json.dumps(obj, sort_keys=True, default=plain)
+
+
 def digest(obj) -> str:
-    """A short SHA-256 of ``obj``'s canonical JSON (sorted keys; non-JSON values as text)."""
-    text = json.dumps(obj, sort_keys=True, default=repr)
-    return hashlib.sha256(text.encode()).hexdigest()[:DIGEST_CHARS]
+    """A short SHA-256 of ``obj``'s canonical JSON (:func:`canonical`)."""
+    return hashlib.sha256(canonical(obj).encode()).hexdigest()[:DIGEST_CHARS]
 
 
 def file_digest(path: str | Path) -> str:
@@ -84,7 +101,7 @@ def suite_identity(suite: Suite) -> dict:
     if identity.get("task") in (None, "regression"):
         identity.pop("task", None)
     identity["core"] = core_identity(suite)
-    return json.loads(json.dumps(identity, default=repr))
+    return json.loads(canonical(identity))
 
 
 def core_identity(suite: Suite) -> str:

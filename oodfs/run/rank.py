@@ -37,8 +37,6 @@ GROUP_AGGREGATES = ("max", "sum")
 #: the built-in downstream models of ``evaluate`` (the downstream registry's; any registered model
 #: that predicts the task is valid): mlp, ridge and gbm for regression, mlp, logistic and gbm for binary
 DOWNSTREAM_MODELS = ("mlp", "ridge", "gbm", "logistic")
-#: RidgeCV's penalties (kept for oodfs.tabular; the ridge model's are plugins/downstream.py's, the same)
-RIDGE_ALPHAS = tuple(float(a) for a in np.logspace(-3, 3, 13))
 #: the yardstick with no feature in ``evaluate``, per task: the training mean, the training base rate
 NO_FEATURE_YARDSTICK = {"regression": "mean", "binary": "prior"}
 #: the largest |value| a selector is handed (features as fitted, and the target): the float32
