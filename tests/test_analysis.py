@@ -12,7 +12,7 @@ import pytest
 
 from oodfs.cli import main
 from oodfs.report import stats
-from oodfs.report.analysis import Analysis
+from oodfs.report.analysis import UNIT_TEXT, Analysis
 from oodfs.report.compare import comparison_markdown
 from oodfs.report.leaderboard import Leaderboard
 from oodfs.report.report import Report
@@ -155,6 +155,23 @@ def test_every_shipped_suite_declares_its_unit():
         assert suite.unit in UNITS
         # a table's blocks are resplits or environments, never independent draws of a process
         assert (suite.unit != "run") == (suite.environment in ("table", "binary_table")), name
+
+
+@pytest.mark.parametrize("name", ["auto", "lending-states", "churn", "synthetic"])
+def test_results_stored_without_their_suite_name_the_unit_their_suite_file_declares(name):
+    """A reference, a results file, a folder made before suites declared units: the unit is read from
+    the shipped suite's file, never assumed to be fresh draws (a real suite's blocks are resplits)."""
+    from oodfs.report.report import Report, stored_unit
+    from oodfs.run.reference import load_reference
+    from oodfs.run.suite import load_suite
+
+    declared = load_suite(name).unit
+    ref = load_reference(name, "default")
+    report = Report(ref.results, "val", ref.meta.get("metrics"))
+    assert report.unit == declared
+    assert UNIT_TEXT[declared] in Analysis(report).family.describe()
+    old = {"name": name, "environment": load_suite(name).environment}  # stored before units were declared
+    assert stored_unit(old) == declared
 
 
 @pytest.mark.parametrize(

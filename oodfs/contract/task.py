@@ -18,6 +18,18 @@ from oodfs.contract.seeds import derive_seed
 #: the columns that identify a task in every table
 TASK_KEY = ["setting", "r_train", "run", "method"]
 
+#: what one unit of replication of a suite is (``unit = ...``; docs/PROTOCOL.md section 10):
+#: ``run``: every (r_train, run) block is a fresh draw from a data process (the synthetic suites);
+#: ``resplit``: blocks are resplits of one table (their p-values are conditional on that table);
+#: ``environment``: each training environment is one unit (its runs are averaged first)
+UNITS = ("run", "resplit", "environment")
+
+
+def default_unit(environment) -> str:
+    """The unit of a suite that declares none: a table's blocks are resplits of it, any other
+    environment draws afresh."""
+    return "resplit" if environment in ("table", "binary_table") else "run"
+
 
 def env_key(value) -> str:
     """A stable text key for an environment id (2.5 -> '2.5'), so floats compare exactly."""

@@ -17,7 +17,7 @@ import pandas as pd
 from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.metrics import BUILTIN_METRICS, Metric
 from oodfs.contract.selection import get_rule
-from oodfs.contract.task import TASK_KEY
+from oodfs.contract.task import TASK_KEY, default_unit
 from oodfs.validation import OodfsError
 
 POINT_INFO = [
@@ -67,11 +67,33 @@ def _one_downstream(results: pd.DataFrame, downstream: str | None):
 
 
 def stored_unit(suite: dict) -> str:
-    """The unit of replication of a stored suite; a table suite stored before suites declared
-    one is a set of resplits of its table (docs/PROTOCOL.md section 10)."""
-    return suite.get("unit") or (
-        "resplit" if suite.get("environment") in ("table", "binary_table") else "run"
-    )
+    """The unit of replication of a stored suite. A suite stored before suites declared one: the
+    unit its shipped file declares, else its environment's default (docs/PROTOCOL.md section 10)."""
+    return suite.get("unit") or suite_file_unit(suite.get("name")) or default_unit(suite.get("environment"))
+
+
+def suite_file_unit(name) -> str | None:
+    """The unit the shipped suite ``name`` declares in its file (its environment's default when the
+    file says none); None for a suite oodfs does not ship."""
+    from importlib import resources
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    path = resources.files("oodfs.suites") / f"{name}.toml"
+    if not isinstance(name, str) or not path.is_file():
+        return None
+    raw = tomllib.loads(path.read_text())
+    return raw.get("unit") or default_unit(raw.get("environment"))
+
+
+def results_unit(results: pd.DataFrame) -> str:
+    """The unit of results stored without their suite (a results file, a reference): the one their
+    shipped suite's file declares, else ``run``."""
+    names = results["suite"].dropna().unique() if "suite" in results else []
+    return (suite_file_unit(str(names[0])) if len(names) == 1 else None) or "run"
 
 
 def task_of_results(results: pd.DataFrame) -> str:
@@ -117,9 +139,9 @@ class Report:
         self.rule = get_rule(rule)
         self.metrics = _declarations(metrics)
         self.suite = str(results["suite"].dropna().iloc[0]) if results["suite"].notna().any() else ""
-        #: the suite's unit of replication (oodfs.run.suite.UNITS), which the analysis tests over;
+        #: the suite's unit of replication (oodfs.contract.task.UNITS), which the analysis tests over;
         #: results stored before suites declared one: each (r_train, run) block, as then
-        self.unit = unit or "run"
+        self.unit = unit or results_unit(results)
         profiles = sorted(set(results["profile"].dropna())) if "profile" in results else []
         if len(profiles) > 1:
             raise OodfsError(f"these results mix profiles {', '.join(profiles)}; report each separately")

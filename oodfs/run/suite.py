@@ -10,7 +10,7 @@ from pathlib import Path
 from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.profiles import check_profile
 from oodfs.contract.seeds import derive_seed
-from oodfs.contract.task import DataKey, TaskKey, env_sort_key
+from oodfs.contract.task import UNITS, DataKey, TaskKey, default_unit, env_sort_key
 from oodfs.validation import OodfsError, check_limit, check_nesting, check_positive_int
 
 if sys.version_info >= (3, 11):
@@ -45,11 +45,6 @@ SUITE_KEYS = (
     "unit",
     "task",
 )
-#: what one unit of replication of a suite is (``unit = ...``; docs/PROTOCOL.md section 10):
-#: ``run``: every (r_train, run) block is a fresh draw from a data process (the synthetic suites);
-#: ``resplit``: blocks are resplits of one table (their p-values are conditional on that table);
-#: ``environment``: each training environment is one unit (its runs are averaged first)
-UNITS = ("run", "resplit", "environment")
 #: the keys of a suite's data card (``[card]``), listed by ``oodfs suites``
 CARD_KEYS = ("source", "licence", "rows", "environments", "target", "shift")
 CURVE_KEYS = ("methods", "r_train")
@@ -401,7 +396,7 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             yardsticks=tuple(_check_list(raw.get("yardsticks", ()), "yardsticks")),
             card=_card(name, raw.get("card", {})),
             metrics=tuple(_check_list(raw.get("metrics", ()), "metrics")),
-            unit=raw.get("unit", "resplit" if raw["environment"] in ("table", "binary_table") else "run"),
+            unit=raw.get("unit", default_unit(raw["environment"])),
             task=raw.get("task"),
         )
         suite = replace(suite, methods=with_yardsticks(suite.methods, suite.yardsticks))
