@@ -4,6 +4,9 @@ from importlib.metadata import PackageNotFoundError, version
 
 # first of all: a worker process of a run ends with the run from here on, not after its other imports
 import oodfs.run.executors.lifeline  # noqa: F401 -- arms at import
+
+# before numpy loads: the same numeric kernels on every machine (docs/PROTOCOL.md section 6)
+import oodfs.run.kernels  # noqa: F401,I001 -- pins at import
 from oodfs.contract.api import (
     Environment,
     GridFit,

@@ -29,6 +29,7 @@ from oodfs.run.executors import backend
 from oodfs.run.executors.isolation import memory_limit_supported, parse_size
 from oodfs.run.identity import method_code_hashes, suite_identity, task_identities
 from oodfs.run.jobs import WorkerContext, plan, run_job, with_trained
+from oodfs.run.kernels import numeric_platform
 from oodfs.run.progress import DEFAULT_INTERVAL, Progress, work_weights
 from oodfs.run.suite import (
     Suite,
@@ -399,6 +400,7 @@ def _invocation(suite: Suite, options: RunOptions, identities: dict, decided: Re
         "force": list(options.force),
         "versions": package_versions(),
         "environment": environment(method_code_hashes(dict.fromkeys(m for _, m in identities))),
+        "kernels": numeric_platform(),  # the workers inherit this process's environment
         "plugins": [i.as_dict() for i in registry().all()],
         "identities": {f"{s}/{m}": i.digest for (s, m), i in identities.items()},
         "resume": decided.summary(),

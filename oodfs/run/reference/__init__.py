@@ -134,6 +134,13 @@ def load_reference(suite: str, profile: str, path: str | Path | None = None) -> 
     return Reference(path, meta, results)
 
 
+def not_replayed(ref: Reference) -> dict[str, str]:
+    """``{method: what differed}`` of the methods whose rows the reference's last replay did not
+    reproduce (docs/PROTOCOL.md section 6, "Replaying a reference")."""
+    methods = (ref.meta.get("replay") or {}).get("methods", {})
+    return {m: r.get("summary", "its rows differ") for m, r in methods.items() if not r.get("ok", True)}
+
+
 def suite_conflicts(ref: Reference, suite) -> list[str]:
     """What differs between the suite identity of ``ref`` and ``suite``'s (empty: none). A run may
     use some of the reference's settings (--settings): each must be the reference's own."""
@@ -160,10 +167,14 @@ def take(
         return (*empty, {m: f"the reference was made with a different {', '.join(diff)}" for m in methods})
     tasks = ref.tasks.set_index(TASK_KEY)
     parts = ref.meta.get("identities", {})
+    differs = not_replayed(ref)
     refused, taken = {}, []
     for m in methods:
         if m not in ref.methods:
             refused[m] = "the reference does not hold it"
+            continue
+        if m in differs:
+            refused[m] = f"its rows in the reference did not replay ({differs[m]})"
             continue
         needed = suite.task_keys([m])
         present = [k for k in needed if k in tasks.index]
@@ -208,6 +219,7 @@ def trained_subsets(ref: Reference, suite, data_digests: dict[str, str]) -> tupl
     val, val_env = task.metric("val"), task.metric("val_env")
     parts = ref.meta.get("identities", {})
     r = ref.results
+    r = r[~r["method"].isin(not_replayed(ref))]  # a method's rows that did not replay give no scores
     same_data = [
         (parts.get(i) or {}).get("data") == data_digests.get(s) for s, i in zip(r["setting"], r["identity"])
     ]
@@ -291,7 +303,7 @@ def write_reference(results_dir: str | Path, out_path: str | Path) -> tuple[Path
         out_path, lambda p: frame.to_parquet(p, index=False, compression="zstd", compression_level=ZSTD_LEVEL)
     )
     invocations = [
-        {k: inv.get(k) for k in ("argv", "backend", "jobs", "versions", "resume")}
+        {k: inv.get(k) for k in ("argv", "backend", "jobs", "versions", "resume", "kernels")}
         | {
             "git": (inv.get("environment") or {}).get("oodfs_git"),
             "method_code": (inv.get("environment") or {}).get("method_code"),
