@@ -23,6 +23,7 @@ BUILTIN = {
     "select": "rank the features of your own table with any selector",
     "suites": "list the shipped suites with their data cards",
     "theory": "check the paper's WLS theorems numerically",
+    "replay": "check that a reference is what the installed code computes",
 }
 
 
