@@ -36,7 +36,7 @@ from oodfs.validation import OodfsError
 
 def current_suite(suite_name: str, profile: str, made_with: set[str]):
     """The suite as the runner reads it, with the downstream models the reference was made with
-    (as benchmarks/restamp_reference.py)."""
+    (as oodfs.run.reference.replay.replay_suite)."""
     suite, _ = with_task(customise(load_suite(suite_name), profile=profile), registry())
     models = tuple(m for m in suite.downstream if m in made_with)
     return replace(suite, downstream=models or suite.downstream)
