@@ -1,0 +1,157 @@
+"""Your own binary table end to end (docs/PROTOCOL.md sections 8 and 16): the task is decided
+from the target in a suite as in ``oodfs select``, and every output of a binary folder comes from
+the one analysis, for every downstream model the suite declares."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from oodfs.contract.registry import registry
+from oodfs.run.suite import load_suite, with_task
+from oodfs.tables import TableWarning
+from tests.conftest import assert_one_line, run_cli
+
+SUITE = """
+environment = "{environment}"
+{task}
+r_train = ["p1", "p2"]
+r_test = ["p3", "p4"]
+runs = {runs}
+n_train = 150
+n_val = 50
+n_test = 300
+k = 2
+methods = {methods}
+yardsticks = ["all_features"]
+downstream = {downstream}
+[settings.own]
+params = {{ path = "{path}", target = "{target}", env_column = "period", drop = {drop} }}
+"""
+
+
+def _table(path):
+    """Four periods; a and b drive a logistic outcome, c's effect shifts with the period."""
+    rng = np.random.default_rng(0)
+    n = 1200
+    df = pd.DataFrame({"period": rng.choice(["p1", "p2", "p3", "p4"], n)})
+    for c in "abcde":
+        df[c] = rng.normal(size=n)
+    shift = df["period"].map({"p1": -1, "p2": 0, "p3": 1, "p4": 2})
+    logit = 1.5 * df["a"] - df["b"] + 0.5 * shift * df["c"]
+    df["y"] = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
+    df["answer"] = np.where(df["y"] == 1, "yes", "no")
+    df["amount"] = df["a"] * 10 + rng.normal(size=n)
+    df.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def table_source(tmp_path_factory):
+    return _table(tmp_path_factory.mktemp("own") / "own.csv")
+
+
+@pytest.fixture
+def table_path(tmp_path, table_source):
+    """The table beside the test's suite file (a suite reads tables in its own folder)."""
+    (tmp_path / "own.csv").write_bytes(table_source.read_bytes())
+    return tmp_path / "own.csv"
+
+
+def suite_file(tmp_path, table_path, **given) -> str:
+    """A suite file on the table; ``given`` overrides the defaults below."""
+    fields = dict(
+        environment="table",
+        task="",
+        runs=2,
+        methods='["lasso"]',
+        downstream='["logistic"]',
+        path=table_path,
+        target="y",
+        drop='["answer", "amount"]',
+    )
+    fields.update(given)
+    path = tmp_path / "suite.toml"
+    path.write_text(SUITE.format(**fields))
+    return str(path)
+
+
+def decided(path):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        suite, _ = with_task(load_suite(path), registry())
+    return suite, [str(w.message) for w in caught if issubclass(w.category, TableWarning)]
+
+
+# -- item 1: one task-type check ----------------------------------------------------------------------
+def test_a_table_suite_with_a_0_1_target_runs_as_binary_with_selects_note(tmp_path, table_path):
+    suite, notes = decided(suite_file(tmp_path, table_path))
+    assert (suite.environment, suite.task) == ("binary_table", "binary")
+    assert suite.settings[0].params["positive"] == 1
+    (note,) = notes
+    assert "target 'y' has two levels: binary task, positive class '1'" in note
+    assert 'task = "regression" in the suite file' in note and "positive = 0" in note
+
+
+def test_a_two_level_text_target_runs_as_binary_positive_the_last_level(tmp_path, table_path):
+    path = suite_file(tmp_path, table_path, target="answer", drop='["y", "amount"]')
+    suite, notes = decided(path)
+    assert (suite.environment, suite.task, suite.settings[0].params["positive"]) == (
+        "binary_table",
+        "binary",
+        "yes",
+    )
+    assert 'positive = "no" in the setting' in notes[0] and "regress it" not in notes[0]
+
+
+def test_a_binary_table_without_positive_takes_selects_positive_class(tmp_path, table_path):
+    suite, notes = decided(suite_file(tmp_path, table_path, environment="binary_table"))
+    assert suite.settings[0].params["positive"] == 1 and "binary task" in notes[0]
+
+
+def test_task_regression_regresses_a_0_1_target_with_a_note(tmp_path, table_path, capsys):
+    path = suite_file(tmp_path, table_path, task='task = "regression"', downstream='["ridge"]', runs=1)
+    suite, notes = decided(path)
+    assert (suite.environment, suite.task) == ("table", "regression") and not notes
+    with pytest.warns(
+        TableWarning, match=r"target 'y' has two values \(0, 1\): regressed as a number, as asked"
+    ):
+        code, out, err = run_cli(
+            capsys, "bench", "--suite", path, "--out", str(tmp_path / "r"), "--no-figures"
+        )
+    assert code == 0, err
+    assert "RMSE mean" in out and "log-loss mean" not in out
+
+
+@pytest.mark.parametrize(
+    "given, needles",
+    [
+        # the suite says binary, the target has many values: positive= / threshold= named
+        (
+            {"environment": "binary_table", "target": "amount", "drop": '["y", "answer"]'},
+            ["positive=", "threshold="],
+        ),
+        # a binary target cannot take a regression model
+        ({"downstream": '["ridge"]'}, ["'ridge'", "binary", "logistic"]),
+        ({"target": "nothere"}, ["'nothere'", "not found", "available columns"]),
+    ],
+)
+def test_a_table_suite_that_cannot_run_is_one_line(tmp_path, table_path, capsys, given, needles):
+    path = suite_file(tmp_path, table_path, **given)
+    result = run_cli(capsys, "bench", "--suite", path, "--out", str(tmp_path / "r"), "--no-figures")
+    status, _, err = result
+    assert status == 2 and "Traceback" not in err, err
+    errors = [line for line in err.splitlines() if line.startswith("oodfs: error")]
+    assert len(errors) == 1 and all(n in errors[0] for n in needles), err
+
+
+def test_settings_with_different_tasks_are_one_line(tmp_path, table_path, capsys):
+    path = suite_file(tmp_path, table_path)
+    text = open(path).read() + (
+        f'[settings.amount]\nparams = {{ path = "{table_path}", target = "amount", env_column = "period", '
+        'drop = ["y", "answer"] }\n'
+    )
+    open(path, "w").write(text)
+    result = run_cli(capsys, "bench", "--suite", path, "--out", str(tmp_path / "r"), "--no-figures")
+    assert_one_line(result, "different tasks", "own: binary_table", "amount: table", 'task = "regression"')
