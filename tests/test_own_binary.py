@@ -155,3 +155,82 @@ def test_settings_with_different_tasks_are_one_line(tmp_path, table_path, capsys
     open(path, "w").write(text)
     result = run_cli(capsys, "bench", "--suite", path, "--out", str(tmp_path / "r"), "--no-figures")
     assert_one_line(result, "different tasks", "own: binary_table", "amount: table", 'task = "regression"')
+
+
+# -- a small binary folder with two downstream models ---------------------------------------------------
+@pytest.fixture(scope="module")
+def binary_folder(tmp_path_factory):
+    """A binary table suite (a 0/1 target on `table`) with logistic and mlp, 10 units of replication."""
+    from oodfs.cli import main
+
+    folder = tmp_path_factory.mktemp("binary")
+    _table(folder / "own.csv")
+    suite = suite_file(
+        folder, folder / "own.csv", runs=5, methods='["lasso", "mi"]', downstream='["logistic", "mlp"]'
+    )
+    out = folder / "results"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert (
+            main(["bench", "--suite", suite, "--out", str(out), "--jobs", "1", "--no-figures", "--quiet"])
+            == 0
+        )
+    return out
+
+
+def _analysis(folder, model):
+    from oodfs.report.analysis import Analysis
+    from oodfs.report.report import Report
+
+    return Analysis(Report.from_path(folder, downstream=model))
+
+
+def _compare_verdicts(text: str, metric_title: str) -> dict:
+    """{method: verdict} of compare's table of one metric."""
+    section = text.split(f": {metric_title} ")[1].split("### ")[0]
+    rows = [line.split("|") for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    return {r[1].strip(): r[-2].strip() for r in rows[1:]}
+
+
+@pytest.mark.parametrize("model, name", [("logistic", "compare.md"), ("mlp", "compare-mlp.md")])
+def test_compare_tests_every_downstream_model_with_its_own_analysis(binary_folder, capsys, model, name):
+    code, out, err = run_cli(capsys, "compare", str(binary_folder), "--downstream", model)
+    assert code == 0, err
+    assert (binary_folder / name).read_text() == out.replace("](cd_", "](figures/cd_")
+    assert f"Downstream model: {model}." in out
+    other = "mlp" if model == "logistic" else "logistic"
+    assert f"the run also trained {other} (--downstream {other})" in err
+    analysis = _analysis(binary_folder, model)
+    shown = _compare_verdicts(out, "log-loss mean")
+    assert set(shown) == {"lasso", "mi"}
+    for method, verdict in shown.items():
+        assert verdict == analysis.verdict("own", "log_loss_mean", method, "all_features")
+
+
+def test_compare_names_the_models_a_folder_holds(binary_folder, capsys):
+    result = run_cli(capsys, "compare", str(binary_folder), "--downstream", "ridge")
+    assert_one_line(result, "no rows of downstream model 'ridge'", "logistic, mlp")
+
+
+def test_each_models_leaderboard_file_is_that_models_analysis(binary_folder, capsys):
+    for model, name in (("logistic", "leaderboard.md"), ("mlp", "leaderboard-mlp.md")):
+        code, out, err = run_cli(capsys, "leaderboard", str(binary_folder), "--downstream", model)
+        assert code == 0, err
+        assert (binary_folder / name).read_text() == out
+        assert f"Downstream model: **{model}**" in out
+
+
+def test_the_page_has_a_section_per_downstream_model_with_its_verdicts(binary_folder, capsys, tmp_path):
+    import html
+
+    code, _, err = run_cli(capsys, "report", str(binary_folder), "--out", str(tmp_path / "site"))
+    assert code == 0, err
+    page = (tmp_path / "site" / "index.html").read_text()
+    for model in ("logistic", "mlp"):
+        assert f"Leaderboard: downstream model {model}" in page
+        assert f"Statistical comparisons: downstream model {model}" in page
+        analysis = _analysis(binary_folder, model)
+        decided = [r for r in analysis.verdict_sentences() if r["decided"]]
+        assert decided, model  # ten units: the family can decide
+        for row in decided:
+            assert html.escape(row["text"], quote=False) in page, (model, row)
