@@ -234,3 +234,41 @@ def test_the_page_has_a_section_per_downstream_model_with_its_verdicts(binary_fo
         assert decided, model  # ten units: the family can decide
         for row in decided:
             assert html.escape(row["text"], quote=False) in page, (model, row)
+
+
+# -- item 7: a top-k that keeps every feature is no selection ---------------------------------------------
+def test_a_top_k_of_every_feature_is_one_note_and_no_selection(table_source):
+    from oodfs.run.rank import rank_features
+
+    shift = dict(env_column="period", train_envs=["p1"], evaluate=True, downstream="logistic")
+    with pytest.warns(
+        TableWarning, match=r"top_k \(--top-k\) 5 keeps all 5 features: nothing is selected away"
+    ):
+        whole = rank_features(table_source, "y", "correlation", top_k=5, drop=["answer", "amount"], **shift)
+    assert not whole.selection and not whole.ranking["selected"].any() and whole.selected == []
+    assert sum("keeps all 5 features" in n for n in whole.notes) == 1
+    # scored: every feature and the prior, never a "selection" equal to all_features
+    assert not [c for c in whole.evaluation.columns if c.endswith("_selected")]
+    assert list(whole.summary().columns) == ["score", "statistic", "all", "prior"]
+    part = rank_features(table_source, "y", "correlation", top_k=4, drop=["answer", "amount"], **shift)
+    assert part.selection and part.ranking["selected"].sum() == 4
+    assert not any("keeps all" in n for n in part.notes)
+    # the model on every feature scores the same whether or not a selection was made beside it
+    np.testing.assert_allclose(whole.evaluation["log_loss_all"], part.evaluation["log_loss_all"])
+
+
+def test_select_says_no_selection_when_top_k_keeps_every_feature(table_source, capsys):
+    code, out, err = run_cli(
+        capsys, "select", str(table_source), "--target", "y", "--method", "correlation",
+        "--drop", "answer,amount", "--env-column", "period", "--top-k", "5", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    import json
+
+    shown = json.loads(out)
+    assert shown["selection"] is False and not any(r["selected"] for r in shown["ranking"])
+    code, out, err = run_cli(
+        capsys, "select", str(table_source), "--target", "y", "--method", "correlation",
+        "--drop", "answer,amount", "--env-column", "period", "--top-k", "5",
+    )  # fmt: skip
+    assert "no selection (top 5 is every one)" in err and "*" not in out
