@@ -272,3 +272,66 @@ def test_select_says_no_selection_when_top_k_keeps_every_feature(table_source, c
         "--drop", "answer,amount", "--env-column", "period", "--top-k", "5",
     )  # fmt: skip
     assert "no selection (top 5 is every one)" in err and "*" not in out
+
+
+# -- item 2: the binary leaderboard reads the family's tests --------------------------------------------
+def _markdown_table(text: str, title_start: str):
+    """(header, rows) of the first markdown table under a heading starting with ``title_start``."""
+    section = text.split(f"## {title_start}")[1].split("\n## ")[0]
+    lines = [line for line in section.splitlines() if line.startswith("|") and "---" not in line]
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in lines]
+    return cells[0], cells[1:]
+
+
+def test_the_binary_leaderboard_tests_each_method_against_all_features(binary_folder):
+    from oodfs.report.leaderboard import Leaderboard
+    from oodfs.report.report import Report
+
+    titles = {"log-loss mean ↓": "log_loss_mean", "Brier mean ↓": "brier_mean",
+              "accuracy mean ↑": "accuracy_mean", "AUC mean ↑": "auc_mean"}  # fmt: skip
+    bold = []
+    for model in ("logistic", "mlp"):
+        text = Leaderboard(Report.from_path(binary_folder, downstream=model)).to_markdown()
+        analysis = _analysis(binary_folder, model)
+        header, rows = _markdown_table(text, "Setting `own`: each method against all_features")
+        assert header[:3] == ["method", "pairs", "log-loss mean − all_features \\[95 % t\\]"]
+        tests = analysis.tests("own", "log_loss_mean")
+        truth = {r.method_a: (str(r.n_pairs), r.verdict) for r in tests.itertuples()}
+        assert {r[0]: (r[1], r[-1]) for r in rows} == truth and set(truth) == {"lasso", "mi"}
+        assert all(n == "10" for n, _ in truth.values())  # 2 training environments x 5 runs
+        # bold only from those tests: bold in a column exactly when significantly better than all_features
+        header, rows = _markdown_table(text, "Setting `own`, averaged over r_train")
+        for row in rows:
+            method = row[0].replace(" (yardstick)", "")
+            for title, cell in zip(header[2:], row[2:]):
+                verdict = analysis.verdict("own", titles[title], method, "all_features")
+                assert cell.startswith("**") == (verdict == f"{method} better"), (
+                    model,
+                    method,
+                    title,
+                    verdict,
+                )
+                bold += [(model, method, title)] * cell.startswith("**")
+        # the tables by r_train are not tested against all_features: only their "all" column is bold
+        for part in text.split("by r_train")[1:]:
+            for line in part.split("\n## ")[0].splitlines()[3:]:
+                cells = [c.strip() for c in line.strip().strip("|").split("|")]
+                assert not any(c.startswith("**") for c in cells[1:-1]), line
+        assert "Bold: a method significantly better than all_features on that metric" in text
+        assert "training mean" not in text  # a binary yardstick is not the mean of a number
+    assert bold  # the ten units decide something: the test above compared real marks
+
+
+def test_the_environment_unit_names_its_count_in_the_column_the_legend_names(tmp_path, table_path, capsys):
+    path = suite_file(tmp_path, table_path, runs=2, downstream='["logistic"]')
+    text = open(path).read().replace("runs = 2", 'runs = 2\nunit = "environment"')
+    text = text.replace('yardsticks = ["all_features"]', 'yardsticks = ["all_features", "mean"]')
+    open(path, "w").write(text)
+    code, out, err = run_cli(capsys, "bench", "--suite", path, "--out", str(tmp_path / "r"), "--no-figures")
+    assert code == 0, err
+    header, rows = _markdown_table(out, "Setting `own`, averaged over r_train")
+    assert header[1] == "environments (runs)" and "the column environments (runs) counts them" in out
+    assert {r[0]: r[1] for r in rows}["lasso"] == "2 (4 runs)"  # 2 training environments, 2 runs each
+    header, _ = _markdown_table(out, "Setting `own`: each method against all_features")
+    assert header[1] == "environments"
+    assert "mean predicts the training base rate" in out and "training mean" not in out
