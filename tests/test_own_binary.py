@@ -335,3 +335,34 @@ def test_the_environment_unit_names_its_count_in_the_column_the_legend_names(tmp
     header, _ = _markdown_table(out, "Setting `own`: each method against all_features")
     assert header[1] == "environments"
     assert "mean predicts the training base rate" in out and "training mean" not in out
+
+
+# -- item 10: the smaller items ------------------------------------------------------------------------
+def test_evaluate_lists_the_held_out_environments_in_natural_order(tmp_path):
+    from oodfs.run.rank import rank_features
+
+    rng = np.random.default_rng(1)
+    n = 400
+    df = pd.DataFrame(
+        {"site": np.repeat([10, 2, 1, 9], n // 4), "a": rng.normal(size=n), "b": rng.normal(size=n)}
+    )
+    df["y"] = df["a"] + rng.normal(size=n)
+    shift = dict(env_column="site", train_envs=["1"], evaluate=True, downstream="ridge")
+    ranked = rank_features(df, "y", "correlation", top_k=1, **shift)
+    assert list(ranked.evaluation["env"]) == ["2", "9", "10"]  # not file order (10, 2, 9), nor text order
+
+
+def test_a_suite_without_methods_says_there_is_no_default(tmp_path, table_path, capsys):
+    path = suite_file(tmp_path, table_path)
+    text = open(path).read().replace('methods = ["lasso"]\n', "")
+    open(path, "w").write(text)
+    result = run_cli(capsys, "bench", "--suite", path, "--out", str(tmp_path / "r"))
+    assert_one_line(result, "lacks the key 'methods'", 'methods = ["lasso", "dwr"]', "no default")
+
+
+def test_table_errors_name_the_flag_and_the_suite_parameter_not_python(tmp_path, capsys):
+    df = pd.DataFrame({"a": [1.0, None, 3.0, 4.0] * 10, "b": np.arange(40.0) % 7, "y": np.arange(40.0) % 5})
+    df.to_csv(tmp_path / "gaps.csv", index=False)
+    result = run_cli(capsys, "select", str(tmp_path / "gaps.csv"), "--target", "y", "--method", "ols")
+    assert_one_line(result, "'a' (10 missing)", "--dropna rows", 'dropna = "rows" in a suite')
+    assert "dropna='rows'" not in result[2] and "keep=[" not in result[2]

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from oodfs.contract.api import check_scores, ranking_from_scores, support_mask
+from oodfs.contract.task import env_sort_key
 from oodfs.tables.names import named_columns, short_list
 from oodfs.tables.prepare import MAX_LEVELS, MIN_LEVEL_ROWS, fitted_features, make_scaler, prepare_table
 from oodfs.tables.read import TableWarning, _as_frame, _one_line
@@ -205,7 +206,7 @@ def evaluate_selection(
     target's base rate, the ``prior`` yardstick). ``downstream``: a registered downstream model
     that predicts ``task`` (:mod:`oodfs.run.downstream_models`: mlp, ridge, gbm for regression;
     mlp, logistic, gbm for binary), with its default settings. ``X`` is used as given (standardise
-    it as the selector saw it). Returns one row per held-out environment in label order:
+    it as the selector saw it). Returns one row per held-out environment in natural order:
     ``env``, ``rows`` (and ``positives`` for binary), then ``<score>_selected``, ``<score>_all``
     and ``<score>_<yardstick>`` for every score of the task type (regression: ``rmse_selected``,
     ``rmse_all``, ``rmse_mean``; binary: log_loss, brier, accuracy, auc with ``_prior``)."""
@@ -216,7 +217,8 @@ def evaluate_selection(
     model = get_model(downstream, task_type.name)
     env = np.asarray(env).astype(str)
     train = np.isin(env, [str(e) for e in train_envs])
-    held_out = [e for e in dict.fromkeys(env) if e not in set(env[train])]
+    # in their natural order (docs/PROTOCOL.md section 8: numbers by value, bins by their first number)
+    held_out = sorted((e for e in dict.fromkeys(env) if e not in set(env[train])), key=env_sort_key)
     if not held_out:
         raise OodfsError("nothing to evaluate on: every environment is a training environment (--train-envs)")
     subsets = [tuple(range(X.shape[1])), ()]

@@ -46,6 +46,10 @@ SUITE_KEYS = (
     "unit",
     "task",
 )
+#: the keys a suite file must give (no default; docs/PROTOCOL.md section 8, "Suite files"); every
+#: other key has one: runs 1, n_val 0, k 5, selection "val" (with n_val) or "default", seed 0,
+#: downstream "mlp", no yardsticks, unit "resplit" on a table or "run"
+REQUIRED_KEYS = ("environment", "settings", "r_train", "r_test", "n_train", "n_test", "methods")
 #: what one unit of replication of a suite is (``unit = ...``; docs/PROTOCOL.md section 10):
 #: ``run``: every (r_train, run) block is a fresh draw from a data process (the synthetic suites);
 #: ``resplit``: blocks are resplits of one table (their p-values are conditional on that table);
@@ -433,7 +437,13 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
         )
         suite = replace(suite, methods=with_yardsticks(suite.methods, suite.yardsticks))
     except KeyError as exc:
-        raise OodfsError(f"suite {name!r} lacks the key {exc.args[0]!r}") from None
+        key = exc.args[0]
+        why = (
+            ': name the selectors to run, e.g. methods = ["lasso", "dwr"] (oodfs plugins lists them)'
+            if key == "methods"
+            else f" (a suite file needs {', '.join(REQUIRED_KEYS)})"
+        )
+        raise OodfsError(f"suite {name!r} lacks the key {key!r}{why}; there is no default") from None
     validate_suite(suite)
     _check_curve(suite)
     return suite
