@@ -486,6 +486,8 @@ class Table(oodfs.Environment):
         given = {**DATASETS.get(env.dataset, {}), **{k: v for k, v in params.items() if v is not None}}
         if given.get("positive") is not None or given.get("threshold") is not None:
             return BinaryTable.name, params, None
+        if env.dataset in DATASETS and given.get("target") == DATASETS[env.dataset]["target"]:
+            return cls.name, params, None  # a built-in data set's own target declares its task: not read
         if cls.task == "regression":
             env._options()  # its parameters checked first, each in one line
         target = given.get("target")
