@@ -161,7 +161,7 @@ class Report:
 
     def for_model(self, model: str) -> "Report":
         """The report of the same results for another downstream model the run trained (same rule,
-        metrics, unit and task; docs/PROTOCOL.md section 16: every model a suite declares is shown)."""
+        metrics, unit and task; docs/PROTOCOL.md section 18, "Every downstream model is shown")."""
         if model == self.downstream:
             return self
         return Report(**self._given, downstream=model, columns=self._columns)
