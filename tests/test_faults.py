@@ -1134,8 +1134,19 @@ def assert_output_failure(proc, *needles):
 
 def _output_command(kind, table, stored):
     return {
-        "select": ["select", table, "--target", "y", "--method", "correlation"],
-        "select --json": ["select", table, "--target", "y", "--method", "correlation", "--json"],
+        # a top-k below the table's 4 features: a selection (and no note on keeping every feature)
+        "select": ["select", table, "--target", "y", "--method", "correlation", "--top-k", "2"],
+        "select --json": [
+            "select",
+            table,
+            "--target",
+            "y",
+            "--method",
+            "correlation",
+            "--top-k",
+            "2",
+            "--json",
+        ],
         "leaderboard": ["leaderboard", str(stored)],
     }[kind]
 

@@ -638,7 +638,9 @@ def test_select_notes_constant_target_and_too_few_rows(tmp_path, capsys):
     df.head(6).to_csv(tmp_path / "few.csv", index=False)
     code, _, err = select_cli(capsys, tmp_path / "few.csv", "--target", "y", "--method", "ols")
     assert code == 0 and "oodfs: note: 6 rows for 6 features" in err
-    code, _, err = select_cli(capsys, tmp_path / "few.csv", "--target", "y", "--method", "ols", "--drop", "f")
+    code, _, err = select_cli(
+        capsys, tmp_path / "few.csv", "--target", "y", "--method", "ols", "--drop", "f", "--top-k", "3"
+    )
     assert code == 0 and "oodfs: note" not in err  # 6 rows, 5 features and an intercept: determined
 
 

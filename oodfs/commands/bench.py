@@ -328,19 +328,9 @@ def run(args) -> int:
     try:
         export(results, out)
         write_text(out / "leaderboard.md", text)
-        for model in report.downstream_models[1:]:  # the other downstream models, same fits
-            other = Report(
-                results,
-                rule,
-                store.get_meta("metrics"),
-                list(suite.methods),
-                model,
-                columns,
-                unit=suite.unit,
-                task=suite.task,
-            )
+        for other in report.model_reports()[1:]:  # the other downstream models, same fits
             write_text(
-                out / f"leaderboard-{model}.md",
+                out / f"leaderboard-{other.downstream}.md",
                 Leaderboard(other).to_markdown() + skipped_note(skipped, suite.task),
             )
         print(text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from oodfs.commands.options import add_metrics, add_selection
+from oodfs.commands.options import add_downstream, add_metrics, add_selection
 from oodfs.validation import write_failed
 
 
@@ -29,11 +29,7 @@ def add_parser(sub) -> None:
     add_selection(p)
     add_metrics(p)
     p.add_argument("--output", "-o", help="write to this file instead of standard output")
-    p.add_argument(
-        "--downstream",
-        metavar="MODEL",
-        help="the downstream model whose RMSEs to show, when the run trained several (default: its first)",
-    )
+    add_downstream(p)
 
 
 def run(args) -> int:

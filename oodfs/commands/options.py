@@ -96,3 +96,13 @@ def add_metrics(parser) -> None:
         "rank_avg, f1, rmse_mean, rmse_std); e.g. rmse_max,beta_l1,beta_l2 for details a run stores "
         "(docs/PROTOCOL.md, section 3)",
     )
+
+
+def add_downstream(parser) -> None:
+    """``--downstream MODEL``: which of a run's downstream models to show and test (default its first)."""
+    parser.add_argument(
+        "--downstream",
+        metavar="MODEL",
+        help="the downstream model whose scores to show and test, when the run trained several (default: "
+        "its first; each model's tests are its own)",
+    )

@@ -11,7 +11,7 @@ import warnings
 
 from oodfs.commands.options import csv_list, positive_int
 from oodfs.report.escape import terminal
-from oodfs.run.rank import GROUP_AGGREGATES, RankOptions, rank_features
+from oodfs.run.rank import GROUP_AGGREGATES, RankOptions, evaluated, rank_features
 from oodfs.tables import CATEGORICAL_MODES, DATE_MODES, MAX_LEVELS, MIN_LEVEL_ROWS, TASKS, TableWarning
 from oodfs.validation import OodfsError, check_nesting, one_line_warning
 
@@ -326,7 +326,8 @@ def run(args) -> int:
     task = a.task + (f", positive class {terminal(a.positive)!r}" if a.positive is not None else "")
     print(
         f"{terminal(a.method)} on {terminal(a.source)}: target '{target}' ({task}), {a.features} features, "
-        f"{used}; top {a.top_k} {unit} marked *",
+        f"{used}; "
+        + (f"top {a.top_k} {unit} marked *" if a.selection else f"no selection (top {a.top_k} is every one)"),
         file=sys.stderr,
     )
     if variables is not None:
@@ -363,8 +364,12 @@ def _print_evaluation(result, envs: str, target: str) -> None:
     loss = task.validation_loss
     yard = a.yardstick
     no_feature = {"mean": "training mean", "prior": "prior (base rate)"}.get(yard, yard)
-    columns = [f"selected ({int(a.ranking['selected'].sum())})", f"all_features ({a.features})", no_feature]
-    whos = ("selected", "all", yard)
+    whos = evaluated(evaluation, a.task)
+    names = {
+        "selected": f"selected ({int(a.ranking['selected'].sum())})",
+        "all": f"all_features ({a.features})",
+    }
+    columns = [names.get(w, no_feature) for w in whos]
     binary = a.task == "binary"
     title = task.titles[loss]
     print(
@@ -375,11 +380,11 @@ def _print_evaluation(result, envs: str, target: str) -> None:
         [terminal(r["env"]), r["rows"]]
         + ([r["positives"]] if binary else [])
         + [_cell(r[f"{loss}_{w}"]) for w in whos]
-        + ([_cell(r["auc_selected"]), _cell(r["auc_all"])] if binary else [])
+        + ([_cell(r[f"auc_{w}"]) for w in whos[:-1]] if binary else [])
         for r in evaluation.to_dict("records")
     ]
     headers = ["env", "rows"] + (["positives"] if binary else []) + columns
-    headers += ["AUC selected", "AUC all_features"] if binary else []
+    headers += [f"AUC {'all_features' if w == 'all' else w}" for w in whos[:-1]] if binary else []
     print(tabulate(rows, headers=headers, disable_numparse=True))
     summary = a.summary().set_index(["score", "statistic"])
     n = len(evaluation)

@@ -269,15 +269,46 @@ class Analysis:
         return out
 
     # -- best sets --------------------------------------------------------------------------
+    def bold_text(self) -> str:
+        """What a bold cell means: the family's own verdict (docs/PROTOCOL.md section 10)."""
+        if self.family.reference:
+            return f"significantly better than {self.family.reference} by the tested family's test"
+        return "in the best set"
+
+    def _better_than_reference(self) -> tuple[dict, list[str]]:
+        """Against a reference, bold is the family's verdict itself: a method significantly better
+        than the reference by the test every output reports; nothing else is marked (the tables
+        by r_train are not tested against the reference)."""
+        f = self.family
+        best: dict = {}
+        for (setting, metric), t in self._tests.items():
+            if not _can_be_best(self.report.metrics[metric]):
+                continue
+            t = t[t["family"] == "methods"]
+            better = set(t.loc[t["better"] == t["method_a"], "method_a"])
+            if better:
+                best[(setting, "all", metric)] = better
+        note = (
+            f"Bold: a method significantly better than {f.reference} on that metric ({self.test_text()}, "
+            f"alpha {f.alpha:g}): the family's own tests, which oodfs compare and the results page "
+            f"report; a method not bold is not distinguishable from {f.reference} or worse. The tables "
+            f"by r_train are not tested against {f.reference}: nothing is bold there."
+        )
+        return best, [note]
+
     @cached_property
     def _best(self) -> tuple[dict, list[str]]:
         f = self.family
         best: dict = {}
         notes = []
         values = self.values[self.values["method"].isin(f.methods)]  # yardsticks: never in a best set
-        scopes = [("all", ["setting"], list(f.blocks))]
-        if f.unit != "environment" and values.groupby("setting")["r_train"].nunique().max() > 1:
-            scopes.append(("by r_train", ["setting", "r_train"], ["run"]))
+        if f.reference:  # the family's own verdicts; no other test marks a cell
+            best, notes = self._better_than_reference()
+            scopes = []
+        else:
+            scopes = [("all", ["setting"], list(f.blocks))]
+            if f.unit != "environment" and values.groupby("setting")["r_train"].nunique().max() > 1:
+                scopes.append(("by r_train", ["setting", "r_train"], ["run"]))
         for scope, within, pair_on in scopes:
             for i, m in enumerate([m for m in self.report.headline if m in values]):
                 info = self.report.metrics[m]

@@ -89,6 +89,12 @@ def cd_diagram(
         return str(exc)
 
 
+def _model_tag(report: Report) -> str:
+    """What a figure's file name adds for a downstream model other than the run's first ("")."""
+    first = report.downstream == report.downstream_models[0]
+    return "" if first else f"-{file_stem(report.downstream)}"
+
+
 def comparison_markdown(report: Report, fig_dir: Path | None = None) -> tuple[str, list[Path]]:
     """Markdown sections (## per setting and metric) and the CD diagrams written to ``fig_dir``."""
     analysis = Analysis(report)
@@ -138,7 +144,7 @@ def comparison_markdown(report: Report, fig_dir: Path | None = None) -> tuple[st
         ]
         if fig_dir is not None:
             # a file name made from names: sanitised, and kept inside fig_dir
-            stem = file_stem("cd", setting, info.name) + f"-{report.rule.name}"
+            stem = file_stem("cd", setting, info.name) + f"-{report.rule.name}" + _model_tag(report)
             drawn = cd_diagram(report, c, inside(fig_dir, stem), analysis)
             if isinstance(drawn, str):
                 lines += [f"(no critical-difference diagram: {md_text(drawn)})", ""]

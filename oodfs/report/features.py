@@ -121,13 +121,14 @@ def versus_yardstick(report, metric: str = "rmse_mean", yardstick: str = "all_fe
     return pd.DataFrame(rows)
 
 
-def per_env_rmse(report) -> pd.DataFrame:
-    """Per (setting, method, test environment): the mean RMSE of the chosen points over every
-    (r_train, run), its 95 % percentile-bootstrap interval over those blocks and their count."""
+def per_env_rmse(report, score: str = "rmse") -> pd.DataFrame:
+    """Per (setting, method, test environment): the mean RMSE (or another per-environment
+    ``score``: a binary task's ``log_loss``) of the chosen points over every (r_train, run), its
+    95 % percentile-bootstrap interval over those blocks and their count."""
     pe = report.per_env
     if pe.empty:
         return pd.DataFrame(columns=["setting", "method", "env", "mean", "low", "high", "n"])
-    pe = pe[pe["metric"] == "rmse"]
+    pe = pe[pe["metric"] == score]
     rows = []
     for (setting, method, env), g in pe.groupby(["setting", "method", "env"], sort=False):
         c = stats.cell_summary(g["value"], method="bootstrap")  # an RMSE interval never goes below 0

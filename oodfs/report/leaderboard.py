@@ -24,6 +24,19 @@ from oodfs.report.escape import csv_frame, latex, latex_comment, md_code, md_tex
 from oodfs.report.report import Report
 from oodfs.validation import OodfsError
 
+#: what each built-in yardstick row is, per task (a binary target's "mean" is its base rate)
+YARDSTICK_TEXT = {
+    "regression": {
+        "all_features": "all_features trains the model on every feature",
+        "mean": "mean predicts the training mean",
+    },
+    "binary": {
+        "all_features": "all_features trains the model on every feature",
+        "mean": "mean predicts the training base rate (the share of positives) for every row",
+        "prior": "prior predicts the training base rate (the share of positives) for every row",
+    },
+}
+
 #: every cell's interval: the percentile bootstrap stays inside the range of the values, hence of
 #: the metric (F1 in [0, 1], an RMSE sd >= 0, a rank average within its possible ranks), where a t
 #: interval can leave it (docs/PROTOCOL.md section 10)
@@ -98,9 +111,17 @@ class Leaderboard:
             & (self.summary["r_train"] == r_train)
             & (self.summary["method"] == method)
         ]
-        runs = int(c["n"].max()) if len(c) else 0
+        units = int(c["n"].max()) if len(c) else 0
         failed = int(s["failed"].iloc[0]) if len(s) else 0
-        return f"{runs}" + (f" ({failed} failed tasks)" if failed else "")
+        text = f"{units}"
+        if self.report.unit == "environment" and r_train == "all":  # the units, then the runs behind them
+            text += f" ({int(s['runs'].iloc[0]) if len(s) else 0} runs)"
+        return text + (f" ({failed} failed tasks)" if failed else "")
+
+    @property
+    def _unit_column(self) -> str:
+        """The column counting a row's units of replication, named by the unit the legend names."""
+        return "environments (runs)" if self.report.unit == "environment" else "runs"
 
     # -- shared layout ------------------------------------------------------------------
     def _r_values(self, setting: str) -> list:
@@ -122,7 +143,7 @@ class Leaderboard:
                 if rs
                 else ""
             )
-            header = ["method", "runs"] + [f"{m.title} {m.arrow}" for m in self.metrics.values()]
+            header = ["method", self._unit_column] + [f"{m.title} {m.arrow}" for m in self.metrics.values()]
             rows = [
                 [(self._label(method), False), (self._runs(setting, "all", method), False)]
                 + [self._cell(setting, "all", method, m) for m in self.metrics]
@@ -146,14 +167,19 @@ class Leaderboard:
         return f"{method} (yardstick)" if method in self.yardsticks else method
 
     def _real_data_tables(self, setting: str) -> list:
-        """Against the yardstick, RMSE per test environment, and what each method selected."""
+        """Against the yardstick, the loss per test environment, and what each method selected."""
+        from oodfs.contract.tasks import get_task
         from oodfs.report import features
 
         out = []
-        tests = self.analysis.tests(setting, "rmse_mean") if "rmse_mean" in self.metrics else None
+        task = get_task(self.report.task)
+        loss = task.metric("mean")  # the task's mean test loss: RMSE mean, log-loss mean
+        tests = self.analysis.tests(setting, loss) if loss in self.metrics else None
         ref = self.analysis.family.reference
         if ref and tests is not None and len(tests):
-            header = ["method", "pairs", f"RMSE mean − {ref} [95 % t]", "Wilcoxon p (Holm)", "verdict"]
+            title = self.metrics[loss].title
+            pairs = "environments" if self.report.unit == "environment" else "pairs"
+            header = ["method", pairs, f"{title} − {ref} [95 % t]", "Wilcoxon p (Holm)", "verdict"]
             rows = []
             for r in tests.itertuples():
                 p = "" if not np.isfinite(r.p_adjusted) else f"{r.p_adjusted:.3g}"
@@ -164,7 +190,8 @@ class Leaderboard:
             units = ", ".join(self.analysis.family.blocks)
             title = f"Setting `{setting}`: each method against {ref} (paired over {units})"
             out.append((title, header, rows))
-        pe = features.per_env_rmse(self.report)
+        score = task.validation_loss
+        pe = features.per_env_rmse(self.report, score)
         pe = pe[pe["setting"] == setting] if len(pe) else pe
         if len(pe):
             envs = list(dict.fromkeys(pe["env"]))
@@ -175,8 +202,9 @@ class Leaderboard:
                     _interval(*g.loc[e, ["mean", "low", "high", "n"]]) if e in g.index else "" for e in envs
                 ]
                 rows.append([(self._label(method), False)] + [(c, False) for c in cells])
-            title = f"Setting `{setting}`: RMSE by test environment (mean over r_train and runs)"
-            out.append((title, ["method"] + [f"RMSE {e} ↓" for e in envs], rows))
+            name = task.titles[score]
+            title = f"Setting `{setting}`: {name} by test environment (mean over r_train and runs)"
+            out.append((title, ["method"] + [f"{name} {e} ↓" for e in envs], rows))
         out += self._chosen_k_table(setting)
         freq = features.selection_frequency(self.report)
         freq = freq[freq["setting"] == setting] if len(freq) else freq
@@ -258,11 +286,12 @@ class Leaderboard:
             *([esc(self.analysis.undecidable_note())] if self.analysis.undecidable_note() else []),
             f"Cells: mean over runs and its {stats.describe_interval(INTERVAL)}; an r_train = all cell "
             + (
-                "is over the training environments, each the mean of its runs."
+                "is over the training environments, each the mean of its runs (the unit of replication: "
+                "the column environments (runs) counts them, then the runs behind them)."
                 if self.report.unit == "environment"
                 else "averages each run over r_train first."
             )
-            + " ↓ lower is better, ↑ higher is better. **Bold**: in the best set (below).",
+            + f" ↓ lower is better, ↑ higher is better. **Bold**: {self.analysis.bold_text()} (below).",
         ]
 
     def _downstream_note(self) -> str:
@@ -275,8 +304,9 @@ class Leaderboard:
             )
         if self.yardsticks:
             text += (
-                f" Rows marked (yardstick) are references ({', '.join(self.yardsticks)}): never in a best "
-                "set; all_features trains the model on every feature, mean predicts the training mean."
+                f" Rows marked (yardstick) are references ({', '.join(self.yardsticks)}): never bold; "
+                + "; ".join(YARDSTICK_TEXT[self.report.task].get(y, y) for y in self.yardsticks)
+                + "."
             )
         return text
 

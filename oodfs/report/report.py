@@ -126,6 +126,10 @@ class Report:
     ):
         if results.empty:
             raise OodfsError("the results table is empty: nothing to report")
+        # what for_model builds another downstream model's report from
+        self._given = dict(
+            results=results, rule=rule, metrics=metrics, method_order=method_order, unit=unit, task=task
+        )
         results, self.downstream, self.downstream_models = _one_downstream(results, downstream)
         # methods in the suite's order (then any others, in order of appearance): tables and
         # figures list them the same way whatever order the tasks finished in
@@ -176,6 +180,17 @@ class Report:
         if len(set(columns)) < len(columns):
             raise OodfsError(f"the metrics to show name one twice: {', '.join(columns)}")
         return columns
+
+    def for_model(self, model: str) -> "Report":
+        """The report of the same results for another downstream model the run trained (same rule,
+        metrics, unit and task; docs/PROTOCOL.md section 18, "Every downstream model is shown")."""
+        if model == self.downstream:
+            return self
+        return Report(**self._given, downstream=model, columns=self._columns)
+
+    def model_reports(self) -> list["Report"]:
+        """This report, then one per other downstream model the run trained, in the suite's order."""
+        return [self] + [self.for_model(m) for m in self.downstream_models if m != self.downstream]
 
     @classmethod
     def from_path(

@@ -460,17 +460,18 @@ def _rule_view(run: RunInfo, rule: str, where: _Where, columns=None) -> dict:
             "Figure ood-S: RMSE against the number k of selected features",
         ),
     ]
+    # one section per downstream model the run trained, the first (the page's figures) first
+    models = [_model_view(board, where, rule)] + [
+        _model_view(Leaderboard(other), where, f"{rule}-{_slug(other.downstream)}")
+        for other in report.model_reports()[1:]
+    ]
     return dict(
         rule=get_rule(rule),
         error=None,
         report=report,
-        leaderboard=leaderboard_context(board),
+        **models[0],
+        models=models,
         figures=[f for f in figures if f],
-        comparisons=comparisons(report, where, rule, board.analysis),
-        family=board.analysis.family.describe(),
-        undecidable=board.analysis.undecidable_note(),
-        verdicts=verdicts(board.analysis),
-        analysis=board.analysis,
         columns=[
             (f"{m.title} {m.arrow}", m.description, what_is_good(m))
             for m in (report.metrics[n] for n in report.headline)
@@ -482,6 +483,20 @@ def _rule_view(run: RunInfo, rule: str, where: _Where, columns=None) -> dict:
         cells=board.cells,
         best=board.best,
         metrics=board.metrics,
+    )
+
+
+def _model_view(board: Leaderboard, where: _Where, tag: str) -> dict:
+    """One downstream model's leaderboard, tested verdicts and comparisons: its report's one
+    analysis (the leaderboard's), as every output of that model reads it."""
+    return dict(
+        model=board.report.downstream,
+        leaderboard=leaderboard_context(board),
+        comparisons=comparisons(board.report, where, tag, board.analysis),
+        family=board.analysis.family.describe(),
+        undecidable=board.analysis.undecidable_note(),
+        verdicts=verdicts(board.analysis),
+        analysis=board.analysis,
     )
 
 

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from oodfs.contract.api import check_scores, ranking_from_scores, support_mask
+from oodfs.contract.task import env_sort_key
 from oodfs.tables.names import named_columns, short_list
 from oodfs.tables.prepare import MAX_LEVELS, MIN_LEVEL_ROWS, fitted_features, make_scaler, prepare_table
 from oodfs.tables.read import TableWarning, _as_frame, _one_line
@@ -203,7 +204,7 @@ def evaluate_selection(
     target's base rate, the ``prior`` yardstick). ``downstream``: a registered downstream model
     that predicts ``task`` (:mod:`oodfs.run.downstream_models`: mlp, ridge, gbm for regression;
     mlp, logistic, gbm for binary), with its default settings. ``X`` is used as given (standardise
-    it as the selector saw it). Returns one row per held-out environment in label order:
+    it as the selector saw it). Returns one row per held-out environment in natural order:
     ``env``, ``rows`` (and ``positives`` for binary), then ``<score>_selected``, ``<score>_all``
     and ``<score>_<yardstick>`` for every score of the task type (regression: ``rmse_selected``,
     ``rmse_all``, ``rmse_mean``; binary: log_loss, brier, accuracy, auc with ``_prior``)."""
@@ -214,24 +215,38 @@ def evaluate_selection(
     model = get_model(downstream, task_type.name)
     env = np.asarray(env).astype(str)
     train = np.isin(env, [str(e) for e in train_envs])
-    held_out = [e for e in dict.fromkeys(env) if e not in set(env[train])]
+    # in their natural order (docs/PROTOCOL.md section 8: numbers by value, bins by their first number)
+    held_out = sorted((e for e in dict.fromkeys(env) if e not in set(env[train])), key=env_sort_key)
     if not held_out:
         raise OodfsError("nothing to evaluate on: every environment is a training environment (--train-envs)")
-    selected = np.asarray(selected)
-    cols = np.flatnonzero(selected) if selected.dtype == bool else np.asarray(selected, dtype=int)
-    if cols.size == 0:
-        raise OodfsError("no feature is selected (every score is 0), so there is nothing to evaluate")
+    subsets = [tuple(range(X.shape[1])), ()]
+    whos = ["all", NO_FEATURE_YARDSTICK.get(task_type.name, "mean")]
+    if selected is not None:  # None: every feature kept, no selection to score (docs/PROTOCOL.md section 8)
+        selected = np.asarray(selected)
+        cols = np.flatnonzero(selected) if selected.dtype == bool else np.asarray(selected, dtype=int)
+        if cols.size == 0:
+            raise OodfsError("no feature is selected (every score is 0), so there is nothing to evaluate")
+        subsets.insert(0, tuple(sorted(int(j) for j in cols)))
+        whos.insert(0, "selected")
     tests = [(X[env == e], y[env == e]) for e in held_out]
-    subsets = [tuple(sorted(int(j) for j in cols)), tuple(range(X.shape[1])), ()]
     scored = score_subsets(model, X[train], y[train], subsets, random_state, tests, task_type.name)
     out = {"env": held_out, "rows": [len(t[1]) for t in tests]}
     if task_type.name == "binary":
         out["positives"] = [int(t[1].sum()) for t in tests]
-    yardstick = NO_FEATURE_YARDSTICK.get(task_type.name, "mean")
     for score in task_type.scores:
-        for i, who in enumerate(("selected", "all", yardstick)):
+        for i, who in enumerate(whos):
             out[f"{score}_{who}"] = [float(s[score][i]) for s in scored]
     return pd.DataFrame(out)
+
+
+def evaluated(evaluation: pd.DataFrame, task: str = "regression") -> tuple[str, ...]:
+    """Who an evaluation scored, in its order: ``selected`` (absent when nothing was selected
+    away), ``all`` and the yardstick with no feature."""
+    from oodfs.contract.tasks import get_task
+
+    yardstick = NO_FEATURE_YARDSTICK.get(get_task(task).name, "mean")
+    score = get_task(task).validation_loss
+    return tuple(w for w in ("selected", "all", yardstick) if f"{score}_{w}" in evaluation)
 
 
 def summarize_evaluation(evaluation: pd.DataFrame, task: str = "regression") -> pd.DataFrame:
@@ -243,17 +258,18 @@ def summarize_evaluation(evaluation: pd.DataFrame, task: str = "regression") -> 
     from oodfs.contract.tasks import get_task
 
     task_type = get_task(task)
-    whos = ("selected", "all", NO_FEATURE_YARDSTICK.get(task_type.name, "mean"))
+    whos = evaluated(evaluation, task)
     rows = []
     for score in task_type.scores:
         values = evaluation[[f"{score}_{w}" for w in whos]].to_numpy(dtype=float)
         worst = np.nanmax if task_type.lower_is_better[score] else np.nanmin
         defined = ~np.isnan(values).all(axis=1)
         v = values[defined]
+        none = np.full(len(whos), np.nan)
         for stat, row in (
-            ("mean", v.mean(axis=0) if len(v) else np.full(3, np.nan)),
-            ("sd", v.std(axis=0) if len(v) else np.full(3, np.nan)),
-            ("worst", worst(v, axis=0) if len(v) else np.full(3, np.nan)),
+            ("mean", v.mean(axis=0) if len(v) else none),
+            ("sd", v.std(axis=0) if len(v) else none),
+            ("worst", worst(v, axis=0) if len(v) else none),
         ):
             rows.append({"score": score, "statistic": stat, **dict(zip(whos, row))})
     return pd.DataFrame(rows)
@@ -377,6 +393,10 @@ class FeatureRanking:
     task: str = "regression"
     positive: str | None = None
     leaks: object = None
+    #: False when ``top_k`` kept every feature (or variable): nothing was selected away, so no
+    #: feature is marked selected and the evaluation has no "selected" column (docs/PROTOCOL.md
+    #: section 8, "top_k")
+    selection: bool = True
 
     #: the fields of the JSON form that are plain values, in its order
     _PLAIN = (
@@ -399,6 +419,7 @@ class FeatureRanking:
         "left_out",
         "excluded",
         "notes",
+        "selection",
     )
 
     @property
@@ -468,7 +489,8 @@ class FeatureRanking:
         loss = get_task(self.task).validation_loss
         e = self.evaluation
         base = e[f"{loss}_{self.yardstick}"]
-        bad = list(e.loc[(e[f"{loss}_selected"] > base) & (e[f"{loss}_all"] > base), "env"])
+        worse = np.logical_and.reduce([e[f"{loss}_{w}"] > base for w in evaluated(e, self.task)[:-1]])
+        bad = list(e.loc[worse, "env"])
         if not bad:
             return ""
         what = (
@@ -620,9 +642,19 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
     else:
         mask = support_mask(np.where(fitted, scores, 0.0), order[fitted[order]], k)
         out["selected"] = mask[order]
+    selection = not out["selected"].all()
+    if not selection:  # the top k is every feature: no selection to report or evaluate
+        unit = "variables" if o.group_levels else "features"
+        note(
+            f"top_k (--top-k) {k} keeps all {len(grouped) if o.group_levels else d} {unit}: nothing is "
+            f"selected away, so no selection is reported (a top-k below that selects)"
+        )
+        out["selected"] = False
+        if grouped is not None:
+            grouped["selected"] = False
     evaluation = None
     if o.evaluate:
-        chosen_cols = [names.index(f) for f in out.loc[out["selected"], "feature"]]
+        chosen_cols = [names.index(f) for f in out.loc[out["selected"], "feature"]] if selection else None
         evaluation = evaluate_selection(
             Xs, y, env, wanted, chosen_cols, o.downstream, o.random_state, choice.task
         )
@@ -651,6 +683,7 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
         task=choice.task,
         positive=None if choice.positive is None else level_text(choice.positive),
         leaks=leaks,
+        selection=selection,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -45,6 +46,10 @@ SUITE_KEYS = (
     "unit",
     "task",
 )
+#: the keys a suite file must give (no default; docs/PROTOCOL.md section 8, "Suite files"); every
+#: other key has one: runs 1, n_val 0, k 5, selection "val" (with n_val) or "default", seed 0,
+#: downstream "mlp", no yardsticks, unit "resplit" on a table or "run"
+REQUIRED_KEYS = ("environment", "settings", "r_train", "r_test", "n_train", "n_test", "methods")
 #: the keys of a suite's data card (``[card]``), listed by ``oodfs suites``
 CARD_KEYS = ("source", "licence", "rows", "environments", "target", "shift")
 CURVE_KEYS = ("methods", "r_train")
@@ -109,6 +114,7 @@ def with_task(suite: "Suite", registry) -> tuple["Suite", dict[str, str]]:
     file's ``task`` that contradicts the environment: one line naming both."""
     from oodfs.contract.tasks import get_task
 
+    suite = _target_task(suite, registry.get("environment", suite.environment))
     env_task = get_task(registry.get("environment", suite.environment).task).name
     if suite.task is not None and suite.task != env_task:
         raise OodfsError(
@@ -127,6 +133,31 @@ def with_task(suite: "Suite", registry) -> tuple["Suite", dict[str, str]]:
     methods = tuple(m for m in suite.methods if m not in skipped)
     curve = tuple(m for m in suite.curve_methods if m not in skipped)
     return replace(suite, task=env_task, methods=methods, curve_methods=curve), skipped
+
+
+def _target_task(suite: "Suite", env_cls) -> "Suite":
+    """An environment that reads its task from its target (a table's ``suite_task``; docs/PROTOCOL.md
+    section 8, "Task") decides it per setting, as ``oodfs select`` does: a two-level target makes
+    the suite binary (environment ``binary_table``, its positive class named) unless the suite says
+    ``task = "regression"``. The decision is a note; settings that disagree are one line."""
+    decide = getattr(env_cls, "suite_task", None)
+    if decide is None:
+        return suite
+    from oodfs.tables import TableWarning
+
+    check_environment_params(suite, env_cls)  # a parameter it does not take: one line, not a TypeError
+    decided = {s.name: decide(dict(s.params), suite.task) for s in suite.settings}
+    kinds = {env for env, _, _ in decided.values()}
+    if len(kinds) > 1:
+        shown = "; ".join(f"{name}: {env}" for name, (env, _, _) in decided.items())
+        raise OodfsError(
+            f"the settings of suite {suite.name!r} give different tasks ({shown}); one suite has one task: "
+            'set task = "regression" or "binary", or split it into two suites'
+        )
+    for note in dict.fromkeys(note for _, _, note in decided.values() if note):
+        warnings.warn(note, TableWarning, stacklevel=3)
+    settings = tuple(replace(s, params=decided[s.name][1]) for s in suite.settings)
+    return replace(suite, environment=kinds.pop(), settings=settings)
 
 
 def check_label_methods(suite: "Suite", registry) -> None:
@@ -401,7 +432,13 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
         )
         suite = replace(suite, methods=with_yardsticks(suite.methods, suite.yardsticks))
     except KeyError as exc:
-        raise OodfsError(f"suite {name!r} lacks the key {exc.args[0]!r}") from None
+        key = exc.args[0]
+        why = (
+            ': name the selectors to run, e.g. methods = ["lasso", "dwr"] (oodfs plugins lists them)'
+            if key == "methods"
+            else f" (a suite file needs {', '.join(REQUIRED_KEYS)})"
+        )
+        raise OodfsError(f"suite {name!r} lacks the key {key!r}{why}; there is no default") from None
     validate_suite(suite)
     _check_curve(suite)
     return suite

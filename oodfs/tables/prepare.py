@@ -590,11 +590,11 @@ def _rows(df, target, env_column, columns, dropna, note):
             if env_column in counts and len(counts) == 1:
                 raise OodfsError(
                     f"environment column {env_column!r} has {counts[env_column]} missing values; "
-                    "fill them in or drop those rows (dropna='rows', --dropna rows)"
+                    f"fill them in or drop those rows ({DROPNA_ROWS})"
                 )
             raise OodfsError(
                 f"column(s) with missing values: {listed}; oodfs does not impute -- fill them in, "
-                "drop the column(s) (--drop), or drop the incomplete rows (dropna='rows', --dropna rows)"
+                f"drop the column(s) (--drop), or drop the incomplete rows ({DROPNA_ROWS})"
             )
         incomplete = np.zeros(len(y), dtype=bool)
         incomplete[np.flatnonzero(keep_rows)[missing.any(axis=1).to_numpy()]] = True
@@ -605,6 +605,18 @@ def _rows(df, target, env_column, columns, dropna, note):
         if not keep_rows.any():
             raise OodfsError("no rows left after dropping the rows with a missing value")
     return y, keep_rows
+
+
+#: how a message names an option: the command line's flag and a suite file's parameter, never a
+#: Python call (docs/PROTOCOL.md section 8)
+DROPNA_ROWS = '--dropna rows, or dropna = "rows" in a suite\'s params'
+
+
+def _keep_option(columns: list) -> str:
+    """``--keep a,b, or keep = ["a", "b"] in a suite's params`` for these columns."""
+    names = [str(c) for c in columns]
+    toml = ", ".join(f'"{n}"' for n in names)
+    return f"--keep {','.join(names)}, or keep = [{toml}] in a suite's params"
 
 
 def _convert_dates(sub, declared, dates, kept, note) -> None:
@@ -620,8 +632,8 @@ def _convert_dates(sub, declared, dates, kept, note) -> None:
             raise OodfsError(
                 f"column(s) {short_list(list(dated))} hold dates or times "
                 f"(e.g. {str(kept[first].iloc[0])!r}); "
-                "drop them (--drop), or use them as numbers with dates='convert' (--dates convert: "
-                "decimal years, 2020-07-02 -> 2020.5; durations in days)"
+                'drop them (--drop), or use them as numbers (--dates convert, or dates = "convert" in a '
+                "suite's params: decimal years, 2020-07-02 -> 2020.5; durations in days)"
             )
         for c, t in dated.items():
             sub[c] = (
@@ -642,13 +654,13 @@ def _leave_out_identifiers(sub, explicit, excluded, note):
         note(
             "left out column(s) that look like identifiers: "
             f"{short_list([f'{c!r} ({r})' for c, r in ids.items()], 4)}; "
-            "use one as a feature with keep=[...] (--keep)"
+            f"use one as a feature with {_keep_option(list(ids)[:1])}"
         )
         sub = sub.drop(columns=list(ids))
         if sub.shape[1] == 0:
             raise OodfsError(
                 "no feature columns left: every column looks like an identifier; "
-                f"keep the ones that are features with keep=[...] (--keep {','.join(ids)})"
+                f"keep the ones that are features ({_keep_option(list(ids))})"
             )
     return sub
 
@@ -669,7 +681,8 @@ def _refuse_copies(sub, keep, targets, target) -> None:
         raise OodfsError(
             f"column(s) {listed} are near-copies of the target {target!r} (|correlation| or |rank "
             f"correlation| > {NEAR_COPY_CORR}): a selector would rank them first and say nothing "
-            f"else; drop them (--drop {','.join(copies)}) or keep them on purpose (keep=[...], --keep)"
+            f"else; drop them (--drop {','.join(copies)}) or keep them on purpose "
+            f"({_keep_option(list(copies))})"
         )
 
 

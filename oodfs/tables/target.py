@@ -21,6 +21,14 @@ from oodfs.validation import OodfsError
 
 #: the task types a table's target can be (``oodfs select --task``); None: decided from the target
 TASKS = ("regression", "binary")
+#: how a note spells the options that change the decision: ``oodfs select``'s, and a suite file's
+#: (``positive = ...`` in a setting's params, ``task = "regression"``)
+SELECT_OPTIONS = {"positive": "--positive {}", "task": "--task regression", "quote": False}
+SUITE_OPTIONS = {
+    "positive": "positive = {} in the setting's params",
+    "task": 'task = "regression" in the suite file',
+    "quote": True,  # a text level as TOML writes it
+}
 
 
 @dataclass(frozen=True)
@@ -52,11 +60,11 @@ def _is_numeric(s: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s)
 
 
-def target_task(values: pd.Series, target, task=None, positive=None) -> TargetTask:
+def target_task(values: pd.Series, target, task=None, positive=None, options=SELECT_OPTIONS) -> TargetTask:
     """The task of the target column ``values`` (missing values ignored): ``task`` None decides it
     (two levels: binary), "regression" or "binary" checks that it can be; ``positive`` names the
     positive level (compared as text, so ``"1"`` names 1.0). One OodfsError for a target that
-    cannot be the task."""
+    cannot be the task. ``options``: how the note spells the options (SELECT_OPTIONS, SUITE_OPTIONS)."""
     if task not in (None, *TASKS):
         raise OodfsError(f"task (--task) must be one of {', '.join(TASKS)}, got {task!r}")
     if _is_nested(values):  # lists or records: prepare_table names the column
@@ -112,10 +120,12 @@ def target_task(values: pd.Series, target, task=None, positive=None) -> TargetTa
             )
         chosen, why = matches[0], "as asked"
     other = next(v for v in levels if v is not chosen and level_text(v) != level_text(chosen))
-    instead = ", --task regression to regress it as a number" if numeric else ""
+    instead = f", {options['task']} to regress it as a number" if numeric else ""
+    shown = f'"{other}"' if options["quote"] and isinstance(other, str) else level_text(other)
+    swap = options["positive"].format(shown)
     note = (
         f"target {target!r} has two levels: binary task, positive class {level_text(chosen)!r} (1.0, {why}), "
-        f"{level_text(other)!r} 0.0 (--positive {level_text(other)} to swap them{instead})"
+        f"{level_text(other)!r} 0.0 ({swap} to swap them{instead})"
     )
     return TargetTask("binary", tuple(levels), chosen, note)
 

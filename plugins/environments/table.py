@@ -40,8 +40,10 @@ and F1 empty; RMSE on the later environments is the measure.
 A binary target (docs/PROTOCOL.md, "Real binary data") is the ``binary_table`` environment, the
 same table with the task tag ``"binary"``: ``positive`` names the target's value that is the
 positive class (1.0; every other value 0.0), or ``threshold`` makes a numeric target at or above
-it 1.0. The ``table`` environment refuses both (its task is regression), so a 0/1 target is
-never regressed by mistake.
+it 1.0. The ``table`` environment refuses both (its task is regression). A suite decides its
+task from the target before it runs (:meth:`Table.suite_task`, docs/PROTOCOL.md section 16, "One
+task check for every entry point"): a two-level target on ``table`` runs as ``binary_table``
+unless the suite says ``task = "regression"``, so a 0/1 target is never regressed by mistake.
 """
 
 from __future__ import annotations
@@ -66,7 +68,9 @@ from oodfs.tables import (
     prepare_table,
     read_table,
     short_list,
+    target_task,
 )
+from oodfs.tables.target import SUITE_OPTIONS
 from oodfs.validation import OodfsError, check_positive_int
 
 from .realdata import DATASETS as REAL_DATASETS
@@ -394,6 +398,10 @@ class Table(oodfs.Environment):
             df = df.assign(
                 **{opts["target"]: binary_target(df, opts["target"], opts["positive"], opts["threshold"])}
             )
+        elif opts["target"] in df.columns:  # a two-valued target regressed, as asked: said once
+            note = target_task(df[opts["target"]], opts["target"], "regression", options=SUITE_OPTIONS).note
+            if note:
+                warnings.warn(note, TableWarning, stacklevel=2)
         label_col = env_col
         if opts["bins"] is not None:
             col = df[env_col]
@@ -464,6 +472,53 @@ class Table(oodfs.Environment):
             "index": index,
             "empty": [k for k in order if k not in index],
         }
+
+    # -- the task of a suite's setting (docs/PROTOCOL.md section 16, "One task check") ------------------
+    @classmethod
+    def suite_task(cls, params: dict, task: str | None) -> tuple[str, dict, str | None]:
+        """The environment (``table`` or ``binary_table``), parameters and note one setting of a
+        suite runs with, as ``oodfs select`` decides the task (:func:`oodfs.tables.target_task`):
+        a target with two levels is binary unless ``task`` is "regression", its positive class
+        the one ``select`` would take. ``positive=`` / ``threshold=`` or a built-in binary data
+        set make it binary as given; a suite's ``task`` that contradicts them is refused later
+        by the runner, naming both."""
+        env = cls(**params)
+        given = {**DATASETS.get(env.dataset, {}), **{k: v for k, v in params.items() if v is not None}}
+        if given.get("positive") is not None or given.get("threshold") is not None:
+            return BinaryTable.name, params, None
+        if env.dataset in DATASETS and given.get("target") == DATASETS[env.dataset]["target"]:
+            return cls.name, params, None  # a built-in data set's own target declares its task: not read
+        if cls.task == "regression":
+            env._options()  # its parameters checked first, each in one line
+        target = given.get("target")
+        if target is None:
+            raise OodfsError(f"environment {cls.name!r} needs target= (a column of the table)")
+        df = env._frame()
+        if target not in df.columns:
+            raise OodfsError(
+                f"target column {target!r} not found; available columns: {', '.join(map(str, df.columns))}"
+            )
+        asked = task or ("binary" if cls.task == "binary" else None)
+        try:
+            choice = target_task(df[target], target, asked, options=SUITE_OPTIONS)
+        except OodfsError as exc:
+            if cls.task != "binary":
+                raise
+            raise OodfsError(
+                f"{exc}: give positive= (the target's positive class) or threshold= (a numeric target "
+                "at or above it is positive)"
+            ) from None
+        if (
+            choice.task == "regression"
+        ):  # a two-valued target regressed as asked: noted as the table is prepared
+            return Table.name, params, None
+        if given.get("target_transform") is not None:
+            raise OodfsError(
+                f"target {target!r} has two levels (a binary task): target_transform is for a regression "
+                'target; drop it, or set task = "regression" in the suite file'
+            )
+        positive = choice.positive.item() if isinstance(choice.positive, np.generic) else choice.positive
+        return BinaryTable.name, {**params, "positive": positive}, choice.note
 
     # -- the Environment contract --------------------------------------------------------------
     @property
