@@ -100,10 +100,19 @@ class WorkerContext:
 
 def run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
     """Run one job (the worker's entry point): commit each task to ``context.out_dir``'s store, or
-    with no folder (a remote worker) return the rows."""
+    with no folder (a remote worker) return the rows. Every library computes on one thread (workers
+    are the parallelism): a sum split over threads adds in another order, so a method's numbers
+    would depend on the machine's cores and on --jobs (kernel HRM's clustering did: docs/PROTOCOL.md
+    section 6, "One result on every machine")."""
     import torch
+    from threadpoolctl import threadpool_limits
 
-    torch.set_num_threads(1)  # one thread per worker: workers are the parallelism
+    torch.set_num_threads(1)
+    with threadpool_limits(limits=1):
+        return _run_job(context, job)
+
+
+def _run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
     suite, identities = context.suite, context.identities
     registry(context.plugin_modules)
     metrics = [info.cls for info in registry().entries("metric").values()]
