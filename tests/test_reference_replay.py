@@ -139,6 +139,14 @@ def test_one_changed_value_fails_the_replay_and_the_reference_then_refuses_the_m
     _, rows, refused = take(ref, suite, ref.methods, task_identities(suite, ref.methods))
     assert list(refused) == ["lasso"] and "did not replay (largest relative difference" in refused["lasso"]
     assert "lasso" not in set(rows["method"])
+    # withheld: the rows that do not replay leave the file, and --reference says why it runs lasso
+    assert main(["replay", str(churn), "--stamp", "--withhold"]) == 1
+    ref = load_reference("churn", "default", churn)
+    assert "lasso" not in set(ref.results["method"]) and "lasso" not in ref.methods
+    assert "largest relative difference 1e-12" in ref.meta["withheld"]["lasso"]
+    _, _, refused = take(ref, suite, list(suite.methods), task_identities(suite, list(suite.methods)))
+    assert list(refused) == ["lasso"] and refused["lasso"].startswith("withheld from the reference")
+    assert main(["replay", str(churn)]) == 0  # what it ships replays
 
 
 def test_the_replay_compares_texts_and_counts_rows_made_on_one_side():
@@ -174,6 +182,8 @@ def test_replay_names_a_missing_reference_in_one_line(capsys):
     assert "has no reference results" in capsys.readouterr().err
     assert main(["replay", "churn-default", "churn-default"]) == 2
     assert "named twice" in capsys.readouterr().err
+    assert main(["replay", "churn-default", "--withhold"]) == 2
+    assert "give --stamp too" in capsys.readouterr().err
 
 
 def test_the_suite_identity_of_a_reference_is_the_current_one_of_its_suite():

@@ -41,6 +41,13 @@ def add_parser(sub) -> None:
         "replay's record (for maintainers regenerating the shipped references)",
     )
 
+    p.add_argument(
+        "--withhold",
+        action="store_true",
+        help="with --stamp: take the rows of every method that did not replay out of the reference "
+        "(a reference ships only numbers that replay; --reference then runs those methods)",
+    )
+
 
 def run(args) -> int:
     import os
@@ -55,6 +62,8 @@ def run(args) -> int:
         names += [n for n in available() if n not in names]
     if not names:
         raise OodfsError("name a reference (e.g. auto-default) or give --all")
+    if args.withhold and not args.stamp:
+        raise OodfsError("--withhold takes rows out of a reference when it is stamped: give --stamp too")
     if len(set(names)) < len(names):
         twice = next(n for n in names if names.count(n) > 1)
         raise OodfsError(f"reference {twice!r} is named twice")
@@ -72,7 +81,7 @@ def run(args) -> int:
         if args.stamp:
             from oodfs.run.reference.replay import stamp
 
-            stamped = stamp(load_named(name), result)
-            print(f"  stamped: {', '.join(stamped)}")
+            stamped = stamp(load_named(name), result, withhold=args.withhold)
+            print(f"  stamped: {', '.join(stamped) or 'the record only (no method replayed)'}")
         sys.stdout.flush()
     return status

@@ -169,7 +169,11 @@ def take(
     parts = ref.meta.get("identities", {})
     differs = not_replayed(ref)
     refused, taken = {}, []
+    withheld = ref.meta.get("withheld", {})
     for m in methods:
+        if m in withheld:
+            refused[m] = f"withheld from the reference: its rows did not replay ({withheld[m]})"
+            continue
         if m not in ref.methods:
             refused[m] = "the reference does not hold it"
             continue

@@ -296,21 +296,37 @@ def replay(ref, data_set: tuple | None = None) -> Replay:
     return out
 
 
-def stamp(ref, result: Replay) -> list[str]:
-    """Write into ``ref``'s files, for every method ``result`` reproduced, its current task
-    identities, the current suite identity (the downstream models' settings among them: the replay
-    trained them) and ``result``'s record; a method that did not replay keeps its stored identity,
-    so that ``--reference`` runs it again and says why. Returns the methods stamped; refuses (one
-    line) when none replayed."""
+def stamp(ref, result: Replay, withhold: bool = False) -> list[str]:
+    """Write into ``ref``'s files ``result``'s record and, for every method it reproduced, its
+    current task identities, and the current suite identity (the downstream models' settings among
+    them: the replay trained them). A method that did not replay keeps its stored identity and
+    its record says what differed, so that ``--reference`` runs it again and says why; with
+    ``withhold`` its rows are taken out of the reference instead (``withheld`` in the provenance
+    says which and why: a reference ships only numbers that replay). With no method reproduced,
+    only the record is written. Returns the methods stamped."""
     from oodfs.run.identity import suite_identity, task_identities
     from oodfs.run.reference import ZSTD_LEVEL, _sha256
 
     passed = [m for m, r in result.methods.items() if r.ok]
+    meta = dict(ref.meta)
     if not passed:
-        raise OodfsError(f"no method of {result.name} replayed: nothing is stamped ({result.failures()})")
+        meta["replay"] = result.record(meta.get("suite_identity") or {})
+        ref.path.with_suffix(".json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+        return []
     suite = replay_suite(ref)
     current = task_identities(suite, passed)
     frame = pd.read_parquet(ref.path)
+    if withhold:
+        failed = {m: r.line() for m, r in result.methods.items() if not r.ok}
+        frame = frame[~frame["method"].isin(failed)].reset_index(drop=True)
+        for c in frame:  # the withheld methods' names leave the dictionaries too
+            if isinstance(frame[c].dtype, pd.CategoricalDtype):
+                frame[c] = frame[c].cat.remove_unused_categories()
+        meta["withheld"] = {**meta.get("withheld", {}), **failed}
+        meta["methods"] = [m for m in meta["methods"] if m not in failed]
+        meta["rows"] = len(frame)
+        meta["tasks"] = int(frame.drop_duplicates(["setting", "r_train", "run", "method"]).shape[0])
+        result = replace(result, methods={m: r for m, r in result.methods.items() if r.ok})
     identity = frame["identity"].astype(object).to_numpy().copy()
     for i, (setting, method) in enumerate(zip(frame["setting"], frame["method"])):
         new = current.get((str(setting), str(method)))
@@ -318,7 +334,6 @@ def stamp(ref, result: Replay) -> list[str]:
             identity[i] = new.digest
     frame["identity"] = pd.Categorical(identity)
     frame.to_parquet(ref.path, index=False, compression="zstd", compression_level=ZSTD_LEVEL)
-    meta = dict(ref.meta)
     used = set(identity)
     meta["identities"] = {d: p for d, p in meta["identities"].items() if d in used}
     meta["identities"].update({ident.digest: ident.parts for ident in current.values()})
