@@ -18,6 +18,7 @@ from oodfs.commands.options import (
     positive_seconds,
     r_train_list,
 )
+from oodfs.results.outputs import check_output
 from oodfs.run.progress import DEFAULT_INTERVAL
 from oodfs.validation import OodfsError, RunAborted
 
@@ -195,6 +196,22 @@ def add_parser(sub) -> None:
     )
 
 
+def bench_inputs(args) -> list:
+    """The files ``bench`` reads that its outputs must never replace: the suite file, a given
+    reference (with its .json) and plugin files."""
+    files = [args.suite] if args.suite.endswith(".toml") else []
+    if args.reference:
+        files += [args.reference, str(Path(args.reference).with_suffix(".json"))]
+    return files + [p for p in args.plugin if p.endswith(".py")]
+
+
+def bench_writes(suite) -> list[str]:
+    """The files ``bench`` writes into its output folder."""
+    from oodfs.results.store import WRITTEN
+
+    return [*WRITTEN, *(f"leaderboard-{model}.md" for model in suite.downstream)]
+
+
 def memory_size(text: str) -> str:
     """--task-memory's SIZE, checked here (a usage error) and kept as written (it names the limit in
     a failed task's message)."""
@@ -235,6 +252,10 @@ def run(args) -> int:
         downstream=args.downstream,
     )
     suite = customise(load_suite(args.suite, args.tables_anywhere), methods=args.methods, **options)
+    profile = "" if suite.profile == "default" else f"-{suite.profile}"
+    profile += f"-{'-'.join(args.downstream)}" if args.downstream else ""
+    out = Path(args.out or f"results/{suite.name}{profile}{'-quick' if args.quick else ''}")
+    check_output(out, "--out", inputs=bench_inputs(args), writes=bench_writes(suite))
     reference = reference_methods = None
     if args.reference is not None:  # read and checked before anything is written
         from oodfs.run.reference import load_reference
@@ -260,9 +281,6 @@ def run(args) -> int:
             f"({', '.join(unable)}); methods that can: {', '.join(able)}"
         )
     rule = get_rule(suite.selection).name
-    profile = "" if suite.profile == "default" else f"-{suite.profile}"
-    profile += f"-{'-'.join(args.downstream)}" if args.downstream else ""
-    out = Path(args.out or f"results/{suite.name}{profile}{'-quick' if args.quick else ''}")
     start = time.perf_counter()
     if args.methods == [] and args.reference is None:
         raise OodfsError("--methods is empty: give at least one selector (`oodfs plugins` lists them)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from oodfs.commands.options import add_metrics, add_selection, folder
+from oodfs.commands.options import add_metrics, add_selection, folder, out_option
 from oodfs.validation import OodfsError
 
 
@@ -36,9 +36,11 @@ def run(args) -> int:
     from oodfs.report.compare import comparison_markdown
     from oodfs.report.escape import inside, md_code, write_text
     from oodfs.report.report import Report
+    from oodfs.results.outputs import check_output
 
-    report = Report.from_path(args.path, args.selection, columns=args.metrics)
+    report = Report.from_path(args.path, args.selection, columns=args.metrics)  # (what is read, first)
     out_dir = Path(args.out if args.out is not None else args.path)
+    check_output(out_dir, out_option(args), inputs=[args.path], writes=("compare.md", "figures"))
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         text, paths = comparison_markdown(report, inside(out_dir, "figures"))

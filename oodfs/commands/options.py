@@ -48,6 +48,12 @@ def folder(text: str) -> str:
     return text
 
 
+def out_option(args) -> str:
+    """How a refused output folder is named: ``--out``, or (``plot`` and ``compare`` without it,
+    which write into the results path they read) the default with the way out."""
+    return "--out" if args.out is not None else "the output folder (the path read: no --out DIR given)"
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)

@@ -75,7 +75,10 @@ def config_from_args(args) -> TheoryConfig:
 
 def run(args) -> int:
     """Run ``oodfs theory`` from parsed arguments; 0 on success (OodfsError for bad input)."""
+    from oodfs.results.outputs import check_output
+
     config = config_from_args(args)
+    check_output(args.out, "--out")
     paths = run_theory(config, args.out, jobs=args.jobs, progress=not args.quiet)
     if not args.quiet:
         print(Path(paths["summary"]).read_text())

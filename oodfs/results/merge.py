@@ -25,8 +25,16 @@ import pandas as pd
 from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.task import TASK_KEY, TaskKey
 from oodfs.results.identity import combined_identity, explain, identity_conflicts
+from oodfs.results.outputs import check_output
 from oodfs.results.provenance import environment
-from oodfs.results.store import DAMAGE_HINT, DB_NAME, RESULT_COLUMNS, TASK_COLUMNS, ResultStore, export
+from oodfs.results.store import (
+    DAMAGE_HINT,
+    DB_NAME,
+    RESULT_COLUMNS,
+    TASK_COLUMNS,
+    ResultStore,
+    export,
+)
 from oodfs.validation import OodfsError
 
 #: result columns that may differ between two copies of a task (made on different machines)
@@ -107,6 +115,7 @@ def merge_stores(dirs, out, argv=None) -> dict:
 
     paths = [Path(d) for d in dirs]
     out = Path(out)
+    check_output(out, "--out")  # (a folder holding results is refused below)
     if out.exists() and not out.is_dir():
         raise OodfsError(f"--out {out} is a file, not a folder")
     for name in (DB_NAME, "results.parquet", "results.csv"):

@@ -30,7 +30,7 @@ from oodfs.validation import OodfsError, RunAborted
 DB_NAME = "results.sqlite"
 LOCK_NAME = "results.lock"  # held (flock) by the one run writing a folder
 #: the files oodfs writes in a results folder (none may be a symbolic link)
-_WRITTEN = (
+WRITTEN = (
     "results.sqlite",
     "results.sqlite-wal",
     "results.sqlite-shm",
@@ -185,7 +185,7 @@ class ResultStore:
     def check_links(self) -> None:
         """Refuse a results folder where a file oodfs writes is a symbolic link: writing through it
         would truncate and overwrite whatever it points to."""
-        for name in _WRITTEN:
+        for name in WRITTEN:
             if (self.out_dir / name).is_symlink():
                 raise OodfsError(
                     f"{self.out_dir / name} is a symbolic link; oodfs writes only its own files: remove it "
