@@ -11,6 +11,7 @@ task, and nothing is written: the merged store is built under a temporary name a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -64,12 +65,14 @@ def _read(path: Path) -> dict:
         identity = store.get_meta("suite_identity")
         metrics = store.get_meta("metrics")
         tasks, results = store.tables()
-        with store.connect() as con:
+        with contextlib.closing(store.connect()) as con:  # (a connection's `with` does not close it)
             invocations = con.execute(
                 "SELECT started_at, provenance FROM invocations ORDER BY started_at"
             ).fetchall()
     except sqlite3.DatabaseError as exc:
         raise OodfsError(f"{store.path} cannot be read: {exc}") from None
+    finally:
+        store.close()  # (reading brought its schema up to date, in WAL mode: no -wal or -shm left)
     if identity is None:
         raise OodfsError(f"{path} has no suite identity (written by an older oodfs): rerun it before merging")
     return {

@@ -337,6 +337,22 @@ class ResultStore:
         except (TypeError, ValueError):
             raise OodfsError(f"{self.path} is damaged: {what} is not valid JSON ({DAMAGE_HINT})") from None
 
+    def close(self) -> None:
+        """End a run's writing: the write-ahead log is copied into the file and the store goes back
+        to SQLite's rollback journal, so that no results.sqlite-wal or -shm stays in the folder and
+        readers make none; the next run's :meth:`connect` turns WAL on again. Best effort: a reader
+        holding the store open (another process) keeps it in WAL mode, which is as safe."""
+        if not self.path.is_file():
+            return
+        try:
+            con = sqlite3.connect(self.path, timeout=5)
+            try:
+                con.execute("PRAGMA journal_mode=DELETE")
+            finally:
+                con.close()
+        except sqlite3.Error:
+            pass
+
     def discard_if_empty(self) -> None:
         """Remove a store that holds no task (with its journal), as if the run had not started."""
         try:
@@ -533,7 +549,7 @@ class ResultStore:
         copying tasks between stores."""
         if not self.exists():
             raise OodfsError(f"no results in {self.out_dir} (expected {DB_NAME})")
-        with self.connect() as con:
+        with contextlib.closing(self.connect()) as con:  # (a connection's `with` does not close it)
             tasks = pd.read_sql_query(f"SELECT {', '.join(TASK_COLUMNS)} FROM tasks", con)
             results = pd.read_sql_query(f"SELECT {', '.join(RESULT_COLUMNS)} FROM results", con)
         return tasks, results
