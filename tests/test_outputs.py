@@ -146,3 +146,10 @@ def test_outputs_elsewhere_are_written(run_dir, tmp_path, capsys):
     board.unlink()
     assert run_cli(capsys, "compare", str(run_dir), "--out", str(tmp_path / "cmp"))[0] == 0
     assert (tmp_path / "cmp" / "compare.md").is_file()
+
+
+def test_a_results_folder_named_twice_is_refused(run_dir, tmp_path, capsys):
+    site = tmp_path / "site"
+    result = run_cli(capsys, "report", str(run_dir), str(run_dir.parent / "run"), "--out", str(site))
+    assert_one_line(result, "is named twice")
+    assert not site.exists()

@@ -284,6 +284,8 @@ def run(args) -> int:
     start = time.perf_counter()
     if args.methods == [] and args.reference is None:
         raise OodfsError("--methods is empty: give at least one selector (`oodfs plugins` lists them)")
+    if args.no_reference_subsets and args.reference is None:
+        raise OodfsError("--no-reference-subsets needs --reference (it concerns the reference's subsets)")
     if args.scheduler and args.backend != "dask":
         raise OodfsError("--scheduler needs --backend dask")
     given = parse_backend_options(

@@ -542,7 +542,13 @@ def validate_suite(suite: Suite) -> None:
         )
     if suite.unit == "environment":
         _check_disjoint(suite.r_train, suite.r_test)
-    for what, values in (("methods", suite.methods), ("r_train", suite.r_train), ("r_test", suite.r_test)):
+    named = (
+        ("settings", [s.name for s in suite.settings]),
+        ("methods", suite.methods),
+        ("r_train", suite.r_train),
+        ("r_test", suite.r_test),
+    )
+    for what, values in named:
         seen = set()
         for v in values:
             key = repr(float(v)) if isinstance(v, (int, float)) else v
