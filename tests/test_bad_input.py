@@ -334,6 +334,14 @@ CASES.update(
             lambda t: BENCH + ["--suite", suite_with(t), "--out", str(t / "o"), "--plugin", "os"],
             ["--plugin os", "implements no oodfs hook"],
         ),
+        "a run's table as --reference": (
+            lambda t: BENCH + ["--suite", suite_with(t), "--reference", str(t / "garbage.parquet")],
+            ["garbage.json is missing", "a reference is a .parquet file with its .json"],
+        ),
+        "a device as --reference": (
+            lambda t: BENCH + ["--suite", suite_with(t), "--reference", "/dev/zero"],
+            ["--reference /dev/zero is not a regular file"],
+        ),
         "select on a device": (
             lambda t: ["select", _link(t, "zero.csv", "/dev/zero"), "--target", "y", "--method", "ols"],
             ["zero.csv is not a regular file"],

@@ -205,6 +205,20 @@ def bench_inputs(args) -> list:
     return files + [p for p in args.plugin if p.endswith(".py")]
 
 
+def check_reference_file(path: str) -> None:
+    """``--reference FILE``: a regular .parquet file with its .json provenance beside it, in one
+    line that says what a reference is (a run's results.parquet is not one)."""
+    file = Path(path)
+    if file.exists() and not file.is_file():
+        raise OodfsError(f"--reference {path} is not a regular file (a folder, a device or a pipe)")
+    if file.is_file() and not file.with_suffix(".json").is_file():
+        raise OodfsError(
+            f"--reference {path}: {file.with_suffix('.json')} is missing; a reference is a .parquet file "
+            "with its .json provenance beside it, as shipped with oodfs (a run's results.parquet is not "
+            "one: `oodfs merge` combines results folders)"
+        )
+
+
 def bench_writes(suite) -> list[str]:
     """The files ``bench`` writes into its output folder."""
     from oodfs.results.store import WRITTEN
@@ -259,6 +273,9 @@ def run(args) -> int:
     reference = reference_methods = None
     if args.reference is not None:  # read and checked before anything is written
         from oodfs.run.reference import load_reference
+
+        if args.reference:
+            check_reference_file(args.reference)
 
         reference = load_reference(suite.name, suite.profile, args.reference or None)
         reference_methods = customise(
