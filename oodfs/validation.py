@@ -179,6 +179,8 @@ LIMITS = {
     "tasks": 100_000,  # settings x r_train x runs x methods
     "evaluations": 10_000_000,  # tasks x test environments
     "columns": 50_000,  # columns of a table (select, the table environment)
+    "jobs": 1_024,  # worker processes (--jobs, also with --force-jobs)
+    "replicates": 10_000,  # replicates of `oodfs theory`
 }
 LIMITS_VARIABLE = "OODFS_LIMITS"
 

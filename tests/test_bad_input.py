@@ -58,6 +58,18 @@ def files(tmp_path):
 
 BENCH = ["bench", "--quiet", "--jobs", "1"]
 
+
+def _link(tmp_path, name: str, target: str) -> str:
+    (tmp_path / name).symlink_to(target)
+    return str(tmp_path / name)
+
+
+def _fifo(tmp_path) -> str:
+    path = tmp_path / "pipe.csv"
+    os.mkfifo(path)
+    return str(path)
+
+
 CASES = {
     # --plugin
     "plugin raises at import": (
@@ -309,6 +321,34 @@ CASES.update(
         "methods named twice": (
             lambda t: BENCH + ["--suite", suite_with(t), "--methods", "ols,ols"],
             ["'ols' twice"],
+        ),
+        "settings named twice": (
+            lambda t: BENCH + ["--suite", suite_with(t), "--settings", "poly,poly"],
+            ["settings names 'poly' twice"],
+        ),
+        "--no-reference-subsets without --reference": (
+            lambda t: BENCH + ["--suite", suite_with(t), "--no-reference-subsets"],
+            ["--no-reference-subsets needs --reference"],
+        ),
+        "a plugin module that registers nothing": (
+            lambda t: BENCH + ["--suite", suite_with(t), "--out", str(t / "o"), "--plugin", "os"],
+            ["--plugin os", "implements no oodfs hook"],
+        ),
+        "a run's table as --reference": (
+            lambda t: BENCH + ["--suite", suite_with(t), "--reference", str(t / "garbage.parquet")],
+            ["garbage.json is missing", "a reference is a .parquet file with its .json"],
+        ),
+        "a device as --reference": (
+            lambda t: BENCH + ["--suite", suite_with(t), "--reference", "/dev/zero"],
+            ["--reference /dev/zero is not a regular file"],
+        ),
+        "select on a device": (
+            lambda t: ["select", _link(t, "zero.csv", "/dev/zero"), "--target", "y", "--method", "ols"],
+            ["zero.csv is not a regular file"],
+        ),
+        "select on a pipe": (
+            lambda t: ["select", _fifo(t), "--target", "y", "--method", "ols"],
+            ["is not a regular file"],
         ),
         "suite r_train twice": (
             lambda t: BENCH + ["--suite", suite_with(t, drop=["r_train"], extra="r_train = [2.5, 2.50]")],

@@ -19,6 +19,8 @@ from oodfs.validation import OodfsError
 from oodfs_plugins.environments.realdata import BINARY_DATASETS
 from oodfs_plugins.environments.table import BinaryTable, Table
 
+from .conftest import assert_one_line, run_cli
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from binary_data import LEAK_AUC, binary_suites, table_of  # noqa: E402
 
@@ -96,6 +98,7 @@ def own_table(tmp_path):
     df["outcome"] = np.where(df["a"] + rng.normal(size=n) > 0, "left", "stayed")
     df["amount"] = df["a"] * 10 + 50
     df.loc[3, "outcome"] = None
+    df["level"] = np.where(df["a"] > 1, "moved", df["outcome"].fillna("stayed"))  # three levels
     path = tmp_path / "own.csv"
     df.to_csv(path, index=False)
     return path
@@ -133,6 +136,7 @@ def test_the_regression_table_refuses_a_binary_target_and_the_binary_table_needs
         ({"target": "amount", "threshold": "high"}, ["threshold must be a number", "'high'"]),
         ({"target": "amount", "threshold": 50, "positive": 1}, ["positive= or threshold=", "not both"]),
         ({"target": "amount", "threshold": 1e9}, ["threshold=1000000000.0", "one class", "'amount'"]),
+        ({"target": "level", "positive": "left"}, ["'level' has 3 levels", "exactly 2", "multiclass"]),
     ],
 )
 def test_a_bad_binary_option_is_one_line_naming_it(own_table, params, needles):
@@ -142,3 +146,35 @@ def test_a_bad_binary_option_is_one_line_naming_it(own_table, params, needles):
     assert "\n" not in message
     for needle in needles:
         assert needle in message, message
+
+
+ONE_CLASS_SUITE = """
+environment = "binary_table"
+r_train = ["p1"]
+r_test = ["p2"]
+runs = 1
+n_train = 60
+n_val = 20
+n_test = 100
+k = 1
+methods = ["ols"]
+[settings.own.params]
+path = "{path}"
+target = "outcome"
+positive = "left"
+env_column = "period"
+features = ["a", "b"]
+"""
+
+
+def test_a_training_environment_of_one_class_is_refused_before_any_work(own_table, tmp_path, capsys):
+    """As `oodfs select` refuses the same data: one line, exit 2, nothing run (every task would fail)."""
+    df = pd.read_csv(own_table)
+    df.loc[df["period"] == "p1", "outcome"] = "left"
+    df.to_csv(own_table, index=False)
+    suite = tmp_path / "one.toml"
+    suite.write_text(ONE_CLASS_SUITE.format(path=own_table.name))
+    out = tmp_path / "out"
+    result = run_cli(capsys, "bench", "--suite", str(suite), "--out", str(out), "--quiet", "--jobs", "1")
+    assert_one_line(result, "training environment 'p1'", "one class of the binary target only (1)")
+    assert not out.exists()

@@ -253,3 +253,23 @@ def test_a_lock_file_that_another_run_made_is_not_removed(tmp_path):
         (out / "results.lock").write_text("other")
     assert (out / "results.lock").read_text() == "other"
     os.unlink(out / "results.lock")
+
+
+def _journals(*folders: Path) -> list[Path]:
+    ends = ("-wal", "-shm", "-journal")
+    return [p for folder in folders for p in folder.iterdir() if p.name.endswith(ends)]
+
+
+def test_a_run_and_every_reader_after_it_leave_no_sqlite_journal_files(results_dir, tmp_path, capsys):
+    """The store is checkpointed and back in rollback mode at the end of a run: no results.sqlite-wal
+    or -shm in the folder, and none made by the commands that read it afterwards."""
+    assert _journals(results_dir) == []
+    assert run_cli(capsys, "leaderboard", str(results_dir))[0] == 0
+    assert run_cli(capsys, "report", str(results_dir), "--out", str(tmp_path / "site"))[0] == 0
+    merged = tmp_path / "merged"
+    assert run_cli(capsys, "merge", str(results_dir), "--out", str(merged))[0] == 0
+    assert run_cli(capsys, "leaderboard", str(merged))[0] == 0
+    assert _journals(results_dir, merged) == []
+    again = ["--suite", str(results_dir.parent / "tiny.toml"), "--out", str(results_dir), "--resume"]
+    assert main(["bench", *again, "--quiet", "--no-figures", "--force", "ols"]) == 0
+    assert _journals(results_dir) == []

@@ -609,11 +609,49 @@ CONTENT_DAMAGE = {
     "1e301 value": (
         "UPDATE results SET value = 1e301 WHERE rowid = "
         "(SELECT MIN(rowid) FROM results WHERE method = 'ols' AND metric = 'f1')",
-        "method 'ols': a value beyond 1e+300 or infinite",
+        "method 'ols': a results.value beyond 1e+150 or infinite",
+    ),
+    "1e300 value": (  # within no bound a metric declares, and its square overflows
+        "UPDATE results SET value = 1e300 WHERE method = 'ols' AND metric = 'rmse_mean'",
+        "method 'ols': a results.value beyond 1e+150 or infinite",
     ),
     "inf value": (
         "UPDATE results SET value = -9e999 WHERE method = 'ols' AND metric = 'rmse'",
-        "method 'ols': a value beyond 1e+300 or infinite",
+        "method 'ols': a results.value beyond 1e+150 or infinite",
+    ),
+    "value outside its metric's range": (
+        "UPDATE results SET value = 5 WHERE method = 'ols' AND metric = 'f1'",
+        "method 'ols': results.value of metric 'f1' is 5, outside its range [0, 1]",
+    ),
+    "negative RMSE": (
+        "UPDATE results SET value = -0.5 WHERE method = 'ols' AND metric = 'rmse_mean'",
+        "results.value of metric 'rmse_mean' is -0.5, outside its range [0, inf]",
+    ),
+    "scores of the wrong length": (
+        "UPDATE results SET scores = '[1.0, 2.0]' WHERE method = 'ols'",
+        "method 'ols': results.scores holds 2 values for 10 results.feature_names",
+    ),
+    "a score of 1e300": (
+        "UPDATE results SET scores = json_set(scores, '$[0]', 1e300) WHERE method = 'ols'",
+        "method 'ols': results.scores holds a value that is not a number, beyond 1e+150 or infinite",
+    ),
+    "an infinite score": (
+        "UPDATE results SET scores = '[Infinity' || substr(scores, instr(scores, ',')) WHERE method = 'ols'",
+        "method 'ols': results.scores holds a value that is not a number, beyond 1e+150 or infinite",
+    ),
+    "results table dropped": ("DROP TABLE results", "table results is missing"),
+    "provenance oodfs_git a list": (
+        "UPDATE invocations SET provenance = json_set(provenance, '$.environment.oodfs_git', json('[1, 2]'))",
+        "invocations.provenance, row 1: environment.oodfs_git is not an object",
+    ),
+    "r_train relabelled": (
+        "UPDATE tasks SET r_train = '3.5' WHERE method = 'ols'; "
+        "UPDATE results SET r_train = '3.5' WHERE method = 'ols'",
+        "method 'ols': tasks.r_train '3.5' is not an r_train of the run's suite",
+    ),
+    "run relabelled": (
+        "UPDATE tasks SET run = 7 WHERE method = 'ols'; UPDATE results SET run = 7 WHERE method = 'ols'",
+        "run 7, method 'ols': results.seed is not the seed of its setting, r_train, run and method",
     ),
     "rows relabelled to another downstream model": (
         "UPDATE results SET downstream = 'ridge' WHERE method = 'ols'",
@@ -632,7 +670,7 @@ def _damaged_copy(stored: Path, tmp_path: Path, sql: str) -> Path:
     copy = tmp_path / "copy"
     shutil.copytree(stored, copy)
     with contextlib.closing(sqlite3.connect(copy / "results.sqlite")) as con, con:
-        con.execute(sql)
+        con.executescript(sql)
     return copy
 
 
@@ -644,6 +682,11 @@ def test_damaged_contents_are_one_line_naming_them_and_resume_repairs_them(store
     copy = _damaged_copy(stored, tmp_path, sql)
     for command in ("leaderboard", "plot"):
         assert_one_line(run_main(command, str(copy)), 2, str(copy / "results.sqlite"), needle, "--resume")
+    site = tmp_path / "site"
+    assert_one_line(
+        run_main("report", str(copy), "--out", str(site)), 2, str(copy / "results.sqlite"), needle
+    )
+    assert not site.exists()
     assert_one_line(
         run_main("merge", str(copy), "--out", str(tmp_path / "m")), 2, f"cannot merge {copy}", needle
     )
@@ -1303,7 +1346,11 @@ def test_what_a_fit_starts_in_a_new_session_ends_with_the_fit():
         CONTENT_DAMAGE["text in run"][0],
         CONTENT_DAMAGE["scores not JSON"][0],
         CONTENT_DAMAGE["parts not JSON"][0],
-        "UPDATE results SET scores = '[NaN, 1.0]' WHERE method = 'ols'",  # Python's JSON: not damage
+        # Python's JSON: not damage (a method's "no score")
+        "UPDATE results SET scores = '[NaN' || substr(scores, instr(scores, ',')) WHERE method = 'ols'",
+        CONTENT_DAMAGE["an infinite score"][0],
+        CONTENT_DAMAGE["a score of 1e300"][0],
+        CONTENT_DAMAGE["scores of the wrong length"][0],
         "UPDATE results SET params = x'00' WHERE method = 'ols'",  # bytes where JSON text belongs
     ],
 )

@@ -132,8 +132,8 @@ def parse(*argv):
     [
         (["--conditions", "nope"], "unknown condition 'nope'; valid: exp2-r1.5"),
         (["--methods", "ols,lasso"], "unknown method 'lasso'; valid: ols, oracle_ipw"),
-        (["--replicates", "0"], "--replicates must be a positive integer, got 0"),
-        (["--jobs", "0"], "--jobs must be a positive integer, got 0"),
+        (["--replicates", "20000"], "--replicates is 20000, more than the limit of 10000"),
+        (["--jobs", "5000", "--force-jobs"], "--jobs is 5000, more than the limit of 1024"),
     ],
 )
 def test_bad_options(argv, match):

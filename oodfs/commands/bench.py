@@ -10,16 +10,21 @@ import time
 from pathlib import Path
 
 from oodfs.commands.options import (
+    MAX_SECONDS,
+    add_jobs,
     add_selection,
     available_cpus,
+    check_jobs,
     csv_list,
     folder,
     positive_int,
     positive_seconds,
     r_train_list,
+    seed,
 )
+from oodfs.results.outputs import check_output
 from oodfs.run.progress import DEFAULT_INTERVAL
-from oodfs.validation import OodfsError, RunAborted
+from oodfs.validation import OodfsError, RunAborted, limit
 
 
 def add_parser(sub) -> None:
@@ -39,18 +44,7 @@ def add_parser(sub) -> None:
         help="let a suite file read tables outside its own folder (../, absolute paths, links out)",
     )
     p.add_argument("--out", type=folder, default=None, help="output folder (default: results/SUITE[-quick])")
-    p.add_argument(
-        "--jobs",
-        type=positive_int,
-        default=available_cpus(),
-        help=f"parallel worker processes (default: one per CPU, {available_cpus()} here; at most that many "
-        "unless --force-jobs)",
-    )
-    p.add_argument(
-        "--force-jobs",
-        action="store_true",
-        help="allow --jobs above the number of CPUs (each worker is a process holding its own data)",
-    )
+    add_jobs(p, available_cpus())  # (one per CPU; a cluster elsewhere is not bound by the CPUs here)
     p.add_argument("--methods", type=csv_list, help="comma-separated selector names (default: the suite's)")
     p.add_argument("--settings", type=csv_list, help="comma-separated settings, e.g. mlp,poly")
     p.add_argument(
@@ -59,8 +53,14 @@ def add_parser(sub) -> None:
         help="comma-separated training bias rates, e.g. 1.5,2.5; join rates with '+' for one training set "
         "of several labelled environments, e.g. 1.5+2.0+3.0,2.5",
     )
-    p.add_argument("--runs", type=positive_int, help="runs per (setting, r_train)")
-    p.add_argument("--seed", type=int, help="base seed of the whole suite (default: the suite's, 0)")
+    p.add_argument(
+        "--runs",
+        type=positive_int,
+        help=f"runs per (setting, r_train) (at most {limit('runs')}, the limit runs of OODFS_LIMITS)",
+    )
+    p.add_argument(
+        "--seed", type=seed, help="base seed of the whole suite, 0 to 2**32-1 (default: the suite's, 0)"
+    )
     add_selection(p)
     from oodfs.contract.profiles import PROFILES
 
@@ -154,7 +154,8 @@ def add_parser(sub) -> None:
         "--task-timeout",
         type=positive_seconds,
         metavar="SECONDS",
-        help="record a method whose fit runs longer than this on one data set as failed and go on",
+        help="record a method whose fit runs longer than this on one data set as failed and go on "
+        f"(at most {MAX_SECONDS}, 30 days)",
     )
     p.add_argument(
         "--task-memory",
@@ -191,8 +192,38 @@ def add_parser(sub) -> None:
         default=DEFAULT_INTERVAL,
         metavar="SECONDS",
         help=f"when standard error is not a terminal (a log file): one progress line every SECONDS "
-        f"(default {DEFAULT_INTERVAL:g}); a terminal shows a bar redrawn in place",
+        f"(default {DEFAULT_INTERVAL:g}, at most {MAX_SECONDS}); a terminal shows a bar redrawn in place",
     )
+
+
+def bench_inputs(args) -> list:
+    """The files ``bench`` reads that its outputs must never replace: the suite file, a given
+    reference (with its .json) and plugin files."""
+    files = [args.suite] if args.suite.endswith(".toml") else []
+    if args.reference:
+        files += [args.reference, str(Path(args.reference).with_suffix(".json"))]
+    return files + [p for p in args.plugin if p.endswith(".py")]
+
+
+def check_reference_file(path: str) -> None:
+    """``--reference FILE``: a regular .parquet file with its .json provenance beside it, in one
+    line that says what a reference is (a run's results.parquet is not one)."""
+    file = Path(path)
+    if file.exists() and not file.is_file():
+        raise OodfsError(f"--reference {path} is not a regular file (a folder, a device or a pipe)")
+    if file.is_file() and not file.with_suffix(".json").is_file():
+        raise OodfsError(
+            f"--reference {path}: {file.with_suffix('.json')} is missing; a reference is a .parquet file "
+            "with its .json provenance beside it, as shipped with oodfs (a run's results.parquet is not "
+            "one: `oodfs merge` combines results folders)"
+        )
+
+
+def bench_writes(suite) -> list[str]:
+    """The files ``bench`` writes into its output folder."""
+    from oodfs.results.store import WRITTEN
+
+    return [*WRITTEN, *(f"leaderboard-{model}.md" for model in suite.downstream)]
 
 
 def memory_size(text: str) -> str:
@@ -235,9 +266,16 @@ def run(args) -> int:
         downstream=args.downstream,
     )
     suite = customise(load_suite(args.suite, args.tables_anywhere), methods=args.methods, **options)
+    profile = "" if suite.profile == "default" else f"-{suite.profile}"
+    profile += f"-{'-'.join(args.downstream)}" if args.downstream else ""
+    out = Path(args.out or f"results/{suite.name}{profile}{'-quick' if args.quick else ''}")
+    check_output(out, "--out", inputs=bench_inputs(args), writes=bench_writes(suite))
     reference = reference_methods = None
     if args.reference is not None:  # read and checked before anything is written
         from oodfs.run.reference import load_reference
+
+        if args.reference:
+            check_reference_file(args.reference)
 
         reference = load_reference(suite.name, suite.profile, args.reference or None)
         reference_methods = customise(
@@ -260,25 +298,18 @@ def run(args) -> int:
             f"({', '.join(unable)}); methods that can: {', '.join(able)}"
         )
     rule = get_rule(suite.selection).name
-    profile = "" if suite.profile == "default" else f"-{suite.profile}"
-    profile += f"-{'-'.join(args.downstream)}" if args.downstream else ""
-    out = Path(args.out or f"results/{suite.name}{profile}{'-quick' if args.quick else ''}")
     start = time.perf_counter()
     if args.methods == [] and args.reference is None:
         raise OodfsError("--methods is empty: give at least one selector (`oodfs plugins` lists them)")
+    if args.no_reference_subsets and args.reference is None:
+        raise OodfsError("--no-reference-subsets needs --reference (it concerns the reference's subsets)")
     if args.scheduler and args.backend != "dask":
         raise OodfsError("--scheduler needs --backend dask")
     given = parse_backend_options(
         args.backend_option + ([f"scheduler={args.scheduler}"] if args.scheduler else [])
     )
     executor = backend(args.backend)
-    if args.jobs > available_cpus() and not (
-        args.force_jobs or not executor.uses_local_cpus(**executor.parse_options(given))
-    ):  # a cluster elsewhere may be larger
-        raise OodfsError(
-            f"--jobs {args.jobs} is more than the {available_cpus()} CPUs this process may use; "
-            "pass --force-jobs to start that many workers anyway"
-        )
+    check_jobs(args, local=executor.uses_local_cpus(**executor.parse_options(given)))
     if not args.ignore_memory_estimate and executor.uses_local_cpus(**executor.parse_options(given)):
         check_memory(suite, args.jobs)
     with plugin_output_to_stderr():  # what methods print never mixes into the leaderboard on stdout

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from oodfs.commands.options import add_downstream, add_metrics, add_selection, folder
+from oodfs.commands.options import add_downstream, add_metrics, add_selection, folder, out_option
 from oodfs.validation import OodfsError
 
 
@@ -37,11 +37,13 @@ def run(args) -> int:
     from oodfs.report.compare import comparison_markdown
     from oodfs.report.escape import file_stem, inside, md_code, write_text
     from oodfs.report.report import Report
+    from oodfs.results.outputs import check_output
 
-    report = Report.from_path(args.path, args.selection, args.downstream, args.metrics)
+    report = Report.from_path(args.path, args.selection, args.downstream, args.metrics)  # (what is read, first)
     first = report.downstream == report.downstream_models[0]
     name = "compare.md" if first else f"compare-{file_stem(report.downstream)}.md"
     out_dir = Path(args.out if args.out is not None else args.path)
+    check_output(out_dir, out_option(args), inputs=[args.path], writes=(name, "figures"))
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         text, paths = comparison_markdown(report, inside(out_dir, "figures"))

@@ -35,7 +35,10 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from oodfs.report.leaderboard import Leaderboard
     from oodfs.report.report import Report
+    from oodfs.results.outputs import check_output
 
+    if args.output:
+        check_output(args.output, "--output", inputs=[args.path])
     report = Report.from_path(args.path, args.selection, args.downstream, args.metrics)
     text = Leaderboard(report).render(args.format)
     if args.output:

@@ -48,6 +48,12 @@ def folder(text: str) -> str:
     return text
 
 
+def out_option(args) -> str:
+    """How a refused output folder is named: ``--out``, or (``plot`` and ``compare`` without it,
+    which write into the results path they read) the default with the way out."""
+    return "--out" if args.out is not None else "the output folder (the path read: no --out DIR given)"
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -58,14 +64,66 @@ def positive_int(text: str) -> int:
     return value
 
 
+#: the most seconds an option takes (30 days): a wait beyond it is a mistake, and far beyond it
+#: overflows the system's timers
+MAX_SECONDS = 30 * 24 * 3600
+#: the seeds numpy takes: 0 to 2**32-1
+MAX_SEED = 2**32 - 1
+
+
 def positive_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a finite positive number of seconds, got {text!r}")
+    if not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
+        raise argparse.ArgumentTypeError(
+            f"expected a finite positive number of seconds, at most {MAX_SECONDS} (30 days), got {text!r}"
+        )
     return value
+
+
+def seed(text: str) -> int:
+    """A seed: a whole number from 0 to 2**32-1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 2**32-1, got {text!r}")
+    return value
+
+
+def add_jobs(parser, default: int) -> None:
+    """``--jobs N`` and ``--force-jobs``, checked by :func:`check_jobs` before any work."""
+    from oodfs.validation import limit
+
+    parser.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=default,
+        help=f"parallel worker processes (default {default}; at most the {available_cpus()} CPUs this "
+        f"process may use unless --force-jobs, and never more than {limit('jobs')}, the limit jobs of "
+        "OODFS_LIMITS)",
+    )
+    parser.add_argument(
+        "--force-jobs",
+        action="store_true",
+        help="allow --jobs above the number of CPUs (each worker is a process holding its own data)",
+    )
+
+
+def check_jobs(args, local: bool = True) -> None:
+    """Refuse, before any work, ``--jobs`` above the CPUs this process may use (``local``: the
+    workers run here) unless ``--force-jobs``, and above the limit ``jobs`` in any case."""
+    from oodfs.validation import OodfsError, check_limit
+
+    if local and args.jobs > available_cpus() and not args.force_jobs:
+        raise OodfsError(
+            f"--jobs {args.jobs} is more than the {available_cpus()} CPUs this process may use; "
+            "pass --force-jobs to start that many workers anyway"
+        )
+    check_limit("jobs", args.jobs, "--jobs")
 
 
 def available_cpus() -> int:

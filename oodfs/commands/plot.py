@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from oodfs.commands.options import add_selection, folder
+from oodfs.commands.options import add_selection, folder, out_option
 from oodfs.validation import OodfsError
 
 
@@ -34,9 +34,11 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from oodfs.report.plots import make_figures
     from oodfs.report.report import Report
+    from oodfs.results.outputs import check_output
 
-    report = Report.from_path(args.path, args.selection, args.downstream)
+    report = Report.from_path(args.path, args.selection, args.downstream)  # (what is read, first)
     out = args.path if args.out is None else args.out
+    check_output(out, out_option(args), inputs=[args.path], writes=("figures",))
     try:
         paths = make_figures(report, out)
     except OSError as exc:

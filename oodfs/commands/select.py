@@ -9,7 +9,7 @@ import math
 import sys
 import warnings
 
-from oodfs.commands.options import csv_list, positive_int
+from oodfs.commands.options import csv_list, positive_int, seed
 from oodfs.report.escape import terminal
 from oodfs.run.rank import GROUP_AGGREGATES, RankOptions, evaluated, rank_features
 from oodfs.tables import CATEGORICAL_MODES, DATE_MODES, MAX_LEVELS, MIN_LEVEL_ROWS, TASKS, TableWarning
@@ -119,7 +119,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         type=positive_int,
         metavar="K",
         help="how many features (variables with --group-levels) are marked selected "
-        "(default: the selector's k, usually 5)",
+        "(default: the selector's k, usually 5; at most the number of features)",
     )
     p.add_argument(
         "--json", action="store_true", help="print JSON (the ranking and what was done) instead of a table"
@@ -229,7 +229,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="a selector parameter, e.g. --param alpha=0.1 (JSON values); repeatable",
     )
     p.add_argument(
-        "--seed", type=int, default=0, help="random seed of the selector, 0 to 2**32-1 (default 0)"
+        "--seed", type=seed, default=0, help="random seed of the selector, 0 to 2**32-1 (default 0)"
     )
     p.add_argument("--no-standardize", action="store_true", help="use the features on their own scale")
     p.add_argument(

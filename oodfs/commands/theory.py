@@ -7,9 +7,10 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
+from oodfs.commands.options import add_jobs, check_jobs, positive_int, seed
 from oodfs.theory.experiment import CONDITIONS, METHODS, TheoryConfig, quick_config
 from oodfs.theory.run import run_theory
-from oodfs.validation import OodfsError
+from oodfs.validation import OodfsError, check_limit, limit
 
 
 def _names(text: str) -> list[str]:
@@ -30,10 +31,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument(
         "--quick", action="store_true", help="3 sizes, 5 replicates, smaller DWR/SRDO caps (a few minutes)"
     )
-    p.add_argument("--jobs", type=int, default=1, help="parallel worker processes (default 1)")
-    p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    add_jobs(p, 1)
+    p.add_argument("--seed", type=seed, default=0, help="base seed, 0 to 2**32-1 (default 0)")
     p.add_argument(
-        "--replicates", type=int, help=f"replicates of the cheap methods (default {TheoryConfig.replicates})"
+        "--replicates",
+        type=positive_int,
+        help=f"replicates of the cheap methods (default {TheoryConfig.replicates}; at most "
+        f"{limit('replicates')}, the limit replicates of OODFS_LIMITS)",
     )
     p.add_argument(
         "--conditions",
@@ -53,9 +57,9 @@ def config_from_args(args) -> TheoryConfig:
     config = TheoryConfig(seed=args.seed)
     if args.quick:
         config = quick_config(config)
+    check_jobs(args)
     if args.replicates is not None:
-        if args.replicates < 1:
-            raise OodfsError(f"--replicates must be a positive integer, got {args.replicates}")
+        check_limit("replicates", args.replicates, "--replicates")
         config = replace(config, replicates=args.replicates)
     for what, known in (("conditions", config.conditions), ("methods", config.methods)):
         wanted = getattr(args, what)
@@ -68,14 +72,15 @@ def config_from_args(args) -> TheoryConfig:
                 f"unknown {what[:-1]} {unknown[0] if unknown else ''!r}; valid: {', '.join(by_name)}"
             )
         config = replace(config, **{what: tuple(by_name[w] for w in wanted)})
-    if args.jobs < 1:
-        raise OodfsError(f"--jobs must be a positive integer, got {args.jobs}")
     return config
 
 
 def run(args) -> int:
     """Run ``oodfs theory`` from parsed arguments; 0 on success (OodfsError for bad input)."""
+    from oodfs.results.outputs import check_output
+
     config = config_from_args(args)
+    check_output(args.out, "--out")
     paths = run_theory(config, args.out, jobs=args.jobs, progress=not args.quiet)
     if not args.quiet:
         print(Path(paths["summary"]).read_text())

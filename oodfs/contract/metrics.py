@@ -172,7 +172,9 @@ class Metric:
     (used by a model-selection rule, not shown), ``"detail"`` (stored, drawn or tested but not a
     column) or ``"diagnostic"`` (what a method reports about its own fit). ``curve``: also
     computed for every k = 1..d on the suite's curve methods (the ood-S figure). ``suspect``: for a
-    diagnostic, when its value makes a fit suspect (:class:`SuspectRule`).
+    diagnostic, when its value makes a fit suspect (:class:`SuspectRule`). ``bounds``: (lowest,
+    highest) value it can take (None: unbounded on that side); a stored value outside them is damage
+    (oodfs.results.store.check_store). Not part of the stored declaration.
     """
 
     name: str
@@ -188,6 +190,7 @@ class Metric:
     #: the task types it is computed for (None: every task); a metric declared before task types
     #: existed is regression's
     task_types: tuple[str, ...] | None = ("regression",)
+    bounds: tuple[float | None, float | None] | None = None
 
     def __post_init__(self):
         if isinstance(self.task_types, list):  # read back from a stored declaration
@@ -316,7 +319,12 @@ def _diagnostic(key: str):
 
 
 def diagnostic(
-    name: str, title: str, lower_is_better: bool | None, description: str, suspect: SuspectRule | None = None
+    name: str,
+    title: str,
+    lower_is_better: bool | None,
+    description: str,
+    suspect: SuspectRule | None = None,
+    bounds: tuple[float | None, float | None] | None = None,
 ) -> Metric:
     """The declaration of a fit diagnostic a method reports in ``GridFit.diagnostics[name]``:
     what a plugin returns from ``oodfs_metrics`` for each diagnostic of its own."""
@@ -329,8 +337,20 @@ def diagnostic(
         description=description,
         suspect=suspect,
         task_types=None,
+        bounds=bounds,
     )
 
+
+#: what a downstream score can be: the range of each score of every task type (a mean or worst
+#: over environments has its score's range, a standard deviation is at least 0)
+SCORE_BOUNDS = {
+    "rmse": (0.0, None),
+    "log_loss": (0.0, None),
+    "brier": (0.0, 1.0),
+    "accuracy": (0.0, 1.0),
+    "auc": (0.0, 1.0),
+}
+NON_NEGATIVE = (0.0, None)
 
 BUILTIN_METRICS = (
     Metric(
@@ -341,6 +361,7 @@ BUILTIN_METRICS = (
         needs_stable_set=True,
         task_types=None,
         description="mean rank of the true stable features in the score order (ties: average rank)",
+        bounds=(1.0, None),
     ),
     Metric(
         "f1",
@@ -350,6 +371,7 @@ BUILTIN_METRICS = (
         needs_stable_set=True,
         task_types=None,
         description="F1 of the top-k features against the stable set (expected over tied orders)",
+        bounds=(0.0, 1.0),
     ),
     Metric(
         "rmse_mean",
@@ -358,6 +380,7 @@ BUILTIN_METRICS = (
         _rmse_mean,
         curve=True,
         description="mean over test environments of the downstream regressor's RMSE on the top-k features",
+        bounds=NON_NEGATIVE,
     ),
     Metric(
         "rmse_std",
@@ -366,6 +389,7 @@ BUILTIN_METRICS = (
         _rmse_std,
         curve=True,
         description="standard deviation (ddof 0) over test environments of that RMSE",
+        bounds=NON_NEGATIVE,
     ),
     Metric(
         "rmse_val",
@@ -375,6 +399,7 @@ BUILTIN_METRICS = (
         role="selection",
         curve=True,
         description="downstream RMSE on held-out data of the training environment",
+        bounds=NON_NEGATIVE,
     ),
     Metric(
         "rmse_train_domain",
@@ -383,6 +408,7 @@ BUILTIN_METRICS = (
         lambda e: e.environments.get("rmse_train_domain"),
         role="selection",
         description="mean over training environments of the downstream RMSE on each one's held-out rows",
+        bounds=NON_NEGATIVE,
     ),
     Metric(
         "rmse_loeo",
@@ -391,6 +417,7 @@ BUILTIN_METRICS = (
         lambda e: e.environments.get("rmse_loeo"),
         role="selection",
         description="mean over training environments of the RMSE in it after refitting the method without it",
+        bounds=NON_NEGATIVE,
     ),
     Metric(
         "rmse_val_env",
@@ -401,6 +428,7 @@ BUILTIN_METRICS = (
         per_env=True,
         description="downstream RMSE on one training environment's held-out rows (column env: that "
         "environment); the worst-env rule takes the largest",
+        bounds=NON_NEGATIVE,
     ),
     Metric(
         "rmse",
@@ -410,6 +438,7 @@ BUILTIN_METRICS = (
         role="detail",
         per_env=True,
         description="downstream RMSE in one test environment (column env)",
+        bounds=NON_NEGATIVE,
     ),
     Metric(
         "beta_l1",
@@ -419,6 +448,7 @@ BUILTIN_METRICS = (
         role="detail",
         description="Σ|β̂ − β|: β̂ the OLS coefficients on the top-k features (0 elsewhere), β the "
         "environment's linear coefficients",
+        bounds=NON_NEGATIVE,
     ),
     Metric(
         "beta_l2",
@@ -427,6 +457,7 @@ BUILTIN_METRICS = (
         _beta_error(2),
         role="detail",
         description="‖β̂ − β‖ (Euclidean norm) for the same β̂ and β",
+        bounds=NON_NEGATIVE,
     ),
     # what the core computes for every weighter's weights (oodfs.contract.api.weight_diagnostics);
     # a method's own diagnostics are declared by its plugin
@@ -436,15 +467,21 @@ BUILTIN_METRICS = (
         False,
         "effective sample size (Σw)²/Σw² of a weighter's weights, over n",
         SuspectRule("effective sample size below 5 % of n", below=0.05),
+        (0.0, 1.0),
     ),
     diagnostic(
         "max_abs_corr",
         "max |weighted corr|",
         True,
         "largest |weighted correlation| left between two features",
+        bounds=(0.0, 1.0),
     ),
-    diagnostic("max_weight", "max weight", None, "largest weight (weights scaled to mean 1)"),
-    diagnostic("ess", "ESS", False, "effective sample size (Σw)²/Σw² of a weighter's weights"),
+    diagnostic(
+        "max_weight", "max weight", None, "largest weight (weights scaled to mean 1)", bounds=NON_NEGATIVE
+    ),
+    diagnostic(
+        "ess", "ESS", False, "effective sample size (Σw)²/Σw² of a weighter's weights", bounds=NON_NEGATIVE
+    ),
 )
 
 
@@ -472,6 +509,7 @@ def task_metrics(task) -> tuple[Metric, ...]:
                     description=f"{what if stat != 'worst' else worst} over test environments of the "
                     f"downstream {title} on the top-k features ({task.name})",
                     task_types=(task.name,),
+                    bounds=NON_NEGATIVE if stat == "std" else SCORE_BOUNDS.get(score),
                 )
             )
         out.append(
@@ -484,6 +522,7 @@ def task_metrics(task) -> tuple[Metric, ...]:
                 per_env=True,
                 description=f"downstream {title} in one test environment (column env; {task.name})",
                 task_types=(task.name,),
+                bounds=SCORE_BOUNDS.get(score),
             )
         )
     title = task.titles[loss]
@@ -517,6 +556,7 @@ def task_metrics(task) -> tuple[Metric, ...]:
                 role="selection",
                 description=f"{what} of the downstream model, as the selection rules read it ({task.name})",
                 task_types=(task.name,),
+                bounds=SCORE_BOUNDS.get(loss),
                 **extra,
             )
         )

@@ -140,9 +140,14 @@ class Registry:
             self._load_entry_points()
         for spec in self.extra_modules:
             module = _import_module(spec)
-            self.register(
+            name = self.register(
                 module, name=f"--plugin {spec}", package=spec, version=getattr(module, "__version__", "")
             )
+            if not self.pm.get_hookcallers(self.pm.get_plugin(name)):  # `--plugin os`: nothing to register
+                raise OodfsError(
+                    f"--plugin {spec}: the module implements no oodfs hook (oodfs_selectors, "
+                    'oodfs_environments, ...), so it registers nothing; see README, "Writing a plugin"'
+                )
 
     # -- loading -------------------------------------------------------------------------
     def _load_entry_points(self) -> None:

@@ -571,6 +571,10 @@ def build_site(
     """
     if not paths:
         raise OodfsError("give at least one results folder")
+    resolved = [Path(p).resolve() for p in paths]
+    twice = next((p for p, r in zip(paths, resolved) if resolved.count(r) > 1), None)
+    if twice is not None:
+        raise OodfsError(f"the results folder {twice} is named twice; name each folder once")
     runs_info = [load_run(p) for p in paths]
     suites: dict[str, list[RunInfo]] = {}
     for r in runs_info:

@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from oodfs.results.outputs import check_output
 from oodfs.validation import OodfsError, RunAborted
 
 #: the file that marks a folder as a site oodfs wrote; it lists the files the site wrote
@@ -41,6 +42,7 @@ def check_out(out: Path, inputs) -> None:
         raise OodfsError("--out contains a NUL character")
     if out.is_symlink():
         raise OodfsError(f"--out {out} is a symbolic link; give the folder itself")
+    check_output(out, "--out", inputs=inputs)
     for parent in out.absolute().parents:
         if parent.exists() or parent.is_symlink():
             if not parent.is_dir():

@@ -11,6 +11,7 @@ task, and nothing is written: the merged store is built under a temporary name a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -25,8 +26,16 @@ import pandas as pd
 from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.task import TASK_KEY, TaskKey
 from oodfs.results.identity import combined_identity, explain, identity_conflicts
+from oodfs.results.outputs import check_output
 from oodfs.results.provenance import environment
-from oodfs.results.store import DAMAGE_HINT, DB_NAME, RESULT_COLUMNS, TASK_COLUMNS, ResultStore, export
+from oodfs.results.store import (
+    DAMAGE_HINT,
+    DB_NAME,
+    RESULT_COLUMNS,
+    TASK_COLUMNS,
+    ResultStore,
+    export,
+)
 from oodfs.validation import OodfsError
 
 #: result columns that may differ between two copies of a task (made on different machines)
@@ -56,12 +65,14 @@ def _read(path: Path) -> dict:
         identity = store.get_meta("suite_identity")
         metrics = store.get_meta("metrics")
         tasks, results = store.tables()
-        with store.connect() as con:
+        with contextlib.closing(store.connect()) as con:  # (a connection's `with` does not close it)
             invocations = con.execute(
                 "SELECT started_at, provenance FROM invocations ORDER BY started_at"
             ).fetchall()
     except sqlite3.DatabaseError as exc:
         raise OodfsError(f"{store.path} cannot be read: {exc}") from None
+    finally:
+        store.close()  # (reading brought its schema up to date, in WAL mode: no -wal or -shm left)
     if identity is None:
         raise OodfsError(f"{path} has no suite identity (written by an older oodfs): rerun it before merging")
     return {
@@ -107,6 +118,7 @@ def merge_stores(dirs, out, argv=None) -> dict:
 
     paths = [Path(d) for d in dirs]
     out = Path(out)
+    check_output(out, "--out")  # (a folder holding results is refused below)
     if out.exists() and not out.is_dir():
         raise OodfsError(f"--out {out} is a file, not a folder")
     for name in (DB_NAME, "results.parquet", "results.csv"):

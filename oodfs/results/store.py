@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
 import os
 import sqlite3
 import time
@@ -30,7 +31,7 @@ from oodfs.validation import OodfsError, RunAborted
 DB_NAME = "results.sqlite"
 LOCK_NAME = "results.lock"  # held (flock) by the one run writing a folder
 #: the files oodfs writes in a results folder (none may be a symbolic link)
-_WRITTEN = (
+WRITTEN = (
     "results.sqlite",
     "results.sqlite-wal",
     "results.sqlite-shm",
@@ -185,7 +186,7 @@ class ResultStore:
     def check_links(self) -> None:
         """Refuse a results folder where a file oodfs writes is a symbolic link: writing through it
         would truncate and overwrite whatever it points to."""
-        for name in _WRITTEN:
+        for name in WRITTEN:
             if (self.out_dir / name).is_symlink():
                 raise OodfsError(
                     f"{self.out_dir / name} is a symbolic link; oodfs writes only its own files: remove it "
@@ -335,6 +336,22 @@ class ResultStore:
             return json.loads(text)
         except (TypeError, ValueError):
             raise OodfsError(f"{self.path} is damaged: {what} is not valid JSON ({DAMAGE_HINT})") from None
+
+    def close(self) -> None:
+        """End a run's writing: the write-ahead log is copied into the file and the store goes back
+        to SQLite's rollback journal, so that no results.sqlite-wal or -shm stays in the folder and
+        readers make none; the next run's :meth:`connect` turns WAL on again. Best effort: a reader
+        holding the store open (another process) keeps it in WAL mode, which is as safe."""
+        if not self.path.is_file():
+            return
+        try:
+            con = sqlite3.connect(self.path, timeout=5)
+            try:
+                con.execute("PRAGMA journal_mode=DELETE")
+            finally:
+                con.close()
+        except sqlite3.Error:
+            pass
 
     def discard_if_empty(self) -> None:
         """Remove a store that holds no task (with its journal), as if the run had not started."""
@@ -532,7 +549,7 @@ class ResultStore:
         copying tasks between stores."""
         if not self.exists():
             raise OodfsError(f"no results in {self.out_dir} (expected {DB_NAME})")
-        with self.connect() as con:
+        with contextlib.closing(self.connect()) as con:  # (a connection's `with` does not close it)
             tasks = pd.read_sql_query(f"SELECT {', '.join(TASK_COLUMNS)} FROM tasks", con)
             results = pd.read_sql_query(f"SELECT {', '.join(RESULT_COLUMNS)} FROM results", con)
         return tasks, results
@@ -544,11 +561,11 @@ class ResultStore:
         if self.path.stat().st_size == 0:
             raise OodfsError(f"{self.path} is empty (0 bytes): it holds no results")
         with self._reading() as con:
-            if "results" not in self._tables(con):
-                raise OodfsError(f"{self.path} holds no oodfs results (no results table)")
             damage = check_store(con)
             if damage:
                 raise OodfsError(f"{self.path} is damaged: {damage.summary()} ({DAMAGE_HINT})")
+            if "results" not in self._tables(con):
+                raise OodfsError(f"{self.path} holds no oodfs results (no results table)")
             df = pd.read_sql_query("SELECT * FROM results", con)
         return _typed(df)
 
@@ -741,23 +758,50 @@ _INVOCATION_DAMAGE = "not valid JSON or without the suite the reports read"
 
 
 def _invocation_ok(text) -> bool:
-    """An invocation record is JSON with what the reports read from it: its suite's methods (a
-    list of names), selection rule (text) and metrics (a list of names)."""
+    return _invocation_problem(text) is None
+
+
+#: the fields of an invocation record the reports read (the results page's overview), each
+#: absent or of this type
+_PROVENANCE_FIELDS = {
+    ("argv",): list,
+    ("versions",): dict,
+    ("environment",): dict,
+    ("environment", "oodfs_git"): dict,
+    ("environment", "platform"): str,
+    ("environment", "usable_cpus"): int,
+    ("host",): str,
+}
+
+
+def _invocation_problem(text) -> str | None:
+    """What is wrong with an invocation record, or None: it is JSON with what the reports read
+    from it: its suite's methods (a list of names), selection rule (text) and metrics (a list of
+    names), and the provenance fields of :data:`_PROVENANCE_FIELDS` of their types."""
     try:
         record = json.loads(text)
     except (TypeError, ValueError):
-        return False
+        return "not valid JSON"
     suite = record.get("suite") if isinstance(record, dict) else None
     if not isinstance(suite, dict):
-        return False
+        return "no suite"
     methods, metrics = suite.get("methods"), suite.get("metrics")
-    return (
-        isinstance(methods, list)
-        and all(isinstance(m, str) for m in methods)
-        and isinstance(suite.get("selection"), (str, type(None)))
-        and isinstance(metrics, (list, type(None)))
-        and all(isinstance(m, str) for m in metrics or [])
-    )
+    if not (isinstance(methods, list) and all(isinstance(m, str) for m in methods)):
+        return "suite.methods is not a list of names"
+    if not isinstance(suite.get("selection"), (str, type(None))):
+        return "suite.selection is not text"
+    if not (isinstance(metrics, (list, type(None))) and all(isinstance(m, str) for m in metrics or [])):
+        return "suite.metrics is not a list of names"
+    for path, kind in _PROVENANCE_FIELDS.items():
+        value = record
+        for step in path:
+            value = value.get(step) if isinstance(value, dict) else None
+        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+            return f"{'.'.join(path)} is not {_KINDS[kind]}"
+    return None
+
+
+_KINDS = {list: "a list", dict: "an object", str: "text", int: "a whole number"}
 
 
 def check_store(con: sqlite3.Connection) -> Damage:
@@ -770,12 +814,17 @@ def check_store(con: sqlite3.Connection) -> Damage:
     problems = [row[0] for row in con.execute("PRAGMA quick_check(3)")]
     if problems != ["ok"]:
         raise sqlite3.DatabaseError(" ".join("; ".join(problems).split()))  # one line
-    if not {"tasks", "results"} <= tables:
+    if not {"tasks", "results"} & tables:  # no oodfs store: the reader says so
+        return found
+    if not {"tasks", "results"} <= tables:  # one of them dropped: what the other holds is damaged
+        _missing_table(con, found, tables)
         return found
     strict = _strict_json(con)
     for table in _TYPES:
         _check_columns(con, found, table, strict)
     _check_values(con, found, tables)
+    _check_scores(con, found, strict)
+    _check_keys(con, found, tables)
     statuses = ", ".join(f"'{s}'" for s in _STATUSES)
     for key in con.execute(f"SELECT {_KEY_SQL} FROM tasks WHERE status NOT IN ({statuses})"):
         found.task(key, "unknown status")
@@ -799,16 +848,39 @@ def check_store(con: sqlite3.Connection) -> Damage:
             if not _json_ok(value):
                 found.records.append(f"run metadata {key!r} is not valid JSON")
     if "invocations" in tables:
-        bad = sum(not _invocation_ok(p) for (p,) in con.execute("SELECT provenance FROM invocations"))
+        bad = [
+            (rowid, _invocation_problem(p))
+            for rowid, p in con.execute("SELECT rowid, provenance FROM invocations")
+            if _invocation_problem(p)
+        ]
         if bad:
-            found.records.append(f"{bad} invocation record{'s' * (bad != 1)} {_INVOCATION_DAMAGE}")
+            found.records.append(
+                f"{len(bad)} invocation record{'s' * (len(bad) != 1)} {_INVOCATION_DAMAGE} "
+                f"(invocations.provenance, row {bad[0][0]}: {bad[0][1]})"
+            )
     return found
 
 
-#: the largest |value| a stored metric can have: inputs are refused beyond float32's 3.4e38
-#: (oodfs.validation.FLOAT32_MAX), so no RMSE, MSE, F1, rank, beta error or time computed from
-#: them comes near this; a larger value, or inf, was written by something other than oodfs
-MAX_STORED_VALUE = 1e300
+def _missing_table(con: sqlite3.Connection, found: "Damage", tables: set) -> None:
+    """A store with ``tasks`` but no ``results`` table (or the other way round): every task lost
+    its rows (or every row its task)."""
+    if "results" not in tables:
+        found.records.append("table results is missing")
+        for key in con.execute(f"SELECT {_KEY_SQL} FROM tasks"):
+            found.task(key, "no result rows")
+    else:
+        found.records.append("table tasks is missing")
+        found.orphan_rows = con.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+
+
+#: the largest |value| a stored metric or feature score can have: the reports square values (a
+#: standard deviation over runs), and beyond 1e150 the square overflows. Inputs are refused
+#: beyond float32's 3.4e38 (oodfs.validation.FLOAT32_MAX), so no RMSE, MSE, F1, rank, beta error
+#: or time computed from them comes near this; a larger value, or inf, was written by something
+#: other than oodfs
+MAX_STORED_VALUE = 1e150
+#: how far a value may pass a metric's declared bounds by rounding (an ESS fraction of 1 + 1e-16)
+_BOUNDS_SLACK = 1e-9
 
 
 def _check_columns(con: sqlite3.Connection, found: "Damage", table: str, strict: bool) -> None:
@@ -872,7 +944,8 @@ def _check_values(con: sqlite3.Connection, found: "Damage", tables: set) -> None
         f"SELECT DISTINCT {_KEY_SQL} FROM results WHERE typeof(value) IN ('real', 'integer') AND "
         f"abs(value) > {MAX_STORED_VALUE!r}"
     ):
-        found.task(key, f"a value beyond {MAX_STORED_VALUE:g} or infinite")
+        found.task(key, f"a results.value beyond {MAX_STORED_VALUE:g} or infinite")
+    _check_bounds(con, found)
     have = {row[1] for row in con.execute("PRAGMA table_info(results)")}
     if "invocations" not in tables or "downstream" not in have:
         return
@@ -890,6 +963,150 @@ def _check_values(con: sqlite3.Connection, found: "Damage", tables: set) -> None
         sorted(trained),
     ):
         found.task(row[:4], f"rows of downstream model {row[4]!r}, which the run did not train")
+
+
+def _declared_bounds() -> dict:
+    """``{metric: (low, high)}`` of the registered metrics that declare bounds
+    (:attr:`oodfs.contract.metrics.Metric.bounds`)."""
+    from oodfs.contract.registry import registry
+
+    out = {}
+    for name, info in registry().entries("metric").items():
+        bounds = getattr(info.cls, "bounds", None)
+        if bounds:
+            out[name] = bounds
+    return out
+
+
+def _check_bounds(con: sqlite3.Connection, found: "Damage") -> None:
+    """A metric's value outside its declared bounds (an F1 of 5, a negative RMSE) is damage: one
+    scan of the results, joined to the bounds."""
+    bounds = _declared_bounds()
+    if not bounds:
+        return
+    groups: dict[tuple, list[str]] = {}  # metrics by their bounds: a few conditions, one scan
+    for name, (low, high) in bounds.items():
+        low = -math.inf if low is None else low - _BOUNDS_SLACK * max(1.0, abs(low))
+        high = math.inf if high is None else high + _BOUNDS_SLACK * max(1.0, abs(high))
+        groups.setdefault((low, high), []).append(name)
+    conditions, params = [], []
+    for (low, high), names in groups.items():
+        conditions.append(f"(metric IN ({', '.join('?' * len(names))}) AND (value < ? OR value > ?))")
+        params += [*names, low, high]
+    query = (
+        f"SELECT {_KEY_SQL}, metric, value FROM results WHERE typeof(value) IN ('real', 'integer') AND "
+        f"({' OR '.join(conditions)}) GROUP BY {_KEY_SQL}, metric"
+    )
+    for *key, metric, value in con.execute(query, params):
+        low, high = bounds[metric]
+        shown = f"[{'-inf' if low is None else f'{low:g}'}, {'inf' if high is None else f'{high:g}'}]"
+        found.task(key, f"results.value of metric {metric!r} is {value:g}, outside its range {shown}")
+
+
+def _check_scores(con: sqlite3.Connection, found: "Damage", strict: bool) -> None:
+    """A row's feature scores are a list of numbers, one per feature name, none beyond
+    MAX_STORED_VALUE or infinite (NaN is a method's "no score"). With SQLite's JSON functions
+    (``strict``), in SQL over each distinct list (one scan); what only Python reads (NaN,
+    Infinity), or everything without them, in Python."""
+    have = {row[1] for row in con.execute("PRAGMA table_info(results)")}
+    if not {"scores", "feature_names"} <= have:
+        return
+    pairs = (
+        f"SELECT DISTINCT {_KEY_SQL}, scores, feature_names FROM results WHERE scores IS NOT NULL "
+        "AND feature_names IS NOT NULL"
+    )
+    if strict:  # (CASE: SQLite evaluates the JSON functions only on valid JSON, in any plan)
+        valid = (
+            "json_valid(scores) AND json_valid(feature_names) AND json_type(scores) = 'array' AND "
+            "json_type(feature_names) = 'array'"
+        )
+        query = (
+            f"SELECT {_KEY_SQL}, CASE WHEN {valid} THEN json_array_length(scores) END, CASE WHEN {valid} "
+            f"THEN json_array_length(feature_names) END, CASE WHEN {valid} THEN (SELECT COUNT(*) FROM "
+            "json_each(scores) j WHERE j.type NOT IN ('integer', 'real', 'null') OR abs(j.value) > "
+            f"{MAX_STORED_VALUE!r}) END, json_valid(scores) AND json_valid(feature_names) FROM ({pairs})"
+        )
+        for *key, scores, names, bad, valid_json in con.execute(query):
+            if valid_json and (scores is None or scores != names):
+                found.task(key, _length_problem(scores, names))
+            elif bad:
+                found.task(key, _SCORE_DAMAGE)
+        pairs += " AND NOT (json_valid(scores) AND json_valid(feature_names))"  # for Python
+    for *key, scores, names in con.execute(pairs):
+        problem = _scores_problem(scores, names)
+        if problem:
+            found.task(key, problem)
+
+
+_SCORE_DAMAGE = f"results.scores holds a value that is not a number, beyond {MAX_STORED_VALUE:g} or infinite"
+
+
+def _length_problem(scores, names) -> str:
+    if scores is None or names is None:
+        return "results.scores or results.feature_names is not a list"
+    return f"results.scores holds {scores} values for {names} results.feature_names"
+
+
+def _scores_problem(scores_text, names_text) -> str | None:
+    """What is wrong with a row's scores (Python's reading, also of NaN and Infinity), or None."""
+    try:
+        scores, names = json.loads(scores_text), json.loads(names_text)
+    except (TypeError, ValueError):
+        return None  # not JSON: _check_columns names it
+    if not isinstance(scores, list) or not isinstance(names, list):
+        return _length_problem(None, None)
+    if len(scores) != len(names):
+        return _length_problem(len(scores), len(names))
+    for s in scores:
+        if s is None or (isinstance(s, float) and math.isnan(s)):
+            continue
+        if isinstance(s, bool) or not isinstance(s, (int, float)) or abs(s) > MAX_STORED_VALUE:
+            return _SCORE_DAMAGE
+    return None
+
+
+def _check_keys(con: sqlite3.Connection, found: "Damage", tables: set) -> None:
+    """A task's key is the one its rows were computed for: its r_train is one the run's suite
+    names (its invocation records), and the seed stored with its rows is the one derived from
+    its setting, r_train, run and method (:meth:`oodfs.contract.task.DataKey.seed`), so a task
+    relabelled to another r_train, run, setting or method is damage. Tasks copied from reference
+    results carry the reference's seed and are checked for their r_train only."""
+    from oodfs.contract.seeds import derive_seed
+    from oodfs.contract.task import env_key
+
+    if "invocations" not in tables:
+        return
+    values, seeds = {}, set()  # r_train key -> the suite's value; the suites' seeds
+    for (text,) in con.execute("SELECT provenance FROM invocations"):
+        suite = json.loads(text).get("suite", {}) if _invocation_ok(text) else {}
+        entries = [*(suite.get("r_train") or ()), *(suite.get("curve_r_train") or ())]
+        if "r_train" not in suite or not isinstance(suite.get("seed"), int):
+            return  # a store from before invocations named them: nothing to compare with
+        for entry in entries:
+            value = tuple(entry) if isinstance(entry, list) else entry
+            values[env_key(value)] = value
+        seeds.add(suite["seed"])
+    if not values:
+        return
+    for key in con.execute(f"SELECT {_KEY_SQL} FROM tasks"):
+        if key[1] not in values:
+            found.task(key, f"tasks.r_train {key[1]!r} is not an r_train of the run's suite")
+    have = {row[1] for row in con.execute("PRAGMA table_info(tasks)")}
+    copied = set()  # tasks copied from reference results
+    if "origin" in have:
+        copied = {tuple(k) for k in con.execute(f"SELECT {_KEY_SQL} FROM tasks WHERE origin = 'reference'")}
+    for setting, r_train, run, method, seed in con.execute(
+        f"SELECT DISTINCT {_KEY_SQL}, seed FROM results WHERE typeof(seed) = 'integer'"
+    ):
+        if (
+            r_train in values
+            and (setting, r_train, run, method) not in copied
+            and not any(derive_seed(s, setting, values[r_train], run, method) == seed for s in seeds)
+        ):
+            found.task(
+                (setting, r_train, run, method),
+                "results.seed is not the seed of its setting, r_train, run and method (relabelled?)",
+            )
 
 
 def _kind(kinds) -> str:

@@ -272,6 +272,8 @@ def run_suite(suite: Suite, out_dir, options: RunOptions | None = None, **change
             if fresh:  # stopped before its first task (an unreachable scheduler): a plain rerun works
                 store.discard_if_empty()
             raise
+        finally:
+            store.close()  # no -wal or -shm left in the folder, however the run ended
     return store
 
 

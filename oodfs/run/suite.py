@@ -574,7 +574,13 @@ def validate_suite(suite: Suite) -> None:
         )
     if suite.unit == "environment":
         _check_disjoint(suite.r_train, suite.r_test)
-    for what, values in (("methods", suite.methods), ("r_train", suite.r_train), ("r_test", suite.r_test)):
+    named = (
+        ("settings", [s.name for s in suite.settings]),
+        ("methods", suite.methods),
+        ("r_train", suite.r_train),
+        ("r_test", suite.r_test),
+    )
+    for what, values in named:
         seen = set()
         for v in values:
             key = repr(float(v)) if isinstance(v, (int, float)) else v
@@ -670,6 +676,17 @@ def check_training_rows(suite: Suite, setting: Setting, env) -> None:
                 f"n_train + n_val = {wanted} is more than the {have} rows of training environment {r!r} "
                 f"(setting {setting.name!r}); lower n_train or n_val"
             )
+        if suite.task == "binary":  # every task would fail: a classifier is not trained on one class
+            import numpy as np
+
+            y = np.asarray(env.sample(r, sys.maxsize, 0)[1], dtype=float)  # (every row of the environment)
+            classes = np.unique(y[~np.isnan(y)])
+            if classes.size < 2:
+                raise OodfsError(
+                    f"training environment {r!r} (setting {setting.name!r}) holds one class of the binary "
+                    f"target only ({', '.join(f'{c:g}' for c in classes) or 'no rows'}); a classifier "
+                    "needs both: train on other environments"
+                )
 
 
 #: the k grid entry that makes each method's own support a candidate (docs/PROTOCOL.md section 10)

@@ -95,6 +95,8 @@ def read_table(path) -> pd.DataFrame:
         raise OodfsError(f"{path} does not exist")
     if path.is_dir():
         raise OodfsError(f"{path} is a folder, not a table file")
+    if not path.is_file():  # /dev/zero, /dev/urandom, a FIFO: no size to read, or no end
+        raise OodfsError(f"{path} is not a regular file (a device or a pipe); give a table file")
     if path.stat().st_size == 0:
         raise OodfsError(f"{path} is empty (0 bytes)")
     try:

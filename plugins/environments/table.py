@@ -212,10 +212,15 @@ def binary_target(df: pd.DataFrame, target, positive=None, threshold=None) -> pd
         hit = s >= threshold
     else:
         values = list(pd.unique(s.dropna()))
+        shown = ", ".join(map(repr, sorted(values, key=str)[:10]))
         if positive not in values:
-            shown = ", ".join(map(repr, sorted(values, key=str)[:10]))
             raise OodfsError(
                 f"positive={positive!r} is not a value of the target {target!r}; its values: {shown}"
+            )
+        if len(values) > 2:  # as `oodfs select` refuses it: the other levels are not one class
+            raise OodfsError(
+                f"target column {target!r} has {len(values)} levels ({shown}); a binary task needs "
+                "exactly 2; multiclass is not supported yet (threshold= makes a binary target of a number)"
             )
         hit = s == positive
     given = f"positive={positive!r}" if threshold is None else f"threshold={threshold!r}"

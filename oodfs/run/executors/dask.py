@@ -112,7 +112,7 @@ def run(
             # (the nannies, which start the workers, run in this process)
             with dask.config.set(_QUIET_CLUSTER), _ctrl_c_held():
                 cluster = LocalCluster(
-                    n_workers=jobs,
+                    n_workers=min(jobs, max(1, len(calls))),  # no more workers than calls
                     threads_per_worker=1,
                     processes=True,
                     host="127.0.0.1",

@@ -48,7 +48,9 @@ def _in_worker(fn: Callable, args: tuple, parent: int, inbox: str | None = None)
 
 def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, progress=None) -> Iterator:
     """``progress``: a function of this process that receives the jobs' progress messages (in
-    this process directly; from worker processes through a temporary folder, :class:`FileInbox`)."""
+    this process directly; from worker processes through a temporary folder, :class:`FileInbox`).
+    No more workers start than there are calls."""
+    jobs = min(jobs, max(1, len(calls)))
     if jobs == 1:
         for args in calls:
             with outlet(progress):
