@@ -39,7 +39,7 @@ def run(args) -> int:
     from oodfs.report.report import Report
     from oodfs.results.outputs import check_output
 
-    report = Report.from_path(args.path, args.selection, args.downstream, args.metrics)  # (what is read, first)
+    report = Report.from_path(args.path, args.selection, args.downstream, args.metrics)  # what is read, first
     first = report.downstream == report.downstream_models[0]
     name = "compare.md" if first else f"compare-{file_stem(report.downstream)}.md"
     out_dir = Path(args.out if args.out is not None else args.path)
