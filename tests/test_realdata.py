@@ -5,13 +5,11 @@ tests that read a table skip without its package.
 """
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-import oodfs.run.reference as oodfs_reference
 from oodfs.cli import main
 from oodfs.report.features import group_levels, selected_features, variable_of, versus_yardstick
 from oodfs.report.leaderboard import Leaderboard
@@ -297,24 +295,6 @@ def test_a_methods_failure_names_the_column(tmp_path):
     assert main(argv + ["--plugin", str(tmp_path / "picky.py")]) == 0
     text = (out / "leaderboard.md").read_text()
     assert "column 'b' of 2 is not to my taste" in text, text
-
-
-SHIPPED = [n for n in REAL if (Path(oodfs_reference.__file__).parent / f"{n}-default.parquet").is_file()]
-
-
-@pytest.mark.parametrize("name", SHIPPED)
-def test_a_shipped_real_reference_matches_the_code_that_ships_with_it(name):
-    """`--reference` on a real suite takes every method from the shipped results, none rerun."""
-    from oodfs.run.identity import task_identities
-    from oodfs.run.reference import load_reference, take
-
-    suite = load_suite(name)
-    ref = load_reference(name, "default")
-    methods = list(suite.methods)
-    assert sorted(ref.methods) == sorted(methods)
-    _, rows, refused = take(ref, suite, methods, task_identities(suite, methods))
-    assert refused == {}, f"the shipped reference of {name} is stale: {refused}"
-    assert set(rows["downstream"].dropna()) == set(suite.downstream)  # a failed task has no model
 
 
 def test_the_shift_diagnosis_of_a_real_suite_adds_up():

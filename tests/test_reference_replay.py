@@ -89,6 +89,29 @@ def test_every_method_of_a_shipped_reference_replayed_when_it_was_stamped(name):
     assert refused == {}
 
 
+@pytest.mark.parametrize("name", SHIPPED)
+def test_reference_gives_every_method_of_its_suite_on_its_full_grid_but_the_withheld(name):
+    """`oodfs bench --suite S --methods NEW --reference` fits NEW alone: every other method of the
+    suite is copied, on every task of the grid, except those the reference withholds (its rows did
+    not replay, or were not regenerated yet), which are run and named with the reason."""
+    from dataclasses import replace
+
+    from oodfs.contract.registry import registry
+    from oodfs.run.suite import customise, load_suite, with_task
+
+    ref = load_named(name)
+    declared, _ = with_task(customise(load_suite(ref.meta["suite"]), profile=ref.meta["profile"]), registry())
+    suite = replace(replay_suite(ref), methods=declared.methods)
+    methods = list(suite.methods)
+    withheld = ref.meta.get("withheld", {})
+    tasks, rows, refused = take(ref, suite, methods, task_identities(suite, methods))
+    assert refused == {m: refused[m] for m in withheld if m in methods}, refused
+    assert all(why.startswith("withheld from the reference") for why in refused.values())
+    kept = [m for m in methods if m not in withheld]
+    assert len(tasks) == len(suite.task_keys(kept))  # every task of every method it gives
+    assert set(rows["downstream"].dropna()) == set(suite.downstream)
+
+
 def test_every_shipped_reference_replays():
     """One data set of each shipped reference fitted again, every method, every grid point and
     downstream model: every stored value is equal bit for bit (two references at a time)."""

@@ -675,22 +675,6 @@ def test_git_state_commit_and_dirty_flag(tmp_path):
     }
 
 
-def test_the_shipped_reference_matches_the_code_that_ships_with_it():
-    """A change to a method's code (or grid, profile, data process) makes the shipped reference
-    stale: `--reference` would then rerun that method and say why. Catch it here, not at a user's:
-    rebuild with write_reference from a fresh full run (benchmarks/reproduce.py --only default)."""
-    from oodfs.run.reference import take
-    from oodfs.run.suite import load_suite
-
-    suite = load_suite("synthetic")
-    ref = load_reference("synthetic", "default")
-    methods = list(suite.methods)
-    assert sorted(ref.methods) == sorted(methods)
-    _, rows, refused = take(ref, suite, methods, task_identities(suite, methods))
-    assert refused == {}, f"the shipped reference is stale: {refused}"
-    assert sorted(rows["run"].unique()) == list(range(suite.runs))
-
-
 # -- settings added, narrowed or split -----------------------------------------------------------
 TWO_SETTINGS = {
     "poly": {"params": {"setting": "poly"}},

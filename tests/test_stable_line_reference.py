@@ -39,13 +39,16 @@ def _coverage(name: str):
 
 
 def test_the_synthetic_reference_covers_the_suites_full_method_list():
+    """Every method but those it withholds (rows that did not replay, docs/PROTOCOL.md section 6)."""
     suite, tasks, missing, refused = _coverage("synthetic")
+    withheld = load_reference("synthetic", "default").meta.get("withheld", {})
     assert set(LINE) <= set(suite.methods)
+    missing = [k for k in missing if k[3] not in withheld]
     assert missing == [], f"the shipped reference lacks {len(missing)} tasks, e.g. {missing[:3]}"
-    assert refused == {}, f"the shipped reference is stale: {refused}"
+    assert set(refused) == set(withheld) & set(suite.methods), f"the shipped reference is stale: {refused}"
     # every (setting, r_train, run) of the paper's grid, each method's task a result, not a failure
-    keys = suite.task_keys(list(suite.methods))
-    assert len(keys) == 2 * 7 * 5 * len(suite.methods)
+    keys = suite.task_keys([m for m in suite.methods if m not in withheld])
+    assert len(keys) == 2 * 7 * 5 * len([m for m in suite.methods if m not in withheld])
     assert (tasks.loc[keys, "status"] == "ok").all()
 
 

@@ -277,19 +277,3 @@ def test_svi_metrics_are_the_rmse_max_and_the_mse_the_svi_code_prints():
     assert metrics["mse_std"].compute(e) == 1.5
     assert metrics["mse_max"].compute(e) == 4.0
     assert metrics["n_selected"].role == "diagnostic"
-
-
-def test_the_shipped_svi_reference_matches_the_code_that_ships_with_it():
-    """`oodfs bench --suite svi --methods mine --reference` reuses these results: a change to
-    svi.py (or any method of the suite) must rebuild them (benchmarks/svi_report.py's docstring)."""
-    from oodfs.run.identity import task_identities
-    from oodfs.run.reference import available, load_reference, take
-    from oodfs.run.suite import load_suite
-
-    assert "svi-default" in available()
-    suite = load_suite("svi")
-    ref = load_reference("svi", "default")
-    methods = list(suite.methods)
-    assert sorted(ref.methods) == sorted(methods)
-    _, rows, refused = take(ref, suite, methods, task_identities(suite, methods))
-    assert refused == {}, f"the shipped svi reference is stale: {refused}"
