@@ -8,6 +8,8 @@ Without ``--methods`` the suite is run whole (``oodfs bench``, the reference's p
 downstream models it holds) and the reference is written anew from that run. With ``--methods`` only
 those methods are run and every other is taken from the reference (``--reference``: they must have
 replayed, which ``oodfs replay --stamp`` records), and the reference is written from that folder.
+With ``--methods`` and ``--fresh`` only those methods are run and the reference is written from that
+run alone (it then holds those methods only: a costly method can follow in a second call).
 Either way the new reference is then replayed on its data set and stamped; one that does not replay
 is left written but unstamped, and the script says what differed. Runs are resumable (``--resume``
 into ``ROOT/NAME``): an interrupted regeneration goes on where it stopped.
@@ -24,7 +26,7 @@ from oodfs.run.reference import load_reference, write_reference
 from oodfs.run.reference.replay import load_named, replay, stamp
 
 
-def regenerate(name: str, root: Path, methods: list[str] | None, jobs: int) -> bool:
+def regenerate(name: str, root: Path, methods: list[str] | None, jobs: int, fresh: bool = False) -> bool:
     suite, profile = name.rsplit("-", 1)
     ref = load_named(name)
     models = ",".join(dict.fromkeys(ref.results["downstream"].dropna().astype(str)))
@@ -32,7 +34,7 @@ def regenerate(name: str, root: Path, methods: list[str] | None, jobs: int) -> b
     argv = ["oodfs", "bench", "--suite", suite, "--profile", profile, "--downstream", models]
     argv += ["--out", str(out), "--jobs", str(jobs), "--quiet", "--no-figures"]
     if methods:
-        argv += ["--methods", ",".join(methods), "--reference"]
+        argv += ["--methods", ",".join(methods)] + ([] if fresh else ["--reference"])
     if (out / "results.sqlite").exists():
         argv.append("--resume")
     print("+", " ".join(argv), flush=True)
@@ -53,9 +55,10 @@ def main() -> int:
     p.add_argument("--methods", help="comma-separated: run only these, take the others from the reference")
     p.add_argument("--root", type=Path, required=True, help="the folder of the runs (one per reference)")
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--fresh", action="store_true", help="with --methods: a reference of those methods alone")
     args = p.parse_args()
     methods = args.methods.split(",") if args.methods else None
-    ok = [regenerate(n, args.root, methods, args.jobs) for n in args.names]
+    ok = [regenerate(n, args.root, methods, args.jobs, args.fresh) for n in args.names]
     return 0 if all(ok) else 1
 
 
