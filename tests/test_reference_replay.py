@@ -151,10 +151,11 @@ def _change_one_value(path: Path, method: str, factor: float) -> None:
 
 
 def test_one_changed_value_fails_the_replay_and_the_reference_then_refuses_the_method(churn, capsys):
-    _change_one_value(churn, "lasso", 1 + 1e-12)  # the smallest change the replay must see
+    _change_one_value(churn, "lasso", 1 + 1e-8)  # ten times the tolerance of another CPU's numpy loops
     assert main(["replay", str(churn)]) == 1
     out = capsys.readouterr().out
-    assert "DIFF lasso: largest relative difference 1e-12" in out and "metric log_loss" in out
+    assert "DIFF lasso: largest relative difference 1e-08, 10 x its tolerance" in out
+    assert "metric log_loss" in out
     assert "ok   mi:" in out  # every other method still replays
     assert main(["replay", str(churn), "--stamp"]) == 1
     ref = load_reference("churn", "default", churn)
@@ -166,7 +167,7 @@ def test_one_changed_value_fails_the_replay_and_the_reference_then_refuses_the_m
     assert main(["replay", str(churn), "--stamp", "--withhold"]) == 1
     ref = load_reference("churn", "default", churn)
     assert "lasso" not in set(ref.results["method"]) and "lasso" not in ref.methods
-    assert "largest relative difference 1e-12" in ref.meta["withheld"]["lasso"]
+    assert "largest relative difference 1e-08" in ref.meta["withheld"]["lasso"]
     _, _, refused = take(ref, suite, list(suite.methods), task_identities(suite, list(suite.methods)))
     assert list(refused) == ["lasso"] and refused["lasso"].startswith("withheld from the reference")
     assert main(["replay", str(churn)]) == 0  # what it ships replays
@@ -215,7 +216,13 @@ def test_the_suite_identity_of_a_reference_is_the_current_one_of_its_suite():
         assert ref.meta["suite_identity"] == suite_identity(replay_suite(ref)), name
 
 
-def test_a_replay_of_an_unchanged_reference_is_bit_for_bit(churn):
-    """(Another copy: the module's copy has been edited by the test above when run in order.)"""
-    result = replay(load_named("churn-default"))
-    assert result.ok and all(m.differing == 0 for m in result.methods.values())
+def test_a_replay_on_the_machine_kind_that_stamped_a_reference_is_bit_for_bit():
+    """Same numpy vector extensions as the stamping machine: every number equal bit for bit; on
+    another kind, within the declared tolerance (docs/PROTOCOL.md section 6)."""
+    from oodfs.run.kernels import numeric_platform
+
+    ref = load_named("churn-default")
+    result = replay(ref)
+    assert result.ok
+    if numeric_platform()["numpy_simd"] == ref.meta["replay"]["platform"]["numpy_simd"]:
+        assert all(m.differing == 0 for m in result.methods.values())
