@@ -318,14 +318,7 @@ def stamp(ref, result: Replay, withhold: bool = False) -> list[str]:
     frame = pd.read_parquet(ref.path)
     if withhold:
         failed = {m: r.line() for m, r in result.methods.items() if not r.ok}
-        frame = frame[~frame["method"].isin(failed)].reset_index(drop=True)
-        for c in frame:  # the withheld methods' names leave the dictionaries too
-            if isinstance(frame[c].dtype, pd.CategoricalDtype):
-                frame[c] = frame[c].cat.remove_unused_categories()
-        meta["withheld"] = {**meta.get("withheld", {}), **failed}
-        meta["methods"] = [m for m in meta["methods"] if m not in failed]
-        meta["rows"] = len(frame)
-        meta["tasks"] = int(frame.drop_duplicates(["setting", "r_train", "run", "method"]).shape[0])
+        frame = _without(frame, meta, failed)
         result = replace(result, methods={m: r for m, r in result.methods.items() if r.ok})
     identity = frame["identity"].astype(object).to_numpy().copy()
     for i, (setting, method) in enumerate(zip(frame["setting"], frame["method"])):
@@ -342,6 +335,38 @@ def stamp(ref, result: Replay, withhold: bool = False) -> list[str]:
     meta["sha256"] = _sha256(ref.path)
     ref.path.with_suffix(".json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     return passed
+
+
+def _without(frame: pd.DataFrame, meta: dict, failed: dict[str, str]) -> pd.DataFrame:
+    """``frame`` without the rows of ``failed`` (``{method: what differed}``), and ``meta`` saying so."""
+    frame = frame[~frame["method"].isin(failed)].reset_index(drop=True)
+    for c in frame:  # the withheld methods' names leave the dictionaries too
+        if isinstance(frame[c].dtype, pd.CategoricalDtype):
+            frame[c] = frame[c].cat.remove_unused_categories()
+    meta["withheld"] = {**meta.get("withheld", {}), **failed}
+    meta["methods"] = [m for m in meta["methods"] if m not in failed]
+    meta["rows"] = len(frame)
+    meta["tasks"] = int(frame.drop_duplicates(["setting", "r_train", "run", "method"]).shape[0])
+    replayed = (meta.get("replay") or {}).get("methods", {})
+    if replayed:
+        meta["replay"]["methods"] = {m: r for m, r in replayed.items() if m not in failed}
+    return frame
+
+
+def withhold_not_replayed(ref) -> list[str]:
+    """Take out of ``ref``'s file the rows of the methods its last replay record says did not
+    replay (no new replay: the record is the evidence), as ``stamp(..., withhold=True)`` does."""
+    from oodfs.run.reference import ZSTD_LEVEL, _sha256, not_replayed
+
+    failed = not_replayed(ref)
+    if not failed:
+        return []
+    meta = dict(ref.meta)
+    frame = _without(pd.read_parquet(ref.path), meta, failed)
+    frame.to_parquet(ref.path, index=False, compression="zstd", compression_level=ZSTD_LEVEL)
+    meta["sha256"] = _sha256(ref.path)
+    ref.path.with_suffix(".json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    return sorted(failed)
 
 
 def load_named(name: str):
