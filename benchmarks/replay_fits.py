@@ -16,6 +16,8 @@ import os
 import sys
 from pathlib import Path
 
+import oodfs
+
 VARIABLE = "OODFS_REPLAY_FITS"
 
 
@@ -41,3 +43,10 @@ def _install(spec: dict) -> None:
 
 if os.environ.get(VARIABLE):
     _install(json.loads(os.environ[VARIABLE]))
+
+
+@oodfs.hookimpl
+def oodfs_selectors():
+    """No selector: the module changes how fits are made, not what is registered. The hook marks
+    it as an oodfs plugin module (``--plugin`` refuses a module that implements none)."""
+    return []

@@ -1252,7 +1252,18 @@ def test_ctrl_c_while_python_exits_is_status_130_and_one_line(tmp_path, table):
     plugin = tmp_path / "lingering.py"
     plugin.write_text(LINGERING)
     marker = tmp_path / "marker"
-    args = ["select", table, "--target", "y", "--method", "lingering", "--plugin", str(plugin)]
+    args = [
+        "select",
+        table,
+        "--target",
+        "y",
+        "--method",
+        "lingering",
+        "--plugin",
+        str(plugin),
+        "--top-k",
+        "2",
+    ]
     proc = subprocess.Popen(
         [sys.executable, "-m", "oodfs.cli", *args, "--no-isolation"],
         stdout=subprocess.DEVNULL,

@@ -615,10 +615,12 @@ def test_select_nested_parquet_columns(tmp_path, capsys):
 @pytest.mark.parametrize("seed", ["-1", "4294967296"])
 @pytest.mark.parametrize("method", ["mi", "rf"])
 def test_select_seed_out_of_range(csv_path, capsys, method, seed):
-    msg = one_line_error(
-        *select_cli(capsys, csv_path, "--target", "y", "--method", method, "--seed", seed)[::2]
-    )
-    assert msg == f"random_state (--seed) must be an integer from 0 to 4294967295, got {seed}"
+    """Refused by the option's type, before any work: one usage line, exit 2."""
+    with pytest.raises(SystemExit) as stop:
+        select_cli(capsys, csv_path, "--target", "y", "--method", method, "--seed", seed)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"argument --seed: expected a whole number from 0 to 2**32-1, got '{seed}'" in err
 
 
 def test_select_largest_seed(csv_path, capsys):

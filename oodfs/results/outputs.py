@@ -51,9 +51,10 @@ def _content(path: Path) -> str | None:
 
 
 def _shipped_references() -> Path:
-    from oodfs.run.reference import shipped_dir
+    from importlib import resources
 
-    return _resolved(shipped_dir())
+    # the package's folder by name: the results package reads files, it does not import the runner
+    return _resolved(Path(str(resources.files("oodfs.run.reference"))))
 
 
 def _what(candidate: Path, inputs: set[Path], shipped: Path) -> str | None:
