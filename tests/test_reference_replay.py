@@ -101,14 +101,10 @@ def test_reference_gives_every_method_of_its_suite_on_its_full_grid_but_the_with
     """`oodfs bench --suite S --methods NEW --reference` fits NEW alone: every other method of the
     suite is copied, on every task of the grid, except those the reference withholds (its rows did
     not replay, or were not regenerated yet), which are run and named with the reason."""
-    from dataclasses import replace
-
-    from oodfs.contract.registry import registry
-    from oodfs.run.suite import customise, load_suite, with_task
+    from oodfs.run.reference.replay import declared_suite
 
     ref = load_named(name)
-    declared, _ = with_task(customise(load_suite(ref.meta["suite"]), profile=ref.meta["profile"]), registry())
-    suite = replace(replay_suite(ref), methods=declared.methods)
+    suite = declared_suite(ref)
     methods = list(suite.methods)
     withheld = ref.meta.get("withheld", {})
     tasks, rows, refused = take(ref, suite, methods, task_identities(suite, methods))

@@ -8,21 +8,16 @@ task per data set; every other method of the suite is copied unless the referenc
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from tabulate import tabulate
 
-from oodfs.contract.registry import registry
 from oodfs.run.identity import task_identities
 from oodfs.run.reference import available
-from oodfs.run.reference.replay import load_named, replay_suite
-from oodfs.run.suite import customise, load_suite, with_task
+from oodfs.run.reference.replay import declared_suite, load_named
 
 
 def plan(name: str) -> dict:
     ref = load_named(name)
-    declared, _ = with_task(customise(load_suite(ref.meta["suite"]), profile=ref.meta["profile"]), registry())
-    suite = replace(replay_suite(ref), methods=declared.methods)
+    suite = declared_suite(ref)
     methods = list(suite.methods)
     tasks, _, refused = take_(ref, suite, methods)
     data_sets = len(list(suite.data_keys()))

@@ -137,6 +137,16 @@ def replay_suite(ref):
     return replace(suite, downstream=models or suite.downstream, methods=tuple(ref.methods))
 
 
+def declared_suite(ref):
+    """:func:`replay_suite` with every method its suite declares (those the reference withholds too):
+    the suite ``--reference`` serves."""
+    from oodfs.contract.registry import registry
+    from oodfs.run.suite import customise, load_suite, with_task
+
+    declared, _ = with_task(customise(load_suite(ref.meta["suite"]), profile=ref.meta["profile"]), registry())
+    return replace(replay_suite(ref), methods=declared.methods)
+
+
 def chosen_data_set(ref) -> tuple:
     """The data set a replay fits: the one the reference's replay record names (so that every
     replay of a reference checks the same rows), else its cheapest by stored fit and downstream
@@ -200,14 +210,13 @@ def _norm(value):
 def compare(stored: pd.DataFrame, fresh: pd.DataFrame, diagnostics=()) -> dict:
     """``{method: MethodReplay}``: every stored row of one data set against the fresh one.
     ``diagnostics``: the metrics that are a method's own numbers (not a downstream model's)."""
-    key = ROW_KEY
 
     def keyed(frame):
         frame = frame.copy()
         frame["r_train"] = [r if isinstance(r, str) else env_key(r) for r in frame["r_train"]]
-        for c in key:
+        for c in ROW_KEY:
             frame[c] = [json.dumps(_norm(v), sort_keys=True) for v in frame[c].astype(object)]
-        return frame.set_index(key)
+        return frame.set_index(ROW_KEY)
 
     s, f = keyed(stored), keyed(fresh)
     out = {}
@@ -379,9 +388,8 @@ def load_named(name: str):
         meta = Path(name).with_suffix(".json")
         if not meta.is_file():
             raise OodfsError(f"reference results file {meta} is missing")
-        suite = json.loads(meta.read_text()).get("suite")
-        profile = json.loads(meta.read_text()).get("profile")
-        return load_reference(suite, profile, name)
+        stored = json.loads(meta.read_text())
+        return load_reference(stored.get("suite"), stored.get("profile"), name)
     suite, _, profile = name.rpartition("-")
     if not suite:
         raise OodfsError(f"reference {name!r} is not <suite>-<profile> nor a .parquet file")
