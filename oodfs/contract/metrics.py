@@ -153,6 +153,16 @@ class SuspectRule:
     def as_dict(self) -> dict:
         return {"note": self.note, "below": self.below, "above": self.above, "plus": list(self.plus)}
 
+    def values(self, frame, name: str):
+        """The value the rule reads from ``frame`` (a DataFrame of fits): the diagnostic ``name``
+        plus those in ``plus``; None when a column it needs is missing."""
+        if not {name, *self.plus} <= set(frame.columns):
+            return None
+        values = frame[name]
+        if self.plus:
+            values = values.fillna(0) + sum(frame[c].fillna(0) for c in self.plus)
+        return values
+
     def flags(self, values):
         """A boolean mask over ``values`` (a pandas Series; NaN is never suspect)."""
         bad = values.notna()

@@ -100,6 +100,12 @@ def comparison_markdown(report: Report, fig_dir: Path | None = None) -> tuple[st
     analysis = Analysis(report)
     units = ", ".join(analysis.family.blocks)
     lines, paths = [], []
+    suspect = report.suspect_fits()
+    flagged = set(zip(suspect["setting"], suspect["method"]))
+
+    def name(method: str, setting: str) -> str:
+        return md_text(method) + (" (suspect)" if (setting, method) in flagged else "")
+
     for c in comparisons(report, analysis):
         setting, info, first = c["setting"], c["metric"], c["friedman"]
         lines += [f"### {md_code(setting)}: {md_text(info.title)} {info.arrow}", ""]
@@ -122,8 +128,8 @@ def comparison_markdown(report: Report, fig_dir: Path | None = None) -> tuple[st
             lines += [f"*{md_text(note)}*", ""]
         rows = [
             [
-                md_text(r.method_a) + (" (yardstick)" if r.family == "yardsticks" else ""),
-                md_text(r.method_b),
+                name(r.method_a, setting) + (" (yardstick)" if r.family == "yardsticks" else ""),
+                name(r.method_b, setting),
                 r.n_pairs,
                 f"{r.mean_diff:+.4f}",
                 "" if np.isnan(r.diff_low) else f"[{r.diff_low:+.4f}, {r.diff_high:+.4f}]",
@@ -167,4 +173,12 @@ def comparison_markdown(report: Report, fig_dir: Path | None = None) -> tuple[st
         "significantly different by the same paired tests.",
         "",
     ]
+    if len(suspect):
+        head += [
+            "Methods marked (suspect) have chosen fits whose diagnostics meet a declared suspect rule: "
+            "their comparisons stand as computed, but read them with care.",
+            "",
+            *report.suspect_lines(md_code, md_text),
+            "",
+        ]
     return "\n".join(head + lines), paths

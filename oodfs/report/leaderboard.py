@@ -73,6 +73,7 @@ class Leaderboard:
         self.yardsticks = [m for m in dict.fromkeys(self.summary["method"]) if report.kind(m) == "yardstick"]
         self.analysis = Analysis(report)
         self.best, self.notes = self._best()
+        self.suspect = report.suspect_fits()
 
     @classmethod
     def from_results(cls, results: pd.DataFrame, rule: str = "val") -> "Leaderboard":
@@ -145,7 +146,7 @@ class Leaderboard:
             )
             header = ["method", self._unit_column] + [f"{m.title} {m.arrow}" for m in self.metrics.values()]
             rows = [
-                [(self._label(method), False), (self._runs(setting, "all", method), False)]
+                [(self._label(method, setting), False), (self._runs(setting, "all", method), False)]
                 + [self._cell(setting, "all", method, m) for m in self.metrics]
                 for method in methods
             ]
@@ -154,7 +155,7 @@ class Leaderboard:
                 for metric, m in self.metrics.items():
                     header = ["method"] + [f"r_train={r}" for r in rs] + ["all"]
                     rows = [
-                        [(self._label(method), False)]
+                        [(self._label(method, setting), False)]
                         + [self._cell(setting, r, method, metric) for r in rs]
                         + [self._cell(setting, "all", method, metric)]
                         for method in methods
@@ -163,8 +164,13 @@ class Leaderboard:
             out += self._real_data_tables(setting)
         return out
 
-    def _label(self, method: str) -> str:
-        return f"{method} (yardstick)" if method in self.yardsticks else method
+    def _label(self, method: str, setting: str) -> str:
+        label = f"{method} (yardstick)" if method in self.yardsticks else method
+        s = self.suspect[(self.suspect["setting"] == setting) & (self.suspect["method"] == method)]
+        if len(s):  # the most flagged of its rules; "Weight diagnostics" lists each
+            worst = s.loc[s["flagged"].idxmax()]
+            label += f" (suspect: {worst['flagged']} of {worst['chosen']} fits)"
+        return label
 
     def _real_data_tables(self, setting: str) -> list:
         """Against the yardstick, the loss per test environment, and what each method selected."""
@@ -201,7 +207,7 @@ class Leaderboard:
                 cells = [
                     _interval(*g.loc[e, ["mean", "low", "high", "n"]]) if e in g.index else "" for e in envs
                 ]
-                rows.append([(self._label(method), False)] + [(c, False) for c in cells])
+                rows.append([(self._label(method, setting), False)] + [(c, False) for c in cells])
             name = task.titles[score]
             title = f"Setting `{setting}`: {name} by test environment (mean over r_train and runs)"
             out.append((title, ["method"] + [f"{name} {e} ↓" for e in envs], rows))
@@ -302,6 +308,12 @@ class Leaderboard:
             text += (
                 f" These results also hold {', '.join(others)} (`oodfs leaderboard DIR --downstream NAME`)."
             )
+        if len(self.suspect):
+            text += (
+                " Rows marked (suspect: ... fits) are methods some of whose chosen fits meet a declared "
+                "suspect rule of their diagnostics: read their numbers with care (what each rule says is "
+                "under Weight diagnostics)."
+            )
         if self.yardsticks:
             text += (
                 f" Rows marked (yardstick) are references ({', '.join(self.yardsticks)}): never bold; "
@@ -321,23 +333,7 @@ class Leaderboard:
 
     def _diagnostic_flags(self, code=lambda t: f"`{t}`", esc=str) -> list[str]:
         """Chosen grid points whose diagnostics meet their declared :class:`SuspectRule`."""
-        chosen = self.report.chosen
-        lines = []
-        for m in self.report.metrics.values():
-            rule = m.suspect
-            if rule is None or not {m.name, *rule.plus} <= set(chosen):
-                continue
-            values = chosen[m.name]
-            if rule.plus:
-                values = values.fillna(0) + sum(chosen[c].fillna(0) for c in rule.plus)
-            bad = chosen[rule.flags(values)]
-            for (setting, method), g in bad.groupby(["setting", "method"], sort=False):
-                lines.append(
-                    f"- {code(method)} ({esc(setting)}): {esc(rule.note)} in {len(g)} of "
-                    f"{int(((chosen['setting'] == setting) & (chosen['method'] == method)).sum())} chosen "
-                    "fits"
-                )
-        return lines
+        return self.report.suspect_lines(code, esc)
 
     # -- formats ------------------------------------------------------------------------
     def to_markdown(self) -> str:

@@ -290,6 +290,31 @@ class Report:
         )
         return str(kinds.iloc[0]) if len(kinds) and pd.notna(kinds.iloc[0]) else "selector"
 
+    def suspect_fits(self) -> pd.DataFrame:
+        """The chosen fits whose diagnostics meet a declared suspect rule
+        (:class:`oodfs.contract.metrics.SuspectRule`): one row per (setting, method, rule) with the
+        rule's ``note``, the fits it ``flagged`` and the ``chosen`` fits of that method there. Every
+        output that marks a suspect method (leaderboard, compare, the page) reads this."""
+        rows = []
+        chosen = self.chosen
+        for m in self.metrics.values():
+            values = None if m.suspect is None or chosen.empty else m.suspect.values(chosen, m.name)
+            if values is None:
+                continue
+            bad = chosen[m.suspect.flags(values)]
+            for (setting, method), g in bad.groupby(["setting", "method"], sort=False):
+                of = int(((chosen["setting"] == setting) & (chosen["method"] == method)).sum())
+                rows.append((setting, method, m.suspect.note, len(g), of))
+        return pd.DataFrame(rows, columns=["setting", "method", "note", "flagged", "chosen"])
+
+    def suspect_lines(self, code=lambda t: f"`{t}`", esc=str) -> list[str]:
+        """A list item per row of :meth:`suspect_fits`; ``code``, ``esc``: how a name is put in a
+        code span and how other text from the results is escaped."""
+        return [
+            f"- {code(r.method)} ({esc(r.setting)}): {esc(r.note)} in {r.flagged} of {r.chosen} chosen fits"
+            for r in self.suspect_fits().itertuples()
+        ]
+
     def per_run(self) -> pd.DataFrame:
         """Chosen values per (setting, r_train, run, method), and r_train = "all": each run
         averaged over r_train first. Columns: TASK_KEY + headline metrics."""

@@ -125,7 +125,8 @@ def _fit_scores(
         if getattr(selector, "scores_", None) is None:
             return "refused", f"selector {method!r} set no scores_ in fit"
         try:  # a plugin that overrides fit() sets scores_ itself: one per feature, finite
-            return "ok", (check_scores(selector.scores_, len(names), f"selector {method!r}"), used)
+            scores = check_scores(selector.scores_, len(names), f"selector {method!r}")
+            return "ok", (scores, used, _fit_diagnostics(selector))
         except (OodfsError, TypeError) as exc:
             return "refused", str(exc)
 
@@ -143,6 +144,37 @@ def _fit_scores(
     if status == "failed":
         raise OodfsError(f"selector {method!r} cannot rank this table: {named_columns(result, names)}")
     return result
+
+
+def _fit_diagnostics(selector) -> dict:
+    """What the fit reports about itself, as plain numbers: a weighter's diagnostics behind a
+    weighted selector (``weight_diagnostics_``), else the selector's own (``diagnostics_``)."""
+    found = getattr(selector, "weight_diagnostics_", None) or getattr(selector, "diagnostics_", None)
+    plain = {}
+    for name, value in (found if isinstance(found, dict) else {}).items():
+        if isinstance(value, (bool, np.bool_)):
+            plain[str(name)] = bool(value)
+        elif isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value):
+            plain[str(name)] = float(value)
+    return plain
+
+
+def suspect_notes(method: str, diagnostics: dict) -> list[str]:
+    """A sentence per declared suspect rule (:class:`oodfs.contract.metrics.SuspectRule`) the fit's
+    diagnostics meet: the same rules that mark a method in the leaderboard, compare and the page."""
+    from oodfs.contract.registry import registry
+
+    frame = pd.DataFrame([diagnostics], dtype=float)
+    notes = []
+    for entry in registry().entries("metric").values():
+        metric = entry.cls
+        values = None if metric.suspect is None else metric.suspect.values(frame, metric.name)
+        if values is not None and bool(metric.suspect.flags(values).iloc[0]):
+            notes.append(
+                f"{method}'s fit is suspect: {metric.suspect.note} ({metric.name} {values.iloc[0]:.3g}); "
+                "the ranking is what the fit gives, but read it with care"
+            )
+    return notes
 
 
 def rank_variables(
@@ -397,6 +429,9 @@ class FeatureRanking:
     #: feature is marked selected and the evaluation has no "selected" column (docs/PROTOCOL.md
     #: section 8, "top_k")
     selection: bool = True
+    #: what the fit reports about itself (a weighter's ESS, objective, ``corr_kept``...; empty for a
+    #: method with none); a value that meets its declared suspect rule is also a note
+    diagnostics: dict = field(default_factory=dict)
 
     #: the fields of the JSON form that are plain values, in its order
     _PLAIN = (
@@ -420,6 +455,7 @@ class FeatureRanking:
         "excluded",
         "notes",
         "selection",
+        "diagnostics",
     )
 
     @property
@@ -611,7 +647,7 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
             note(text)
     variables = dict(zip(names, table.variables))
     k = _top_k(cls, o, len(dict.fromkeys(table.variables)) if o.group_levels else d)
-    fit_scores, used = _fit_scores(
+    fit_scores, used, diagnostics = _fit_scores(
         cls,
         {**kwargs, "k": min(k, Xfit.shape[1]), "random_state": o.random_state},
         Xfit,
@@ -621,6 +657,8 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
         o.isolate,
         labels,
     )
+    for text in suspect_notes(method, diagnostics):
+        note(text)
     scores = np.zeros(d)
     scores[fitted] = fit_scores
     order = _order(scores, fitted, o.random_state)
@@ -684,6 +722,7 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
         positive=None if choice.positive is None else level_text(choice.positive),
         leaks=leaks,
         selection=selection,
+        diagnostics=diagnostics,
     )
 
 
