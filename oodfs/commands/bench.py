@@ -276,7 +276,11 @@ def run(args) -> int:
 
         if args.reference:
             check_reference_file(args.reference)
-
+        elif not suite.shipped:  # a suite file named like a shipped suite is not that suite
+            raise OodfsError(
+                f"--reference without a file reads the reference shipped for a suite of oodfs, and "
+                f"suite file {args.suite!r} is not one; give its reference file (--reference FILE)"
+            )
         reference = load_reference(suite.name, suite.profile, args.reference or None)
         reference_methods = customise(
             load_suite(args.suite, args.tables_anywhere), **options

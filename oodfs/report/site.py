@@ -311,6 +311,13 @@ class RunInfo:
     def unit(self) -> str | None:
         return stored_unit(self.invocations[-1]["suite"]) if self.invocations else None
 
+    @property
+    def from_suite_file(self) -> bool:
+        """Made from a suite file (not a suite shipped with oodfs), as stored with the run; a run
+        stored before suites recorded it counts as shipped when its name is one, as then."""
+        suite = self.invocations[-1].get("suite") if self.invocations else None
+        return isinstance(suite, dict) and suite.get("shipped") is False
+
 
 def load_run(path) -> RunInfo:
     path = Path(path)
@@ -604,7 +611,8 @@ def _suite_page(
     suite: str, runs_info: list[RunInfo], tmp: Path, selection, formats, columns, diagnose=None
 ) -> dict:
     """Write the page of one suite's folders to ``tmp/index.html``; return what an index shows."""
-    shift = _shift(suite, diagnose)
+    # a suite file named like a shipped suite is not it: the shipped one's diagnosis is not its own
+    shift = None if any(i.from_suite_file for i in runs_info) else _shift(suite, diagnose)
     first = selection or _stored_rule(runs_info[0]) or "val"
     known = rules()  # the built-in rules and those of plugins
     runs, page_methods = [], {}

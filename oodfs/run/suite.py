@@ -254,6 +254,10 @@ class Suite:
     #: the task type (oodfs.contract.tasks): the environment's (its class tag ``task``); a suite
     #: file may state it but not contradict it. None until the runner reads the environment's
     task: str | None = None
+    #: True for a suite shipped with oodfs, loaded by its name; False for a suite file, even one
+    #: named like a shipped suite: what oodfs keeps per shipped suite (its reference, its timings,
+    #: its shift diagnosis) is never looked up for it by name
+    shipped: bool = field(default=False, compare=False)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -315,7 +319,8 @@ def load_suite(name_or_path: str, tables_anywhere: bool = False) -> Suite:
         raise OodfsError(f"suite {name!r} nests arrays or tables too deeply to read") from None
     if name_or_path.endswith(".toml"):
         _resolve_paths(raw, path.parent, name, tables_anywhere)
-    return suite_from_dict(name, raw)
+        return suite_from_dict(name, raw)
+    return replace(suite_from_dict(name, raw), shipped=True)
 
 
 def _resolve_paths(raw: dict, folder: Path, name: str, anywhere: bool) -> None:
