@@ -21,51 +21,74 @@ MAX_DIAGNOSED = 5
 MIN_OVERLAP = 0.1
 
 
-def table_environment(name: str):
-    """The suite ``name`` and its table environment (the first setting's)."""
+#: the environments a diagnosis reads (a table; the loss follows the suite's task)
+TABLE_ENVIRONMENTS = ("table", "binary_table")
+#: the model on every feature whose loss is split, and the loss per row, by task
+MODELS = {"regression": "ridge", "binary": "logistic"}
+LOSS_NAMES = {"regression": "squared error", "binary": "log-loss"}
+
+
+def table_environment(suite):
+    """The suite (a shipped suite's name, or a :class:`~oodfs.run.suite.Suite`) and its table
+    environment (the first setting's)."""
     from oodfs.contract.registry import registry
     from oodfs.run.suite import load_suite
 
-    suite = load_suite(name)
-    return suite, registry().get("environment", "table")(**suite.settings[0].environment_params(0))
+    suite = load_suite(suite) if isinstance(suite, str) else suite
+    return suite, registry().get("environment", suite.environment)(**suite.settings[0].environment_params(0))
 
 
-def shift_diagnosis(name: str, seed: int = 0) -> dict:
+def row_loss(task: str, prediction: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The loss of each row: squared error (regression), log-loss of the predicted probability
+    clipped to [1e-15, 1 - 1e-15] (binary, as scikit-learn's ``log_loss``)."""
+    if task == "binary":
+        p = np.clip(prediction, 1e-15, 1 - 1e-15)
+        return -(y * np.log(p) + (1 - y) * np.log(1 - p))
+    return (prediction - y) ** 2
+
+
+def shift_diagnosis(suite, seed: int = 0) -> dict:
     """How much of the drop from training to test environments comes from the change in X and how
     much from the change in Y | X: the decomposition of Cai, Namkoong and Yadlowsky (2023) that
-    WhyShift (Liu et al., 2023) reports, for the suite's `all_features` ridge model.
+    WhyShift (Liu et al., 2023) reports, for the suite's `all_features` model (ridge; logistic
+    regression for a binary target).
 
-    Per (training environment, test environment): ridge on every feature is fitted on the
-    suite's n_train rows; its squared errors are taken on the n_val held-out training rows (P) and
-    on the test rows (Q). A domain classifier (scikit-learn HistGradientBoostingClassifier, classes
-    balanced, cross-fitted over FOLDS folds) gives pi(x) = Q's share at x; the shared covariate
-    distribution S has density ∝ p q / (p + q), so P's rows weigh pi and Q's rows 1 - pi. Then
+    ``suite``: a shipped suite's name or a :class:`~oodfs.run.suite.Suite` on a table.
+    Per (training environment, test environment): the model on every feature is fitted on the
+    suite's n_train rows; its losses per row (squared error; log-loss for a binary target) are
+    taken on the n_val held-out training rows (P) and on the test rows (Q). A domain classifier
+    (scikit-learn HistGradientBoostingClassifier, classes balanced, cross-fitted over FOLDS folds)
+    gives pi(x) = Q's share at x; the shared covariate distribution S has density ∝ p q / (p + q),
+    so P's rows weigh pi and Q's rows 1 - pi. Then
     E_Q - E_P = [E_S(P's loss) - E_P] + [E_S(Q's loss) - E_S(P's loss)] + [E_Q - E_S(Q's loss)]: the
     outer two terms are the change in X, the middle one the change in Y | X on the covariates
-    both environments share. Returns the means over the pairs (MSE units: p, q, x_shift, y_shift,
-    overlap), the drop q - p, the share of the drop that is Y | X, and the pairs."""
+    both environments share. Returns the means over the pairs (the loss's units: p, q, x_shift,
+    y_shift, overlap), the drop q - p, the share of the drop that is Y | X, the task, and the pairs."""
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.model_selection import cross_val_predict
 
     from oodfs.run.downstream_models import get_model
 
-    suite, env = table_environment(name)
+    suite, env = table_environment(suite)
+    task = "binary" if suite.task == "binary" or suite.environment == "binary_table" else "regression"
     rows = []
     classifier = HistGradientBoostingClassifier
     chosen = [
         suite.r_train[i] for i in np.linspace(0, len(suite.r_train) - 1, MAX_DIAGNOSED).round().astype(int)
     ]
+    model = get_model(MODELS[task], task)
     with threadpool_limits(1):  # OpenMP threads on a shared 2-core machine slow each fit many times over
         for r in dict.fromkeys(chosen):
-            rows += _diagnose(suite, env, r, seed, get_model("ridge"), classifier, cross_val_predict)
+            rows += _diagnose(suite, env, r, seed, model, classifier, cross_val_predict, task)
     df = pd.DataFrame(rows)
 
     mean = df[["p", "q", "x_shift", "y_shift", "overlap"]].mean()
     drop = mean["q"] - mean["p"]
-    return dict(pairs=df, **mean.to_dict(), drop=drop, y_share=mean["y_shift"] / drop if drop > 0 else np.nan)
+    y_share = mean["y_shift"] / drop if drop > 0 else np.nan
+    return dict(pairs=df, **mean.to_dict(), drop=drop, y_share=y_share, task=task)
 
 
-def _diagnose(suite, env, r, seed, model, classifier, cross_val_predict) -> list[dict]:
+def _diagnose(suite, env, r, seed, model, classifier, cross_val_predict, task="regression") -> list[dict]:
     """The decomposition's terms for training environment ``r`` against each test environment;
     ``model``: the downstream model (oodfs.run.downstream_models.get_model), on every feature."""
     from oodfs.run.suite import train_envs
@@ -78,10 +101,10 @@ def _diagnose(suite, env, r, seed, model, classifier, cross_val_predict) -> list
     tests = [(e, *env.sample(e, suite.n_test, seed)) for e in suite.r_test]
     every = [tuple(range(Xf.shape[1]))]
     preds = model.predict_subsets(Xf, yf, every, seed, [Xp] + [Xq for _, Xq, _ in tests])
-    loss_p = (preds[0][0] - yp) ** 2
+    loss_p = row_loss(task, preds[0][0], yp)
     rows = []
     for i, (e, Xq, yq) in enumerate(tests):
-        loss_q = (preds[i + 1][0] - yq) ** 2
+        loss_q = row_loss(task, preds[i + 1][0], yq)
         both = np.vstack([Xp, Xq])
         is_q = np.r_[np.zeros(len(Xp)), np.ones(len(Xq))]
         clf = classifier(class_weight="balanced", max_iter=50, random_state=seed)
@@ -108,14 +131,21 @@ def drop_kind(d: dict) -> str:
     return "both"
 
 
-def diagnose_suite(name: str) -> dict | None:
-    """The diagnosis of a shipped suite on the table environment (numbers, no pairs) with its
-    words, or None for a suite that is not one (synthetic data: its shift is known by design)."""
+def diagnose_suite(suite) -> dict | None:
+    """The diagnosis of a suite on a table (a shipped suite's name, or a
+    :class:`~oodfs.run.suite.Suite` read from its file), numbers without the pairs, with its
+    words and the loss it splits; None for a suite that is not on a table (synthetic data: its
+    shift is known by design)."""
     from oodfs.run.suite import available_suites, load_suite
 
-    if name not in available_suites() or load_suite(name).environment != "table":
+    if isinstance(suite, str):
+        if suite not in available_suites():
+            return None
+        suite = load_suite(suite)
+    if suite.environment not in TABLE_ENVIRONMENTS:
         return None
-    d = shift_diagnosis(name)
+    d = shift_diagnosis(suite)
     d.pop("pairs")
+    task = d.pop("task")
     d = {k: float(v) for k, v in d.items()}
-    return dict(d, kind=drop_kind(d))
+    return dict(d, kind=drop_kind(d), task=task, loss=LOSS_NAMES[task], model=MODELS[task])

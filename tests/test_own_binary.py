@@ -226,6 +226,9 @@ def test_the_page_has_a_section_per_downstream_model_with_its_verdicts(binary_fo
     code, _, err = run_cli(capsys, "report", str(binary_folder), "--out", str(tmp_path / "site"))
     assert code == 0, err
     page = (tmp_path / "site" / "index.html").read_text()
+    # the shift diagnosis of the user's own suite file, read back from what its run stored (#53)
+    assert "What kind of shift this suite holds" in page, page[page.find("shift") - 200 :][:600]
+    assert "the log-loss of <code>all_features</code> under logistic goes from" in page
     for model in ("logistic", "mlp"):
         assert f"Leaderboard: downstream model {model}" in page
         assert f"Statistical comparisons: downstream model {model}" in page

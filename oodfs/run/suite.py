@@ -282,6 +282,23 @@ class Suite:
         return next(s for s in self.settings if s.name == name)
 
 
+def stored_suite(d: dict) -> Suite:
+    """The suite a run stored with its invocation (``Suite.to_dict``), back as a Suite (its data
+    card and quick version are not stored). Raises an OodfsError when ``d`` is not one."""
+    from dataclasses import fields
+
+    try:
+        names = {f.name for f in fields(Suite)}
+        values = {k: v for k, v in d.items() if k in names}
+        values["settings"] = tuple(Setting(**s) for s in d["settings"])
+        for k, v in values.items():
+            if isinstance(v, list):  # JSON gave back the tuples as lists
+                values[k] = tuple(tuple(e) if isinstance(e, list) else e for e in v)
+        return Suite(**values)
+    except (KeyError, TypeError) as exc:
+        raise OodfsError(f"the stored suite cannot be read back: {exc}") from None
+
+
 def available_suites() -> list[str]:
     return sorted(p.name[:-5] for p in resources.files("oodfs.suites").iterdir() if p.name.endswith(".toml"))
 
