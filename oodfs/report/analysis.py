@@ -517,3 +517,48 @@ def _across_verdict(effect: float, p: float) -> str:
     if p < stats.ALPHA:
         return "better than all_features" if effect < 0 else "worse than all_features"
     return "not distinguishable"
+
+
+#: the units of replication in a few words, and what adds them (:func:`undecidable_before_run`)
+UNIT_WORDS = {
+    "run": "an (r_train, run) block",
+    "resplit": "a resplit of the table",
+    "environment": "a training environment",
+}
+MORE_UNITS = {
+    "run": "more runs (--runs) or r_train values",
+    "resplit": "more runs (resplits of the table; their verdicts hold for this table only)",
+    "environment": "more training environments (r_train)",
+}
+
+
+def undecidable_before_run(suite, alpha: float = stats.ALPHA) -> str:
+    """'' when the suite's tested family (every pair of its methods, or each against
+    ``all_features`` when that yardstick runs) can reach ``alpha`` after Holm with the units the
+    suite declares; else one sentence saying so and what would make a verdict possible (more
+    units, or fewer methods). Read before any task runs, from the suite alone: the same family
+    and p floor as :meth:`Analysis.undecidable_note` applies to the results."""
+    yardsticks = set(suite.yardsticks)
+    k = len([m for m in suite.methods if m not in yardsticks])
+    against = REFERENCE in yardsticks
+
+    def comparisons(k):
+        return k if against else k * (k - 1) // 2
+
+    m = comparisons(k)
+    n = len(suite.r_train) * (1 if suite.unit == "environment" else suite.runs)
+    floor = stats._p_floor(n, "wilcoxon")
+    if m == 0 or m * floor < alpha:
+        return ""
+    needed = next(u for u in range(n, 64) if m * stats._p_floor(u, "wilcoxon") < alpha)
+    fewer = max((j for j in range(1, k) if comparisons(j) * floor < alpha), default=0)
+    family = f"{k} methods against {REFERENCE}" if against else f"every pair of {k} methods"
+    text = (
+        f"this run can give no verdict: with {n} unit{'s' if n != 1 else ''} of replication per "
+        f"comparison (each {UNIT_WORDS[suite.unit]}), the smallest p a Wilcoxon test can give is "
+        f"{floor:.3g}, and Holm over the {m} comparisons ({family}) needs one below {alpha / m:.3g}; "
+        f"a verdict needs at least {needed} units ({MORE_UNITS[suite.unit]})"
+    )
+    if fewer >= (1 if against else 2):
+        text += f" or at most {fewer} methods"
+    return text
