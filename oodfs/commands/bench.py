@@ -283,6 +283,8 @@ def suite_entries(args) -> list:
 
     names = [t.strip() for t in args.suite.split(",")]
     names = [n for n in names if n] if len(names) > 1 else names
+    if args.suite.endswith(".toml") and Path(args.suite).is_file():  # a suite file with a comma in its path
+        names = [args.suite]
     if not names or names == [""]:
         raise OodfsError("--suite is empty: name a suite, a comma list of suites or all")
     if "all" in names:
@@ -442,16 +444,18 @@ def run(args) -> int:
     ]
     with plugin_output_to_stderr():  # what methods print never mixes into the leaderboard on stdout
         done = run_suites(runs)
-    reports = []
+    reports, figures = [], []
     for p, d in zip(planned, done):
         try:
-            reports.append(write_outputs(args, p, d.store, print_board=not many))
+            report, paths = write_outputs(args, p, d.store, print_board=not many)
         except OodfsError as exc:
             if not many:
                 raise
             print(f"oodfs: {p.out}: {exc}", file=sys.stderr)
-            reports.append(exc)
-    if not args.quiet and not many:
+            report, paths = exc, []
+        reports.append(report)
+        figures += paths
+    if not args.quiet and not many and figures:
         print(
             f"wrote {planned[0].out / 'leaderboard.md'} and {planned[0].out / 'results.parquet'} in "
             f"{time.perf_counter() - start:.1f} s",
@@ -474,7 +478,8 @@ def run(args) -> int:
 def write_outputs(args, planned: Planned, store, print_board: bool = True):
     """One suite's outputs, as ``bench`` writes them after its run: results.parquet,
     leaderboard.md (and leaderboard-MODEL.md for each other downstream model), the figures unless
-    --no-figures; the leaderboard printed when ``print_board``. Returns the suite's Report."""
+    --no-figures; the leaderboard printed when ``print_board``. Returns the suite's Report and the
+    figures' paths."""
     from oodfs.contract.selection import get_rule
     from oodfs.report.escape import write_text
     from oodfs.report.leaderboard import Leaderboard
@@ -524,7 +529,7 @@ def write_outputs(args, planned: Planned, store, print_board: bool = True):
         ) from None
     if not args.quiet and paths:
         print(f"figures: {', '.join(str(p) for p in paths)}", file=sys.stderr)
-    return report
+    return report, paths
 
 
 def run_memory_estimate(suites, jobs: int) -> dict | None:
