@@ -195,7 +195,10 @@ def add_parser(sub) -> None:
         "a plugin that crashes or exits then ends the run; no --task-timeout or --task-memory)",
     )
     p.add_argument(
-        "--quiet", action="store_true", help="print only the leaderboard (no progress, no file list)"
+        "--quiet",
+        action="store_true",
+        help="print only the leaderboard (no progress, no file list); with several suites nothing (the "
+        "leaderboards are in their folders, the summary in OUT/summary.md)",
     )
     p.add_argument(
         "--no-figures",
