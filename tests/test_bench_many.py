@@ -182,3 +182,14 @@ def test_a_pool_stopped_before_its_first_task_leaves_no_store(tmp_path, capsys, 
     assert_one_line(bench(capsys, *MANY, *COMMON, "--out", str(out)), "cannot reach")
     for folder in FOLDERS:
         assert not ResultStore(out / folder).exists()
+
+
+def test_tasks_taken_from_the_references_are_counted_in_the_summary(tmp_path, capsys):
+    out = tmp_path / "root"
+    args = ["--suite", "auto,wage", "--quick", "--methods", "correlation", "--reference"]
+    code, _, err = bench(capsys, *args, *COMMON, "--out", str(out))
+    assert code == 0, err
+    rows = [line for line in (out / "summary.md").read_text().splitlines() if line.startswith("| auto-quick")]
+    tasks, ran, taken, failed = (int(c) for c in rows[0].split("|")[3:7])
+    assert ran == 3 and taken == tasks - 3 > 0 and failed == 0  # correlation and the yardsticks run
+    assert len(task_keys(out / "auto-quick")) == tasks

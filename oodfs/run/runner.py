@@ -382,8 +382,11 @@ def _record(e: SuiteRun) -> None:
     if todo and options.reference is not None and options.reference_subsets:
         todo = with_trained(todo, _reference_subsets(suite, options, e.identities))
     e.todo = todo
-    e.planned = len(suite.task_keys())
-    e.taken = len(set(suite.task_keys()) & decided.keep)
+    selection = set(suite.task_keys())
+    if taken.tasks is not None and len(taken.tasks):  # methods copied from a reference: theirs too
+        selection |= set(taken.tasks[TASK_KEY].itertuples(index=False, name=None))
+    e.planned = len(selection)
+    e.taken = len(selection & decided.keep)
 
 
 def _plan_pool(entries: list[SuiteRun], workers: int) -> None:
