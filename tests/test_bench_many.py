@@ -69,6 +69,7 @@ def test_the_summary_names_every_suite_its_time_and_verdicts(many):
     assert "fit s" in text and "downstream s" in text
     assert "Tested: paired Wilcoxon" in text  # each suite's family, in the analysis's words
     assert "**" not in text  # nothing bold: one run's verdicts
+    assert "## Across suites" in text and "1 of these 2 suites hold all_features" in text
     synthetic = next(line for line in text.splitlines() if line.startswith("| synthetic-ridge-quick"))
     assert "| 4 | 4 | 0 | 0 |" in synthetic  # 4 tasks, all run now, none taken, none failed
 
@@ -145,7 +146,7 @@ def test_all_is_the_whole_benchmark_listed_once():
 @pytest.mark.parametrize(
     "args, needles",
     [
-        (["--suite", "synthetic,nosuch"], ["unknown suite 'nosuch'", "valid:", "synthetic"]),
+        (["--suite", "synthetic,nosuch"], ["unknown suite 'nosuch'", "valid:", "synthetic", "all (the"]),
         (["--suite", "auto,wage,auto"], ["'auto' twice"]),
         (["--suite", "auto,all"], ["give it alone"]),
         (["--suite", "synthetic,auto", "--settings", "mlp"], ["--settings", "several suites"]),
@@ -193,3 +194,5 @@ def test_tasks_taken_from_the_references_are_counted_in_the_summary(tmp_path, ca
     tasks, ran, taken, failed = (int(c) for c in rows[0].split("|")[3:7])
     assert ran == 3 and taken == tasks - 3 > 0 and failed == 0  # correlation and the yardsticks run
     assert len(task_keys(out / "auto-quick")) == tasks
+    across = (out / "summary.md").read_text().split("## Across suites")[1]
+    assert "| correlation | 2 |" in across  # both hold all_features: the verdict across them

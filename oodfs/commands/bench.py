@@ -282,7 +282,7 @@ def suite_entries(args) -> list:
     each, profile None: the suite's own or --profile): one name or path, a comma list of them, or
     ``all``, the whole benchmark (:func:`oodfs.run.suite.whole_benchmark`). A repeated suite,
     ``all`` beside others, an option that names one suite's parts given with several: one line."""
-    from oodfs.run.suite import BenchmarkRun, whole_benchmark
+    from oodfs.run.suite import BenchmarkRun, available_suites, whole_benchmark
 
     names = [t.strip() for t in args.suite.split(",")]
     names = [n for n in names if n] if len(names) > 1 else names
@@ -303,6 +303,12 @@ def suite_entries(args) -> list:
         repeated = [n for i, n in enumerate(names) if n in names[:i]]
         if repeated:
             raise OodfsError(f"--suite names {repeated[0]!r} twice; give each suite once")
+        unknown = [n for n in names if not n.endswith(".toml") and n not in available_suites()]
+        if unknown:
+            raise OodfsError(
+                f"unknown suite {unknown[0]!r}; valid: {', '.join(available_suites())}, all (the whole "
+                "benchmark), or a .toml path"
+            )
         entries = [BenchmarkRun(n, None) for n in names]
     if len(entries) > 1:
         for key, option in ONE_SUITE_OPTIONS.items():

@@ -86,12 +86,13 @@ def summary_markdown(runs, reports, wall: float) -> str:
         "As the analysis states them (docs/PROTOCOL.md section 10), per setting and headline metric, from "
         "this run alone; `oodfs leaderboard FOLDER` and `oodfs compare FOLDER` give the tables and pairs.",
     ]
+    analyses = {}
     for r, report in zip(runs, reports):
         lines += ["", f"### {r.label}", ""]
         if isinstance(report, Exception):
             lines.append(f"No report: {report}")
             continue
-        analysis = Analysis(report)
+        analysis = analyses[r.label] = Analysis(report)
         lines.append(f"Tested: {analysis.test_text()}; downstream model {analysis.family.downstream}.")
         lines.append("")
         sentences = analysis.verdict_sentences()
@@ -101,4 +102,35 @@ def summary_markdown(runs, reports, wall: float) -> str:
         note = analysis.undecidable_note()
         if note:
             lines += ["", note]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + across_lines(analyses)) + "\n"
+
+
+def across_lines(analyses: dict) -> list[str]:
+    """The verdict across suites (:func:`oodfs.report.analysis.across_suites`, as `oodfs report`'s
+    index page gives it) over the suites whose analysis compares every method with the reference."""
+    from oodfs.report.analysis import REFERENCE, across_suites
+
+    with_reference = {name: a for name, a in analyses.items() if a.family.reference}
+    lines = ["", "## Across suites", ""]
+    if len(with_reference) < 2:
+        return lines + [
+            f"A verdict across suites compares each method with {REFERENCE} over the suites; "
+            f"{len(with_reference)} of these {len(analyses)} suites hold {REFERENCE} (it needs two or more)."
+        ]
+    res = across_suites(with_reference)
+    lines.append(
+        f"The suite as the unit (as `oodfs report`'s index page): per suite, each method's RMSE relative "
+        f"to {REFERENCE}, (method - {REFERENCE}) / {REFERENCE}; per method a two-sided Wilcoxon test over "
+        f"the {res['n_suites']} suites that have the RMSE, Holm over the methods."
+    )
+    if len(res["methods"]) == 0:
+        return lines + ["", "No suite holds the RMSE of its methods and the reference."]
+    lines += ["", "| method | suites | relative effect | suites better | p (Holm) | verdict |"]
+    lines.append("| --- | --- | --- | --- | --- | --- |")
+    for m in res["methods"].itertuples():
+        p = f"{m.p_holm:.3g}" if m.p_holm == m.p_holm else ""
+        lines.append(
+            f"| {m.method} | {m.suites} | {m.effect:+.3f} [{m.low:+.3f}, {m.high:+.3f}] | {m.better} of "
+            f"{m.suites} | {p} | {m.verdict} |"
+        )
+    return lines
