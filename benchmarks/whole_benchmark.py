@@ -44,26 +44,25 @@ import pandas as pd
 from tabulate import tabulate
 
 from oodfs.run.reference import shipped_dir
-from oodfs.run.suite import available_suites, customise, load_suite
+from oodfs.run.suite import PAPER_METHODS, customise, load_suite, whole_benchmark
 
 HERE = Path(__file__).resolve().parent
 #: a suite's fixed cost beyond its jobs (start, leaderboard, figures): the synthetic grid's whole
 #: command took 8:47 by /usr/bin/time, its store's clock (first job to last task) 8.6 min (README)
 OVERHEAD_S = 11.0
 FACTS = HERE / "whole_benchmark.json"
-#: the methods of the paper-profile run (benchmarks/REPRODUCTION.md: SVI and SVIᵈ are left out)
-PAPER_METHODS = ("dwr", "srdo", "mi", "correlation", "gb", "xgb", "rf", "ols", "lasso", "stg")
 DATA_KEY = ["setting", "r_train", "run"]
 TASK_KEY = [*DATA_KEY, "method"]
 
 
 def whole() -> list[tuple[str, str]]:
-    """(suite, profile) of every run of the whole benchmark."""
-    return [(s, "default") for s in available_suites()] + [("synthetic", "paper"), ("svi", "paper")]
+    """(suite, profile) of every run of the whole benchmark (oodfs.run.suite.whole_benchmark, the
+    list `oodfs bench --suite all` runs)."""
+    return [(r.suite, r.profile) for r in whole_benchmark()]
 
 
 def suite_of(name: str, profile: str):
-    methods = PAPER_METHODS if (name, profile) == ("synthetic", "paper") else None
+    methods = next(r.methods for r in whole_benchmark() if (r.suite, r.profile) == (name, profile))
     return customise(load_suite(name), methods=methods, profile=profile)
 
 

@@ -67,8 +67,13 @@ def plan(suite: Suite, finished: set, workers: int = 1) -> list[Job]:
         if pending:
             jobs.append(Job(key, pending))
     if len(jobs) < workers:
-        jobs = [Job(j.data, (m,)) for j in jobs for m in j.methods]
+        jobs = one_method_each(jobs)
     return [Job(j.data, j.methods, i) for i, j in enumerate(jobs)]
+
+
+def one_method_each(jobs: list[Job]) -> list[Job]:
+    """``jobs`` with each method a job of its own (so that every worker has work; :func:`plan`)."""
+    return [replace(j, methods=(m,)) for j in jobs for m in j.methods]
 
 
 def with_trained(jobs: list[Job], trained: dict) -> list[Job]:

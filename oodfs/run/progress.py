@@ -164,6 +164,53 @@ def _median(values) -> float:
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
+def pool_weights(runs) -> list[Weights]:
+    """:func:`work_weights` of each ``(suite, methods)`` of a pool of suites, all in one unit: with
+    some suites weighed in seconds (their reference results) and others in grid points (none),
+    a grid point of the latter weighs the median seconds per grid point of the former, the rule
+    :func:`work_weights` applies to a method a suite's reference lacks."""
+    from oodfs.contract.registry import registry
+
+    weights = [work_weights(suite, methods) for suite, methods in runs]
+    timed = [w for w in weights if w.unit == "s"]
+    if not timed or len(timed) == len(weights):
+        return weights
+
+    def per_point(part):
+        return _median(
+            [
+                getattr(w, part)[m] / len(registry().get("selector", m).grid_points())
+                for w in timed
+                for m in getattr(w, part)
+            ]
+        )
+
+    fit, down = per_point("fit"), per_point("downstream")
+    return [
+        w
+        if w.unit == "s"
+        else Weights(
+            {m: v * fit for m, v in w.fit.items()},
+            {m: v * down for m, v in w.downstream.items()},
+            "s",
+            f"{w.basis}, at the median seconds per grid point of the other suites' reference results",
+        )
+        for w in weights
+    ]
+
+
+def job_work(job, weights: Weights) -> float:
+    """A job's estimated work: each of its methods' fit and downstream weight."""
+    return sum(weights.fit.get(m, 1.0) + weights.downstream.get(m, 0.0) for m in job.methods)
+
+
+def longest_first(items, work) -> list:
+    """``items`` ordered by ``work(item)``, largest first; equal ones keep their order (so a run
+    of equal jobs goes in the plan's order). Handing the longest jobs out first keeps one long
+    job from starting last and running alone at the end of a pool."""
+    return sorted(items, key=work, reverse=True)
+
+
 def _reference_seconds(suite):
     """``({method: fit s}, {method: downstream s}, label)`` per task from the shipped reference of
     ``suite`` (same name and profile), or None."""
@@ -230,16 +277,26 @@ class Progress:
     def __init__(
         self,
         jobs,
-        weights: Weights | None = None,
+        weights=None,
         *,
         enabled: bool = True,
         interval: float = DEFAULT_INTERVAL,
         stream=None,
         workers: int = 1,
+        labels: dict | None = None,
     ):
         self.jobs = {job.index: job for job in jobs}
         self.job_of = {job.data.task(m): job.index for job in jobs for m in job.methods}
-        self.weights = weights or Weights({}, {}, "tasks", "tasks")
+        if isinstance(weights, dict):  # a pool of suites: {job index: its suite's Weights}
+            self.job_weights = weights
+            bases = list(dict.fromkeys(w.basis for w in weights.values()))
+            basis = bases[0] if len(bases) == 1 else "each suite's reference results (or grid points)"
+            self.weights = Weights({}, {}, "s", basis)
+        else:
+            self.weights = weights or Weights({}, {}, "tasks", "tasks")
+            self.job_weights = {}
+        #: {job index: its suite's name}, shown before a job's data set (a pool of several suites)
+        self.labels = {i: f"{text} " for i, text in (labels or {}).items() if text}
         self.stream = stream if stream is not None else sys.stderr
         self.tasks = sum(len(job.methods) for job in jobs)
         self.enabled = enabled and self.tasks > 0
@@ -284,8 +341,12 @@ class Progress:
         self.thread.start()
 
     # -- bookkeeping ----------------------------------------------------------------------------
+    def _w(self, index) -> Weights:
+        return self.job_weights.get(index, self.weights)
+
     def _weight(self, job, method) -> float:
-        return self.weights.fit.get(method, 1.0) + self.weights.downstream.get(method, 0.0)
+        w = self._w(job.index)
+        return w.fit.get(method, 1.0) + w.downstream.get(method, 0.0)
 
     def receive(self, message) -> None:
         """One message of a job (see :mod:`oodfs.run.jobs`): ``["start", job]`` (drawing its data),
@@ -323,8 +384,9 @@ class Progress:
             elif kind == "downstream":
                 self.downstream[job] = max(self.downstream.get(job, 0.0), min(float(message[2]), 1.0))
 
-    def update(self, finished) -> None:
-        """Count finished tasks (TaskResult objects); a failed one is named at once."""
+    def update(self, finished, job: int | None = None) -> None:
+        """Count finished tasks (TaskResult objects) of job ``job`` (default: the job that holds
+        each task's key); a failed one is named at once."""
         notes = []
         with self.lock:
             if self.work_start is None:  # a backend that sends no messages: time from the first result
@@ -332,12 +394,14 @@ class Progress:
             self.last_progress = time.monotonic()
             for task in finished:
                 setting, r_train, run, method = task.key
-                self.finished.add((self.job_of.get(task.key), method))
+                index = self.job_of.get(task.key) if job is None else job
+                self.finished.add((index, method))
                 if task.status != "ok":
                     self.failed += 1
                     error = (task.error or "").splitlines()[0] if task.error else ""
                     error = error if len(error) <= 200 else error[:197] + "..."
-                    notes.append(f"task {setting} r_train={r_train} run={run} {method} failed: {error}")
+                    where = f"{self.labels.get(index, '')}{setting} r_train={r_train} run={run}"
+                    notes.append(f"task {where} {method} failed: {error}")
         if self.enabled:
             for note in notes:
                 self._line(note)
@@ -350,8 +414,9 @@ class Progress:
                 if (index, m) in self.finished:
                     total += self._weight(job, m)
                 else:
-                    total += self.weights.fit.get(m, 1.0) * self.fit.get((index, m), 0.0)
-                    total += self.weights.downstream.get(m, 0.0) * self.downstream.get(index, 0.0)
+                    w = self._w(index)
+                    total += w.fit.get(m, 1.0) * self.fit.get((index, m), 0.0)
+                    total += w.downstream.get(m, 0.0) * self.downstream.get(index, 0.0)
         return total
 
     def _current_step(self, index) -> tuple[float, float] | None:
@@ -362,10 +427,11 @@ class Progress:
             return None
         fitted = self.fitted.get(index, [])
         left = [m for m in open_ if m not in fitted]
+        w = self._w(index)
         if left:
-            weight = self.weights.fit.get(left[0], 1.0)
+            weight = w.fit.get(left[0], 1.0)
             return weight, weight * self.fit.get((index, left[0]), 0.0)
-        weight = sum(self.weights.downstream.get(m, 0.0) for m in open_)
+        weight = sum(w.downstream.get(m, 0.0) for m in open_)
         return weight, weight * self.downstream.get(index, 0.0)
 
     def estimate(self, now: float | None = None) -> tuple[float, float | None]:
@@ -408,6 +474,7 @@ class Progress:
             left = [m for m in job.methods if m not in fitted and (index, m) not in self.finished]
             data = job.data
             where = f"{data.setting} r_train={data.task('').r_train} run={data.run}"
+            where = self.labels.get(index, "") + where
             if index not in self.drawn:
                 doing.append(f"drawing the data of {where}")
                 continue

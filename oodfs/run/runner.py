@@ -13,13 +13,17 @@ the current one; the others are rerun and their old rows replaced (:func:`resume
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import platform
 import sys
+import time
 import warnings
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from oodfs.contract.registry import registry
 from oodfs.contract.task import TASK_KEY
@@ -29,9 +33,9 @@ from oodfs.results.store import ResultStore
 from oodfs.run.executors import backend
 from oodfs.run.executors.isolation import memory_limit_supported, parse_size
 from oodfs.run.identity import method_code_hashes, suite_identity, task_identities
-from oodfs.run.jobs import WorkerContext, plan, run_job, with_trained
+from oodfs.run.jobs import WorkerContext, one_method_each, plan, run_job, with_trained
 from oodfs.run.kernels import numeric_platform
-from oodfs.run.progress import DEFAULT_INTERVAL, Progress, work_weights
+from oodfs.run.progress import DEFAULT_INTERVAL, Progress, job_work, longest_first, pool_weights
 from oodfs.run.suite import (
     Suite,
     check_environment_params,
@@ -245,44 +249,152 @@ class ReferenceTasks:
 
 def run_suite(suite: Suite, out_dir, options: RunOptions | None = None, **changes) -> ResultStore:
     """Run every pending task of ``suite`` into ``out_dir`` and return the store. ``options``
-    (or keyword arguments naming its fields): :class:`RunOptions`.
+    (or keyword arguments naming its fields): :class:`RunOptions`. A pool of one suite
+    (:func:`run_suites`).
 
     One run writes a folder at a time (a second one is refused); a storage error stops the run
     (:class:`~oodfs.results.store.StorageError`).
     """
     options = replace(options or RunOptions(), **changes)
-    registry(options.plugin_modules)  # first: a plugin may bring the backend
-    options = options.checked(suite)
-    suite, skipped = with_task(suite, registry())  # the environment's task; methods without it skipped
-    for method, why in skipped.items():
-        options.notes(f"{method}: skipped: it {why}")
-    check_suite_plugins(suite)
-    executor = backend(options.backend_name)
-    store = ResultStore(out_dir)
-    store.check_output_folder()
-    fresh = not store.exists()
-    with store.lock():
+    return run_suites([(suite, out_dir, options)])[0].store
+
+
+@dataclass
+class SuiteRun:
+    """One suite of a pool (:func:`run_suites`): its folder and options, then what the pool did.
+
+    ``planned``: the tasks of its selection; ``taken``: those not run now (stored before with the
+    current identity, or copied from reference results); ``ran``: the TaskResults finished now;
+    ``seconds``: from the pool's start to its last task finished now (None: none ran)."""
+
+    suite: Suite
+    out_dir: object
+    options: RunOptions
+    store: ResultStore | None = None
+    fresh: bool = False
+    label: str = ""
+    identities: dict = field(default_factory=dict)
+    todo: list = field(default_factory=list)
+    planned: int = 0
+    taken: int = 0
+    ran: list = field(default_factory=list)
+    seconds: float | None = None
+    # what the checks found, written to the store once every suite of the pool has passed them
+    _state: tuple = ()
+
+    @property
+    def failed(self) -> int:
+        return sum(task.status != "ok" for task in self.ran)
+
+
+def run_suites(runs) -> list[SuiteRun]:
+    """Run several suites as one pool (docs/PROTOCOL.md, "The whole benchmark in one command"):
+    ``runs`` is a list of ``(suite, out_dir, RunOptions)``, each suite into its own folder as
+    :func:`run_suite` does. Every suite is checked (and its folder's resume plan made) before any
+    is written to or run; then the pending jobs of all of them go to one backend call, longest
+    first (:func:`oodfs.run.progress.longest_first`), under one progress display, and each
+    finished task is committed into its own suite's store. The pool's settings (jobs, backend,
+    progress, plugins) are those of the first suite's options. Returns one :class:`SuiteRun` per
+    suite, in the order given."""
+    if not runs:
+        return []
+    pool = runs[0][2]
+    registry(pool.plugin_modules)  # first: a plugin may bring the backend
+    entries, locked = [], []
+    with contextlib.ExitStack() as stack:
         try:
-            identity = _folder_identity(store, suite, options, out_dir)
-            suite, taken = _from_reference(suite, options)
-            records = store.task_records()
-            identities = _identities(suite, records)
-            decided = resume_plan(suite, records, identities, options.force, options.retry_failed)
-            _prepare_store(store, identity, records, identities, taken, decided)
-            for line in taken.notes + tuple(decided.notes()):
-                options.notes(line)
-            store.add_invocation(_invocation(suite, options, identities, decided, taken))
-            todo = plan(suite, decided.keep, options.jobs)
-            if todo and options.reference is not None and options.reference_subsets:
-                todo = with_trained(todo, _reference_subsets(suite, options, identities))
-            _dispatch(suite, store, out_dir, executor, options, identities, todo)
+            # what checking the suites notes (a table's notes) is given once every suite is let
+            # through: a refused run is one line
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                entries = _checked_pool(runs)
+                executor = backend(pool.backend_name)
+                for e in entries:
+                    store = ResultStore(e.out_dir)
+                    store.check_output_folder()
+                    fresh = not store.exists()
+                    stack.enter_context(store.lock())
+                    e.store, e.fresh = store, fresh
+                    locked.append(e)
+                for e in entries:  # every check before anything is written
+                    _check(e)
+            for w in {str(w.message): w for w in caught}.values():
+                warnings.warn(w.message, w.category, stacklevel=2)
+            for e in entries:
+                _record(e)
+            _plan_pool(entries, pool.jobs)
+            _dispatch(entries, executor, pool)
         except BaseException:
-            if fresh:  # stopped before its first task (an unreachable scheduler): a plain rerun works
-                store.discard_if_empty()
+            for e in locked:
+                if e.fresh:  # stopped before its first task (an unreachable scheduler): a plain rerun works
+                    e.store.discard_if_empty()
             raise
         finally:
-            store.close()  # no -wal or -shm left in the folder, however the run ended
-    return store
+            for e in locked:
+                e.store.close()  # no -wal or -shm left in the folder, however the run ended
+    return entries
+
+
+def _checked_pool(runs) -> list[SuiteRun]:
+    """Each suite of a pool checked (its options, its methods, its settings), with notes naming
+    its folder when there are several; two suites writing to one folder are refused."""
+    entries = []
+    for suite, out_dir, options in runs:
+        label = Path(out_dir).name
+        if len(runs) > 1:  # each note names the suite's folder
+            options = replace(options, notes=functools.partial(_labelled, options.notes, label))
+        options = options.checked(suite)
+        suite, skipped = with_task(suite, registry())  # the environment's task; methods without it skipped
+        for method, why in skipped.items():
+            options.notes(f"{method}: skipped: it {why}")
+        check_suite_plugins(suite)
+        entries.append(SuiteRun(suite, out_dir, options, label=label))
+    folders = [Path(e.out_dir).resolve() for e in entries]
+    if len(set(folders)) < len(folders):
+        twice = next(str(e.out_dir) for e, f in zip(entries, folders) if folders.count(f) > 1)
+        raise OodfsError(f"two suites of one run would write to the same folder {twice}")
+    return entries
+
+
+def _labelled(notes, label: str, line: str) -> None:
+    notes(f"{label}: {line}")
+
+
+def _check(e: SuiteRun) -> None:
+    """What a suite's folder holds and what its run must do, decided before anything is written."""
+    identity = _folder_identity(e.store, e.suite, e.options, e.out_dir)
+    e.suite, taken = _from_reference(e.suite, e.options)
+    records = e.store.task_records()
+    e.identities = _identities(e.suite, records)
+    decided = resume_plan(e.suite, records, e.identities, e.options.force, e.options.retry_failed)
+    e._state = (identity, records, taken, decided)
+
+
+def _record(e: SuiteRun) -> None:
+    """Write what :func:`_check` decided into the suite's store, and plan its pending jobs."""
+    identity, records, taken, decided = e._state
+    suite, options = e.suite, e.options
+    _prepare_store(e.store, identity, records, e.identities, taken, decided)
+    for line in taken.notes + tuple(decided.notes()):
+        options.notes(line)
+    e.store.add_invocation(_invocation(suite, options, e.identities, decided, taken))
+    todo = plan(suite, decided.keep)
+    if todo and options.reference is not None and options.reference_subsets:
+        todo = with_trained(todo, _reference_subsets(suite, options, e.identities))
+    e.todo = todo
+    selection = set(suite.task_keys())
+    if taken.tasks is not None and len(taken.tasks):  # methods copied from a reference: theirs too
+        selection |= set(taken.tasks[TASK_KEY].itertuples(index=False, name=None))
+    e.planned = len(selection)
+    e.taken = len(selection & decided.keep)
+
+
+def _plan_pool(entries: list[SuiteRun], workers: int) -> None:
+    """With fewer data sets in the whole pool than workers, each method becomes a job of its own
+    (:func:`oodfs.run.jobs.plan`)."""
+    if sum(len(e.todo) for e in entries) < workers:
+        for e in entries:
+            e.todo = one_method_each(e.todo)
 
 
 def _repair(store: ResultStore, notes) -> None:
@@ -420,36 +532,50 @@ def _invocation(suite: Suite, options: RunOptions, identities: dict, decided: Re
     }
 
 
-def _dispatch(suite, store, out_dir, executor, options: RunOptions, identities: dict, todo: list) -> None:
-    """Hand the jobs to the backend and store what comes back (a worker may commit itself)."""
-    methods = dict.fromkeys(m for job in todo for m in job.methods)
-    weights = work_weights(suite, methods) if options.progress and todo else None
-    context = WorkerContext(
-        suite,
-        str(out_dir) if executor.commits_in_worker else None,
-        tuple(options.plugin_modules),
-        options.task_timeout,
-        {k: v for k, v in identities.items() if k[1] in suite.methods},
-        options.isolate,
-        options.task_memory,
-    )
-    calls = [(context, job) for job in todo]
+def _dispatch(entries: list[SuiteRun], executor, options: RunOptions) -> None:
+    """Hand every suite's jobs to the backend in one call, longest first, and store what comes
+    back into each job's own suite (a worker may commit itself)."""
+    weights = pool_weights([(e.suite, dict.fromkeys(m for j in e.todo for m in j.methods)) for e in entries])
+    pending = [(e, w, job) for e, w in zip(entries, weights) for job in e.todo]
+    ordered = longest_first(pending, lambda item: job_work(item[2], item[1]))
+    owner, jobs, job_weights, labels, calls = {}, [], {}, {}, []
+    contexts = {
+        id(e): WorkerContext(
+            e.suite,
+            str(e.out_dir) if executor.commits_in_worker else None,
+            tuple(options.plugin_modules),
+            options.task_timeout,
+            {k: v for k, v in e.identities.items() if k[1] in e.suite.methods},
+            options.isolate,
+            options.task_memory,
+        )
+        for e in entries
+    }
+    for index, (e, w, job) in enumerate(ordered):
+        job = replace(job, index=index)
+        owner[index], job_weights[index] = e, w
+        labels[index] = e.label if len(entries) > 1 else ""
+        jobs.append(job)
+        calls.append((contexts[id(e)], job))
     settings = executor.parse_options(dict(options.backend_options))
     bar = Progress(
-        todo,
-        weights,
+        jobs,
+        job_weights,
         enabled=options.progress,
         interval=options.progress_interval,
-        workers=min(options.jobs, len(todo)),
+        workers=min(options.jobs, len(jobs)),
+        labels=labels,
     )
     if bar.enabled and executor.reports_progress:  # the jobs' messages, as they work (docs/PROTOCOL.md)
         settings["progress"] = bar.receive
+    start = time.monotonic()
     try:
-        for finished in executor.run(run_job, calls, jobs=options.jobs, **settings):
+        for index, finished in executor.run(run_pool_job, calls, jobs=options.jobs, **settings):
+            e = owner[index]
             for task in finished:
                 if task.rows is not None:
                     ident = task.identity
-                    store.commit_task(
+                    e.store.commit_task(
                         task.key,
                         task.status,
                         task.error,
@@ -457,8 +583,16 @@ def _dispatch(suite, store, out_dir, executor, options: RunOptions, identities: 
                         None if ident is None else ident.digest,
                         None if ident is None else ident.parts,
                     )
-            bar.update(finished)
+            e.ran.extend(finished)
+            e.seconds = time.monotonic() - start
+            bar.update(finished, job=index)
     except BaseException:
         bar.close(completed=False)
         raise
     bar.close()
+
+
+def run_pool_job(context: WorkerContext, job) -> tuple[int, list]:
+    """A job of a pool as a worker runs it (:func:`oodfs.run.jobs.run_job`), its results named by
+    the job's place in the pool (which says whose store they go to)."""
+    return job.index, run_job(context, job)

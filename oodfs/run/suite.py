@@ -303,6 +303,32 @@ def available_suites() -> list[str]:
     return sorted(p.name[:-5] for p in resources.files("oodfs.suites").iterdir() if p.name.endswith(".toml"))
 
 
+#: the methods of the paper-profile run of ``synthetic`` in the whole benchmark: the paper's ten
+#: (benchmarks/REPRODUCTION.md; SVI and SVIᵈ are left out)
+PAPER_METHODS = ("dwr", "srdo", "mi", "correlation", "gb", "xgb", "rf", "ols", "lasso", "stg")
+
+
+@dataclass(frozen=True)
+class BenchmarkRun:
+    """One run of the whole benchmark: a shipped suite, its profile, and the methods it runs
+    (None: the suite's own)."""
+
+    suite: str
+    profile: str = "default"
+    methods: tuple[str, ...] | None = None
+
+
+def whole_benchmark() -> list[BenchmarkRun]:
+    """The whole benchmark (``oodfs bench --suite all``; docs/PROTOCOL.md, "The whole benchmark in
+    one command"): every shipped suite under the ``default`` profile, plus ``synthetic`` under
+    ``paper`` with the paper's ten methods and ``svi`` under ``paper``. The one list of it:
+    benchmarks/whole_benchmark.py reads it from here."""
+    return [BenchmarkRun(name) for name in available_suites()] + [
+        BenchmarkRun("synthetic", "paper", PAPER_METHODS),
+        BenchmarkRun("svi", "paper"),
+    ]
+
+
 def load_suite(name_or_path: str, tables_anywhere: bool = False) -> Suite:
     """A shipped suite by name (``synthetic``) or a suite TOML file by path. In a suite file,
     a relative ``path`` in a setting's ``params`` (a table's file) is relative to the suite

@@ -1,0 +1,136 @@
+"""The summary of a run of several suites (``oodfs bench --suite a,b`` or ``--suite all``):
+ROOT/summary.md (docs/PROTOCOL.md, "The whole benchmark in one command").
+
+Per suite: its folder, its tasks (run now, taken from the folder or a reference, failed), when its
+last task finished, and the worker-seconds of the tasks run now by part, read from what the store
+records per task (``fit_seconds``: the method's whole grid on one data set; ``downstream_seconds``:
+the task's share of its data set's downstream training, per model; ``data_seconds``: the data
+draw, once per data set). Then each suite's tested verdicts in the analysis's own words
+(:meth:`oodfs.report.analysis.Analysis.verdict_sentences`): one run's verdicts, nothing marked a
+winner.
+"""
+
+from __future__ import annotations
+
+DATA_KEY = ["setting", "r_train", "run"]
+TASK_KEY = [*DATA_KEY, "method"]
+
+
+def worker_seconds(store, keys) -> dict:
+    """``{"fit", "downstream", "data"}``: the seconds the store records for the tasks ``keys``
+    (TaskKeys), summed: each task's fit, its downstream share of every model, each data set's
+    draw once."""
+    out = {"fit": 0.0, "downstream": 0.0, "data": 0.0}
+    keys = {tuple(k) for k in keys}
+    if not keys:
+        return out
+    _, results = store.tables()  # r_train as stored (text), as in the task keys
+    rows = results[[tuple(k) in keys for k in results[TASK_KEY].itertuples(index=False, name=None)]]
+    if rows.empty:
+        return out
+    out["fit"] = float(rows.drop_duplicates(TASK_KEY)["fit_seconds"].fillna(0.0).sum())
+    ds = rows.dropna(subset=["downstream"]).drop_duplicates([*TASK_KEY, "downstream"])
+    out["downstream"] = float(ds["downstream_seconds"].fillna(0.0).sum())
+    out["data"] = float(rows.drop_duplicates(DATA_KEY)["data_seconds"].fillna(0.0).sum())
+    return out
+
+
+def _clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def summary_markdown(runs, reports, wall: float) -> str:
+    """The summary of a pool: ``runs`` (:class:`oodfs.run.runner.SuiteRun`, each after the pool),
+    ``reports`` (each suite's Report, or the error that kept it from one), ``wall`` (the
+    command's seconds)."""
+    from oodfs.report.analysis import Analysis
+
+    rows = []
+    totals = dict(planned=0, ran=0, taken=0, failed=0, fit=0.0, downstream=0.0, data=0.0)
+    for r in runs:
+        secs = worker_seconds(r.store, [t.key for t in r.ran])
+        rows.append(
+            f"| {r.label} | {r.out_dir} | {r.planned} | {len(r.ran)} | {r.taken} | {r.failed} | "
+            f"{_clock(r.seconds)} | {secs['fit']:.1f} | {secs['downstream']:.1f} | {secs['data']:.1f} |"
+        )
+        counts = dict(planned=r.planned, ran=len(r.ran), taken=r.taken, failed=r.failed)
+        for key, value in {**counts, **secs}.items():
+            totals[key] += value
+    jobs = runs[0].options.jobs if runs else 1
+    lines = [
+        f"# {len(runs)} suites in one run",
+        "",
+        f"Wall time {_clock(wall)} with {jobs} worker{'s' * (jobs != 1)} ({runs[0].options.backend_name} "
+        "backend), every suite's jobs in one pool, longest first. Per suite: its tasks (run now; taken: "
+        "stored before with the current identity, or from reference results; failed: of those run now), "
+        "when its last task finished after the pool started, and the worker-seconds of the tasks run now "
+        "by part, as its store records them (fit: each method's whole grid on a data set; downstream: "
+        "the models trained on the selected subsets; data: each data set's draw).",
+        "",
+        "| suite | folder | tasks | run now | taken | failed | last task after | fit s | downstream s "
+        "| data s |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        *rows,
+        f"| all | | {totals['planned']} | {totals['ran']} | {totals['taken']} | {totals['failed']} | "
+        f"{_clock(wall)} | {totals['fit']:.1f} | {totals['downstream']:.1f} | {totals['data']:.1f} |",
+        "",
+        "## Each suite's verdicts",
+        "",
+        "As the analysis states them (docs/PROTOCOL.md section 10), per setting and headline metric, from "
+        "this run alone; `oodfs leaderboard FOLDER` and `oodfs compare FOLDER` give the tables and pairs.",
+    ]
+    analyses = {}
+    for r, report in zip(runs, reports):
+        lines += ["", f"### {r.label}", ""]
+        if isinstance(report, Exception):
+            lines.append(f"No report: {report}")
+            continue
+        analysis = analyses[r.label] = Analysis(report)
+        lines.append(f"Tested: {analysis.test_text()}; downstream model {analysis.family.downstream}.")
+        lines.append("")
+        sentences = analysis.verdict_sentences()
+        lines += [f"- {s['setting']}, {s['metric']}: {s['text']}" for s in sentences] or [
+            "- nothing tested (no setting with methods to compare)"
+        ]
+        note = analysis.undecidable_note()
+        if note:
+            lines += ["", note]
+    return "\n".join(lines + across_lines(analyses)) + "\n"
+
+
+def across_lines(analyses: dict) -> list[str]:
+    """The verdict across suites (:func:`oodfs.report.analysis.across_suites`, as `oodfs report`'s
+    index page gives it) over the suites whose analysis compares every method with the reference."""
+    from oodfs.report.analysis import REFERENCE, across_suites
+
+    with_reference = {name: a for name, a in analyses.items() if a.family.reference}
+    lines = ["", "## Across suites", ""]
+    if len(with_reference) < 2:
+        return lines + [
+            f"A verdict across suites compares each method with {REFERENCE} over the suites; "
+            f"{len(with_reference)} of these {len(analyses)} suites hold {REFERENCE} (it needs two or more)."
+        ]
+    res = across_suites(with_reference)
+    lines.append(
+        f"The suite as the unit (as `oodfs report`'s index page): per suite, each method's RMSE relative "
+        f"to {REFERENCE}, (method - {REFERENCE}) / {REFERENCE}; per method a two-sided Wilcoxon test over "
+        f"the {res['n_suites']} suites that have the RMSE, Holm over the methods."
+    )
+    if len(res["methods"]) == 0:
+        return lines + ["", "No suite holds the RMSE of its methods and the reference."]
+    lines += ["", "| method | suites | relative effect | suites better | p (Holm) | verdict |"]
+    lines.append("| --- | --- | --- | --- | --- | --- |")
+    for m in res["methods"].itertuples():
+        p = f"{m.p_holm:.3g}" if m.p_holm == m.p_holm else ""
+        lines.append(
+            f"| {m.method} | {m.suites} | {m.effect:+.3f} [{m.low:+.3f}, {m.high:+.3f}] | {m.better} of "
+            f"{m.suites} | {p} | {m.verdict} |"
+        )
+    return lines
