@@ -26,7 +26,7 @@ from sklearn.utils.validation import validate_data
 
 from oodfs.contract.progress import point_done
 from oodfs.contract.seeds import derive_seed
-from oodfs.contract.tasks import get_task, infer_task
+from oodfs.contract.tasks import BINARY, TaskType, infer_task
 from oodfs.numeric import max_abs_offdiag_corr
 from oodfs.validation import OodfsError, check_X, check_X_y
 
@@ -289,11 +289,11 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
             if not cls.handles(task):
                 task = cls.task_types[0]
         else:
-            task = get_task(task).name
+            task = task.name if isinstance(task, TaskType) else task
             if not cls.handles(task):
                 raise OodfsError(f"{cls._label()} handles {' and '.join(cls.task_types)} targets, not {task}")
         if task == "binary":  # the contract: two levels reach every method as 0.0 / 1.0
-            y = get_task("binary").check_target(y, "y")[0]
+            y = BINARY.check_target(y, "y")[0]
         return task, y
 
     @classmethod

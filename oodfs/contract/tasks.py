@@ -179,13 +179,19 @@ def oodfs_task_types():
     return list(BUILTIN_TASKS)
 
 
-def get_task(name) -> TaskType:
-    """The registered task type called ``name`` (one OodfsError naming the valid ones)."""
-    if isinstance(name, TaskType):
-        return name
-    from oodfs.contract.registry import registry
-
-    return registry().get("task", name)
+def builtin_task(task) -> TaskType:
+    """``task`` as a TaskType: a TaskType as it is, a built-in one by name. Another task type's
+    name is looked up in the registry (:func:`oodfs.contract.registry.get_task`), which this
+    module does not import (no import circle in oodfs.contract: tests/test_layout.py)."""
+    if isinstance(task, TaskType):
+        return task
+    for known in BUILTIN_TASKS:
+        if known.name == task:
+            return known
+    raise OodfsError(
+        f"task type {task!r} is not a built-in one ({', '.join(t.name for t in BUILTIN_TASKS)}); "
+        "pass its TaskType (oodfs.plugin.get_task(name))"
+    )
 
 
 def infer_task(y) -> str:
@@ -196,3 +202,13 @@ def infer_task(y) -> str:
     except TypeError:
         n = values.astype(str).nunique()
     return "binary" if n == 2 else "regression"
+
+
+def __getattr__(name):
+    # ``get_task`` moved beside the registry (oodfs.contract.registry); its old import path
+    # still works. Imported on use only: nothing in oodfs.contract reaches it (tests/test_layout.py)
+    if name == "get_task":
+        from oodfs.contract.registry import get_task
+
+        return get_task
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

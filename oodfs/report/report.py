@@ -16,7 +16,7 @@ import pandas as pd
 
 from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.metrics import BUILTIN_METRICS, Metric
-from oodfs.contract.selection import get_rule
+from oodfs.contract.registry import get_rule, get_task
 from oodfs.contract.task import TASK_KEY, default_unit
 from oodfs.validation import OodfsError
 
@@ -160,7 +160,9 @@ class Report:
         #: the task type of the run (oodfs.contract.tasks): stored with the run, else read off its metrics
         self.task = task or task_of_results(ok)
         self.points = self._points(ok)
-        self.chosen = self.rule.choose(self.points, ok, self.task) if len(self.points) else self.points
+        self.chosen = (
+            self.rule.choose(self.points, ok, get_task(self.task)) if len(self.points) else self.points
+        )
         # (a run where every task failed has no values to check them against, and no columns)
         self._columns = None if columns is None or self.points.empty else self._checked_columns(list(columns))
 

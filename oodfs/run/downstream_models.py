@@ -12,9 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from oodfs.contract.downstream import DEFAULT_MODEL
-from oodfs.contract.registry import registry
+from oodfs.contract.registry import get_task, registry
 from oodfs.contract.task import env_key
-from oodfs.contract.tasks import get_task
 from oodfs.validation import OodfsError
 
 

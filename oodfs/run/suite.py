@@ -112,7 +112,7 @@ def with_task(suite: "Suite", registry) -> tuple["Suite", dict[str, str]]:
     """The suite with its task type read from the environment (its class tag ``task``), without
     the methods that do not declare that task, and ``{method: why skipped}`` for those. A suite
     file's ``task`` that contradicts the environment: one line naming both."""
-    from oodfs.contract.tasks import get_task
+    from oodfs.contract.registry import get_task
 
     suite = _target_task(suite, registry.get("environment", suite.environment))
     env_task = get_task(registry.get("environment", suite.environment).task).name
@@ -514,7 +514,8 @@ def _check_ids(values, what: str, sets: bool = False) -> None:
 
 def validate_suite(suite: Suite) -> None:
     """Every field of a suite has the right type and a sensible size: one line naming the key."""
-    from oodfs.contract.selection import ENV_QUANTITIES, VALIDATION_QUANTITIES, get_rule
+    from oodfs.contract.registry import get_rule
+    from oodfs.contract.selection import ENV_QUANTITIES, VALIDATION_QUANTITIES
 
     _check_text(suite.environment, "environment")
     if not isinstance(suite.description, str):
@@ -552,7 +553,7 @@ def validate_suite(suite: Suite) -> None:
         )
     check_profile(suite.profile)
     if suite.task is not None:
-        from oodfs.contract.tasks import get_task
+        from oodfs.contract.registry import get_task
 
         _check_text(suite.task, "task")
         get_task(suite.task)
