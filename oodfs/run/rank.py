@@ -781,10 +781,12 @@ def _check_both_classes(y: np.ndarray, env, rows: np.ndarray, choice: TargetTask
 def _check_downstream(name, task: str) -> str:
     """``name`` if it is a registered downstream model predicting ``task``; else one line naming
     the valid ones for it."""
-    from oodfs.run.downstream_models import check_model, models
+    from oodfs.run.downstream_models import check_model, models, no_model_for
 
     if name not in models(task):
-        valid = ", ".join(models(task))
+        valid = ", ".join(models(task)) or no_model_for(task).replace(
+            " in the suite's downstream = [...]", ""
+        )
         known = "" if name in models() else "unknown "
         raise OodfsError(
             f"{known}downstream model {name!r} (--downstream) does not predict a {task} target; "

@@ -131,6 +131,24 @@ def with_task(suite: "Suite", registry) -> tuple["Suite", dict[str, str]]:
         if not cls.handles(env_task):
             skipped[method] = f"handles {' and '.join(cls.task_types)} targets only, not {env_task}"
     methods = tuple(m for m in suite.methods if m not in skipped)
+    if suite.methods and not methods:  # nothing would run: the results table would be empty
+        able = [
+            n
+            for n, i in registry.entries("selector").items()
+            if i.cls.handles(env_task) and i.cls.yardstick is None
+        ]
+        raise OodfsError(
+            f"no method of suite {suite.name!r} handles its {env_task} target ("
+            + "; ".join(f"{m} {why}" for m, why in skipped.items())
+            + "); "
+            + (
+                f"methods that can: {', '.join(able)}"
+                if able
+                else f"no registered selector handles the task type {env_task!r}: a Selector subclass "
+                f"(oodfs.plugin) takes it when its task_types include {env_task!r} "
+                '(CONTRIBUTING.md, "Writing a plugin")'
+            )
+        )
     curve = tuple(m for m in suite.curve_methods if m not in skipped)
     return replace(suite, task=env_task, methods=methods, curve_methods=curve), skipped
 
