@@ -173,6 +173,10 @@ class SuspectRule:
         return bad
 
 
+#: what a metric is for (:attr:`Metric.role`)
+ROLES = ("headline", "selection", "detail", "diagnostic")
+
+
 @dataclass(frozen=True)
 class Metric:
     """A declared metric. ``compute(evaluation)`` returns a number, ``None`` (not applicable:
