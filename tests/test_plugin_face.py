@@ -562,3 +562,17 @@ def test_the_builtin_metrics_task_types_and_downstream_models_pass_the_new_check
         kit.check_task_type(info.cls)
     for name in ("ridge", "logistic", "gbm"):
         kit.check_downstream_model(registry().get("downstream_model", name))
+
+
+def test_contributing_shows_the_table_of_kinds_as_it_is():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "CONTRIBUTING.md").read_text()
+    section = text.split("## Writing a plugin", 1)[1].split("\n## ", 1)[0]
+    rows = [
+        [cell.strip().strip("`") for cell in line.strip("|").split("|")]
+        for line in section.splitlines()
+        if line.startswith("| ") and not line.startswith(("| kind", "| ---"))
+    ]
+    expected = [[k.name, k.hook, k.base.__name__, k.checks] for k in oodfs.plugin.KINDS]
+    assert rows == expected
