@@ -131,7 +131,9 @@ def test_site_and_leaderboard_html_show_the_leaderboard_cells_of_the_markdown(si
     df["origin"] = np.where(df["method"] == "ols", "reference", "run")
     board = Leaderboard(Report(df, "val"))
     page = board.to_html()
-    assert '<td class="ref" title=' in page and page.count('class="ref"') == page.count("<td>dwr (suspect: ") > 0
+    assert (
+        '<td class="ref" title=' in page and page.count('class="ref"') == page.count("<td>dwr (suspect: ") > 0
+    )
     assert "Rows of ols come from the reference results" in page
     md = board.to_markdown()
     best = next(line for line in md.splitlines() if line.startswith("| dwr")).split("|")[3].strip()
