@@ -43,7 +43,7 @@ from oodfs.contract.metrics import Evaluation, Metric, SuspectRule, diagnostic, 
 from oodfs.contract.progress import point_done
 from oodfs.contract.registry import get_rule, get_task, registry
 from oodfs.contract.selection import SelectionRule
-from oodfs.contract.tasks import RULE_QUANTITIES, TaskType
+from oodfs.contract.task_types import RULE_QUANTITIES, TaskType
 from oodfs.contract.wls import WLSSelector, selector_for_weighter
 from oodfs.validation import OodfsError
 

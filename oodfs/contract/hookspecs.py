@@ -66,11 +66,11 @@ def oodfs_metrics() -> list:
 
 @hookspec
 def oodfs_task_types() -> list:
-    """Return a list of :class:`oodfs.contract.tasks.TaskType` declarations (objects, not classes).
+    """Return a list of :class:`oodfs.contract.task_types.TaskType` declarations (objects, not classes).
 
     A task type owns its target check, the per-environment scores of a downstream model, its
     validation loss and its headline metrics; the built-ins (``regression``, ``binary``) are
-    declared the same way, in :mod:`oodfs.contract.tasks`.
+    declared the same way, in :mod:`oodfs.contract.task_types`.
     """
 
 

@@ -21,7 +21,7 @@ from oodfs.contract.downstream import DownstreamModel
 from oodfs.contract.extensions import Backend, Command, LeaderboardFormat
 from oodfs.contract.metrics import Metric
 from oodfs.contract.selection import SelectionRule
-from oodfs.contract.tasks import TaskType
+from oodfs.contract.task_types import TaskType
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import pluggy
 
-from oodfs.contract import hookspecs, metrics, selection, tasks
+from oodfs.contract import hookspecs, metrics, selection, task_types
 from oodfs.contract.api import describe
 from oodfs.contract.extensions import FORMAT_LANGUAGES
 from oodfs.contract.kinds import BY_NAME
 from oodfs.contract.kinds import KINDS as KIND_TABLE
 from oodfs.contract.selection import SelectionRule
-from oodfs.contract.tasks import TaskType
+from oodfs.contract.task_types import TaskType
 from oodfs.contract.wls import selector_for_weighter
 from oodfs.validation import OodfsError
 
@@ -131,7 +131,7 @@ class Registry:
         self._cache: dict[str, dict[str, PluginInfo]] | None = None
         self.extra_modules = tuple(extra_modules)
         self.register(metrics, name="oodfs:metrics", package=CORE_DISTRIBUTION, version=_core_version())
-        self.register(tasks, name="oodfs:tasks", package=CORE_DISTRIBUTION, version=_core_version())
+        self.register(task_types, name="oodfs:task_types", package=CORE_DISTRIBUTION, version=_core_version())
         self.register(selection, name="oodfs:selection", package=CORE_DISTRIBUTION, version=_core_version())
         if load_entry_points:
             self._load_entry_points()

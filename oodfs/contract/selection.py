@@ -18,7 +18,7 @@ import pandas as pd
 
 from oodfs.contract.hookspecs import hookimpl
 from oodfs.contract.task import TASK_KEY
-from oodfs.contract.tasks import builtin_task
+from oodfs.contract.task_types import builtin_task
 from oodfs.validation import OodfsError
 
 #: a point evaluated at the method's own selected set (a k grid's "support" entry) carries this
@@ -35,7 +35,7 @@ VALIDATION_QUANTITIES = ("val", "train_domain", "val_env")
 @dataclass(frozen=True)
 class SelectionRule:
     """A rule picks the grid point with the lowest value of a quantity the task type names
-    (:data:`oodfs.contract.tasks.RULE_QUANTITIES`): ``"val"`` is the validation loss (RMSE for
+    (:data:`oodfs.contract.task_types.RULE_QUANTITIES`): ``"val"`` is the validation loss (RMSE for
     regression, log-loss for binary), and so on; the rule never names a metric itself.
     ``worst``: the quantity is per training environment and the rule takes its largest value."""
 

@@ -99,7 +99,7 @@ def results_unit(results: pd.DataFrame) -> str:
 def task_of_results(results: pd.DataFrame) -> str:
     """The task type whose mean test loss these results hold (regression when none does: results
     stored before task types existed are regression's)."""
-    from oodfs.contract.tasks import BUILTIN_TASKS
+    from oodfs.contract.task_types import BUILTIN_TASKS
 
     metrics = set(results["metric"].dropna()) if "metric" in results else set()
     for task in BUILTIN_TASKS:
@@ -157,7 +157,8 @@ class Report:
         )
         ok = results[results["status"] == "ok"]
         self._ok = ok
-        #: the task type of the run (oodfs.contract.tasks): stored with the run, else read off its metrics
+        #: the task type of the run (oodfs.contract.task_types): stored with the run, else read off its
+        #: metrics
         self.task = task or task_of_results(ok)
         self.points = self._points(ok)
         self.chosen = (

@@ -269,7 +269,7 @@ class Suite:
     #: the unit of replication (UNITS); not part of the identity: it changes how the results are
     #: tested, not what is run. Default: ``resplit`` on a table, ``run`` on a data process
     unit: str = "run"
-    #: the task type (oodfs.contract.tasks): the environment's (its class tag ``task``); a suite
+    #: the task type (oodfs.contract.task_types): the environment's (its class tag ``task``); a suite
     #: file may state it but not contradict it. None until the runner reads the environment's
     task: str | None = None
 

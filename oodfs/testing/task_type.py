@@ -41,7 +41,7 @@ def check_task_type(task, y=None, plugins=None) -> None:
     prediction's validation loss no worse than a constant one's. Then its companions, each
     named when missing with how to add it: a downstream model that predicts it, the metrics the
     selection rules and the leaderboard read for it, a method that handles it."""
-    from oodfs.contract.tasks import TaskType
+    from oodfs.contract.task_types import TaskType
 
     label = f"task type {getattr(task, 'name', task)!r}"
 
