@@ -176,7 +176,12 @@ def test_plugins_lists_every_kind_of_a_third_party(third_party, capsys):
     code, out, err = run_cli(capsys, "plugins", "--json")
     assert code == 0, err
     mine = {(e["kind"], e["name"]) for e in json.loads(out) if e["package"] == "oodfs-extras"}
-    assert mine == {("rule", "worst-test"), ("backend", "serial"), ("format", "tsv"), ("command", "hello")}
+    assert mine == {
+        ("selection_rule", "worst-test"),
+        ("backend", "serial"),
+        ("leaderboard_format", "tsv"),
+        ("command", "hello"),
+    }
     serial = next(e for e in json.loads(out) if e["name"] == "serial")
     assert serial["options"] == [{"name": "reverse", "help": "run the calls last first (yes or no)"}]
 

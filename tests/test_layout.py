@@ -132,3 +132,75 @@ def test_no_statement_follows_a_return_raise_continue_or_break():
         for hit in unreachable(path.read_text(), str(path.relative_to(PACKAGE.parent)))
     ]
     assert not found, found
+
+
+CONTRACT = "oodfs.contract"
+
+
+def contract_imports(source: str) -> set[str]:
+    """The modules of oodfs.contract a module's source imports, at module level or inside a
+    function. A module-level ``__getattr__`` is left out: it keeps an old import path working
+    (``from oodfs.contract.tasks import get_task``) for callers outside the package and runs only
+    when one of them asks for that name, never while oodfs.contract imports (CONTRIBUTING.md,
+    "Layout")."""
+    tree = ast.parse(source)
+    shims = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
+    skipped = {id(node) for shim in shims for node in ast.walk(shim)}
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[:2] == ["oodfs", "contract"] and len(parts) >= 3:
+                found.add(parts[2])
+    return found
+
+
+def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` (module -> the modules it imports) as a path, or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node):
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_the_cycle_scan_finds_a_cycle_through_a_function_level_import():
+    a = "from oodfs.contract.b import x\n"
+    b = "def f():\n    from oodfs.contract import a\n"
+    shim = "def __getattr__(name):\n    from oodfs.contract.a import x\n    return x\n"
+    assert import_cycle({"a": contract_imports(a), "b": contract_imports(b)}) == ["a", "b", "a"]
+    assert import_cycle({"a": contract_imports(a), "b": contract_imports(shim)}) is None
+
+
+def test_no_import_cycle_in_the_contract():
+    """``registry`` imports the kinds' modules; none of them imports it back (the lookups
+    ``get_task``, ``get_rule`` and ``rules`` live in the registry's module)."""
+    modules = {p.stem: p for p in sorted((PACKAGE / "contract").glob("*.py"))}
+    graph = {name: contract_imports(path.read_text()) & set(modules) for name, path in modules.items()}
+    assert import_cycle(graph) is None, " -> ".join(import_cycle(graph))

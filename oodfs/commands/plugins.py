@@ -1,5 +1,6 @@
-"""``oodfs plugins``: the registered plugins of every kind: selectors, weighters, environments,
-metrics, selection rules, backends (with their options), leaderboard formats and commands; for a
+"""``oodfs plugins``: the registered plugins of every kind (the table of kinds,
+oodfs/contract/kinds.py): selectors, weighters, environments, metrics, task types, downstream
+models, selection rules, backends (with their options), leaderboard formats and commands; for a
 selector, the largest sizes it was measured at and their cost (oodfs/results/scale.py)."""
 
 from __future__ import annotations
@@ -8,10 +9,13 @@ import json
 
 
 def add_parser(sub) -> None:
+    from oodfs.contract.kinds import KINDS
+
     p = sub.add_parser(
         "plugins",
-        help="list the registered plugins of every kind (selectors, weighters, environments, metrics, "
-        "selection rules, backends, leaderboard formats, commands)",
+        help="list the registered plugins of every kind ("
+        + ", ".join(f"{k.label}s" for k in KINDS)
+        + "; kind as in oodfs.plugin.KINDS)",
     )
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
     p.add_argument(

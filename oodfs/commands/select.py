@@ -357,7 +357,7 @@ def _print_evaluation(result, envs: str, target: str) -> None:
     """The downstream scores per held-out environment, their summary, and the worse-than-mean note."""
     from tabulate import tabulate
 
-    from oodfs.contract.tasks import get_task
+    from oodfs.contract.registry import get_task
 
     a, evaluation = result, result.evaluation
     task = get_task(a.task)

@@ -26,7 +26,7 @@ from sklearn.utils.validation import validate_data
 
 from oodfs.contract.progress import point_done
 from oodfs.contract.seeds import derive_seed
-from oodfs.contract.tasks import get_task, infer_task
+from oodfs.contract.task_types import BINARY, TaskType, infer_task
 from oodfs.numeric import max_abs_offdiag_corr
 from oodfs.validation import OodfsError, check_X, check_X_y
 
@@ -238,7 +238,7 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
     #: whether fit honours ``sample_weight`` (checked by the conformance kit); when False, ``fit``
     #: and ``fit_grid`` refuse non-uniform weights with an OodfsError before ``_fit_scores`` runs
     supports_sample_weight: ClassVar[bool] = True
-    #: the task types the method handles (oodfs.contract.tasks); a suite skips the others. A
+    #: the task types the method handles (oodfs.contract.task_types); a suite skips the others. A
     #: yardstick (below) ranks nothing and is evaluated on every task type (:meth:`handles`)
     task_types: ClassVar[tuple[str, ...]] = ("regression",)
     #: whether reordering the columns of X reorders the scores alike (checked by the conformance kit)
@@ -280,7 +280,7 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
     @classmethod
     def _task(cls, y, task) -> tuple[str, np.ndarray]:
         """The task of a fit and its target as the method receives it. ``task=None`` infers it
-        from y (:func:`oodfs.contract.tasks.infer_task`); an inferred task the class does not
+        from y (:func:`oodfs.contract.task_types.infer_task`); an inferred task the class does not
         declare falls back to its first (a two-valued y stays a regression target for a
         regression method, as scikit-learn's regressors take it). A task named explicitly that
         the class does not declare is refused in one line."""
@@ -289,11 +289,11 @@ class Selector(_GridMixin, SelectorMixin, BaseEstimator):
             if not cls.handles(task):
                 task = cls.task_types[0]
         else:
-            task = get_task(task).name
+            task = task.name if isinstance(task, TaskType) else task
             if not cls.handles(task):
                 raise OodfsError(f"{cls._label()} handles {' and '.join(cls.task_types)} targets, not {task}")
         if task == "binary":  # the contract: two levels reach every method as 0.0 / 1.0
-            y = get_task("binary").check_target(y, "y")[0]
+            y = BINARY.check_target(y, "y")[0]
         return task, y
 
     @classmethod
@@ -546,7 +546,7 @@ class Environment(BaseEstimator):
 
     name: ClassVar[str] = ""
     settings: ClassVar[tuple[str, ...]] = ()
-    #: the task type of its target (oodfs.contract.tasks): "regression" or "binary"; the runner
+    #: the task type of its target (oodfs.contract.task_types): "regression" or "binary"; the runner
     #: reads it, and a suite may not contradict it
     task: ClassVar[str] = "regression"
     #: a finite source's environment labels (a table's groups), None for a drawn environment:

@@ -4,7 +4,7 @@ A downstream model is a plugin kind (hook ``oodfs_downstream_models``), one clas
 like a selector. A class declares
 
 * ``name`` -- what a suite's ``downstream = [...]`` or ``--downstream`` names;
-* ``task_types`` -- the task types it predicts (:mod:`oodfs.contract.tasks`);
+* ``task_types`` -- the task types it predicts (:mod:`oodfs.contract.task_types`);
 * ``Settings`` -- a frozen dataclass of its settings, and ``profiles``: the settings each
   suite profile changes (docs/PROTOCOL.md, "Profiles"); :meth:`identity` (by default the
   settings) enters the identity of every task it evaluates, so results made with other settings
@@ -12,7 +12,7 @@ like a selector. A class declares
 * :meth:`predict_subsets` -- train one model per feature subset on the training rows and predict
   the rows of every target matrix (regression: values; binary: the probability of class 1.0).
 
-Scoring is the task type's (:meth:`oodfs.contract.tasks.TaskType.score`), so a model only
+Scoring is the task type's (:meth:`oodfs.contract.task_types.TaskType.score`), so a model only
 predicts. A model's seed must come from ``(seed, subset)`` only: a subset's predictions may not
 depend on the other subsets of the batch (the runner's cache relies on it). The built-in models
 (the paper's MLP, ridge, gradient boosting, and their classifier forms) are plugins registered in

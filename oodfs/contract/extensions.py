@@ -7,7 +7,7 @@ Selection rules, the fourth such kind, are declared in :mod:`oodfs.contract.sele
 * A **backend** is a :class:`Backend` subclass: where a run's jobs execute. It declares the
   options it takes (``oodfs bench --backend NAME --backend-option KEY=VALUE``), so that no
   backend's option is an option of every run.
-* A **leaderboard format** is an :class:`OutputFormat` declaration (an object): a name, the
+* A **leaderboard format** is a :class:`LeaderboardFormat` declaration (an object): a name, the
   language of its text (which decides the escaping it must do) and a function from a
   :class:`oodfs.report.leaderboard.Leaderboard` to text.
 * A **command** is a :class:`Command` declaration: ``oodfs NAME ...`` with its argument parser
@@ -88,7 +88,7 @@ class Backend:
 
 
 @dataclass(frozen=True)
-class OutputFormat:
+class LeaderboardFormat:
     """A leaderboard format: ``oodfs leaderboard --format NAME``.
 
     ``render`` takes a :class:`oodfs.report.leaderboard.Leaderboard` and returns the text.
@@ -102,6 +102,11 @@ class OutputFormat:
     language: str
     render: Callable[[object], str]
     suffix: str = ".txt"  # the file suffix of a leaderboard in this format
+
+
+#: the earlier name of :class:`LeaderboardFormat` (the kind is ``leaderboard_format``), kept for the
+#: plugins that import it
+OutputFormat = LeaderboardFormat
 
 
 @dataclass(frozen=True)

@@ -8,21 +8,22 @@ known through the ``oodfs`` entry-point group::
     my_plugin = "my_package.plugin"
 
     # my_package/plugin.py
-    import oodfs
+    from oodfs.plugin import Selector, hookimpl
 
-    class Variance(oodfs.Selector):
+    class Variance(Selector):
         '''Feature variance (a toy filter).'''
         name = "variance"
         ...
 
-    @oodfs.hookimpl
+    @hookimpl
     def oodfs_selectors():
         return [Variance]
 
-Each hook returns a list of classes (metrics, selection rules, leaderboard formats and commands: a
-list of declarations, objects). Names must be unique within a kind across all plugins; a clash is
-an error naming both providers. The built-in methods and environments are plugins
-registered in exactly this way (see ``plugins/`` in the source tree).
+Each hook returns a list of classes (metrics, task types, selection rules, leaderboard formats and
+commands: a list of declarations, objects). The hook of each kind is named in the table of kinds
+(:mod:`oodfs.contract.kinds`, exported as ``oodfs.plugin.KINDS``). Names must be unique within a
+kind across all plugins; a clash is an error naming both providers. The built-in methods and
+environments are plugins registered in exactly this way (see ``plugins/`` in the source tree).
 """
 
 from __future__ import annotations
@@ -65,11 +66,11 @@ def oodfs_metrics() -> list:
 
 @hookspec
 def oodfs_task_types() -> list:
-    """Return a list of :class:`oodfs.contract.tasks.TaskType` declarations (objects, not classes).
+    """Return a list of :class:`oodfs.contract.task_types.TaskType` declarations (objects, not classes).
 
     A task type owns its target check, the per-environment scores of a downstream model, its
     validation loss and its headline metrics; the built-ins (``regression``, ``binary``) are
-    declared the same way, in :mod:`oodfs.contract.tasks`.
+    declared the same way, in :mod:`oodfs.contract.task_types`.
     """
 
 
@@ -99,7 +100,7 @@ def oodfs_backends() -> list[type]:
 
 @hookspec
 def oodfs_leaderboard_formats() -> list:
-    """Return a list of :class:`oodfs.contract.extensions.OutputFormat` declarations
+    """Return a list of :class:`oodfs.contract.extensions.LeaderboardFormat` declarations
     (``oodfs leaderboard --format NAME``)."""
 
 

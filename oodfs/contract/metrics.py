@@ -14,7 +14,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 from oodfs.contract.hookspecs import hookimpl
-from oodfs.contract.tasks import BINARY
+from oodfs.contract.task_types import BINARY
 from oodfs.validation import OodfsError
 
 
@@ -96,7 +96,7 @@ class Evaluation:
     ``ranking`` is best first with ties already broken by the task's seed. ``validation`` holds
     the downstream model's scores on validation data of the training environment(s) (``{score:
     value}``, empty without it) and ``tests`` its scores in each test environment (``{env:
-    {score: value}}``), the scores of the task type ``task`` (:mod:`oodfs.contract.tasks`:
+    {score: value}}``), the scores of the task type ``task`` (:mod:`oodfs.contract.task_types`:
     regression ``rmse``; binary ``log_loss``, ``brier``, ``accuracy``, ``auc``). A plain number
     in their place is a regression RMSE (the form before task types). ``diagnostics`` are what
     the method reported about its fit (e.g. a weighter's ESS); ``coef`` the OLS coefficients on
@@ -171,6 +171,10 @@ class SuspectRule:
         if self.above is not None:
             bad &= values.fillna(0) > self.above
         return bad
+
+
+#: what a metric is for (:attr:`Metric.role`)
+ROLES = ("headline", "selection", "detail", "diagnostic")
 
 
 @dataclass(frozen=True)
@@ -496,7 +500,7 @@ BUILTIN_METRICS = (
 
 
 def task_metrics(task) -> tuple[Metric, ...]:
-    """The metrics of a task type's scores (:class:`oodfs.contract.tasks.TaskType`): per score,
+    """The metrics of a task type's scores (:class:`oodfs.contract.task_types.TaskType`): per score,
     its value in each test environment, its mean, sd and worst over them; for the validation
     loss, its value on validation rows, per training environment, over training domains and
     left one environment out (the quantities of the selection rules). Headline: the names in

@@ -20,33 +20,30 @@ from pathlib import Path
 
 import pluggy
 
-from oodfs.contract import hookspecs, metrics, selection, tasks
-from oodfs.contract.api import Environment, Selector, Weighter, describe
-from oodfs.contract.downstream import DownstreamModel
-from oodfs.contract.extensions import FORMAT_LANGUAGES, Backend, Command, OutputFormat
-from oodfs.contract.metrics import Metric
+from oodfs.contract import hookspecs, metrics, selection, task_types
+from oodfs.contract.api import describe
+from oodfs.contract.extensions import FORMAT_LANGUAGES
+from oodfs.contract.kinds import BY_NAME
+from oodfs.contract.kinds import KINDS as KIND_TABLE
 from oodfs.contract.selection import SelectionRule
-from oodfs.contract.tasks import TaskType
+from oodfs.contract.task_types import TaskType
 from oodfs.contract.wls import selector_for_weighter
 from oodfs.validation import OodfsError
 
 ENTRY_POINT_GROUP = "oodfs"
 CORE_DISTRIBUTION = "oodfs"
-KINDS = {
-    "selector": ("oodfs_selectors", Selector),
-    "weighter": ("oodfs_weighters", Weighter),
-    "environment": ("oodfs_environments", Environment),
-    "metric": ("oodfs_metrics", Metric),  # declarations (instances), not classes
-    "task": ("oodfs_task_types", TaskType),  # declarations (instances), not classes
-    "downstream": ("oodfs_downstream_models", DownstreamModel),
-    # the extension points around the methods (oodfs.contract.selection, oodfs.contract.extensions)
-    "rule": ("oodfs_selection_rules", SelectionRule),  # declarations
-    "backend": ("oodfs_backends", Backend),
-    "format": ("oodfs_leaderboard_formats", OutputFormat),  # declarations
-    "command": ("oodfs_commands", Command),  # declarations
-}
+#: kind -> (hook name, base class), read off the one table of kinds (oodfs.contract.kinds)
+KINDS = {k.name: (k.hook, k.base) for k in KIND_TABLE}
 #: the kinds whose hooks return declarations (objects with ``name`` and ``description``), not classes
-DECLARED = ("metric", "task", "rule", "format", "command")
+DECLARED = tuple(k.name for k in KIND_TABLE if k.declared)
+
+
+def kind_of(name: str) -> str:
+    """The kind called ``name`` (an earlier name such as ``rule`` gives ``selection_rule``), or
+    an OodfsError naming the valid kinds."""
+    if name not in BY_NAME:
+        raise OodfsError(f"unknown plugin kind {name!r}; valid: {', '.join(KINDS)}")
+    return BY_NAME[name].name
 
 
 class PluginLoadWarning(UserWarning):
@@ -134,7 +131,7 @@ class Registry:
         self._cache: dict[str, dict[str, PluginInfo]] | None = None
         self.extra_modules = tuple(extra_modules)
         self.register(metrics, name="oodfs:metrics", package=CORE_DISTRIBUTION, version=_core_version())
-        self.register(tasks, name="oodfs:tasks", package=CORE_DISTRIBUTION, version=_core_version())
+        self.register(task_types, name="oodfs:task_types", package=CORE_DISTRIBUTION, version=_core_version())
         self.register(selection, name="oodfs:selection", package=CORE_DISTRIBUTION, version=_core_version())
         if load_entry_points:
             self._load_entry_points()
@@ -242,7 +239,7 @@ class Registry:
         other = table.get(info.name)
         if other is not None and other.cls is not info.cls:
             raise OodfsError(
-                f"two plugins offer the {info.kind} name {info.name!r}: "
+                f"two plugins offer the {BY_NAME[info.kind].label} name {info.name!r}: "
                 f"{other.package} ({other.module}.{getattr(other.cls, '__qualname__', other.name)}) and "
                 f"{info.package} ({info.module}.{getattr(info.cls, '__qualname__', info.name)}); uninstall "
                 f"one or limit plugins with OODFS_LOAD_PLUGINS"
@@ -250,9 +247,8 @@ class Registry:
         table[info.name] = info
 
     def entries(self, kind: str) -> dict[str, PluginInfo]:
-        if kind not in KINDS:
-            raise OodfsError(f"unknown plugin kind {kind!r}; valid: {', '.join(KINDS)}")
-        return self._collect()[kind]
+        """``{name: info}`` of one kind (its name in oodfs.contract.kinds, or an earlier name)."""
+        return self._collect()[kind_of(kind)]
 
     def names(self, kind: str) -> list[str]:
         return sorted(self.entries(kind))
@@ -261,7 +257,7 @@ class Registry:
         table = self.entries(kind)
         if name not in table:
             valid = ", ".join(sorted(table)) or "(none registered)"
-            raise OodfsError(f"unknown {kind} {name!r}; valid: {valid}")
+            raise OodfsError(f"unknown {BY_NAME[kind].label} {name!r}; valid: {valid}")
         return table[name]
 
     def get(self, kind: str, name: str) -> type:
@@ -280,7 +276,7 @@ def _not_a_plugin(kind: str, obj, base) -> str | None:
             return "which has no `name`"
         if kind == "command" and not re.fullmatch(r"[a-z][a-z0-9-]*", obj.name):
             return "whose name is not a command name (lower-case letters, digits and '-')"
-        if kind == "format" and obj.language not in FORMAT_LANGUAGES:
+        if kind == "leaderboard_format" and obj.language not in FORMAT_LANGUAGES:
             return f"whose language {obj.language!r} is none of {', '.join(FORMAT_LANGUAGES)}"
         return None
     if not (isinstance(obj, type) and issubclass(obj, base)):
@@ -304,3 +300,29 @@ def registry(extra_modules: tuple[str, ...] | None = None) -> Registry:
 def reset_registry() -> None:
     global _REGISTRY
     _REGISTRY = None
+
+
+# -- the lookups of the kinds the core reads by name ---------------------------------------------
+# They live here, beside the registry, so that no module of oodfs.contract imports the registry
+# back (tests/test_layout.py); their earlier homes (oodfs.contract.tasks.get_task,
+# oodfs.contract.selection.get_rule and rules) still give them.
+def get_task(name) -> TaskType:
+    """The registered task type called ``name`` (a TaskType is returned as it is; an unknown
+    name is one OodfsError naming the valid ones)."""
+    if isinstance(name, TaskType):
+        return name
+    return registry().get("task_type", name)
+
+
+def rules() -> dict[str, SelectionRule]:
+    """Every registered selection rule by name: the built-in ones first, then those of plugins."""
+    found = {name: info.cls for name, info in registry().entries("selection_rule").items()}
+    return {**{n: found[n] for n in selection.RULES if n in found}, **dict(sorted(found.items()))}
+
+
+def get_rule(name: str) -> SelectionRule:
+    """The registered selection rule called ``name``, or an OodfsError naming the valid ones."""
+    known = rules()
+    if name not in known:
+        raise OodfsError(f"unknown model-selection rule {name!r}; valid: {', '.join(known)}")
+    return known[name]

@@ -18,7 +18,7 @@ import pandas as pd
 
 from oodfs.contract.hookspecs import hookimpl
 from oodfs.contract.task import TASK_KEY
-from oodfs.contract.tasks import get_task
+from oodfs.contract.task_types import builtin_task
 from oodfs.validation import OodfsError
 
 #: a point evaluated at the method's own selected set (a k grid's "support" entry) carries this
@@ -35,7 +35,7 @@ VALIDATION_QUANTITIES = ("val", "train_domain", "val_env")
 @dataclass(frozen=True)
 class SelectionRule:
     """A rule picks the grid point with the lowest value of a quantity the task type names
-    (:data:`oodfs.contract.tasks.RULE_QUANTITIES`): ``"val"`` is the validation loss (RMSE for
+    (:data:`oodfs.contract.task_types.RULE_QUANTITIES`): ``"val"`` is the validation loss (RMSE for
     regression, log-loss for binary), and so on; the rule never names a metric itself.
     ``worst``: the quantity is per training environment and the rule takes its largest value."""
 
@@ -50,8 +50,9 @@ class SelectionRule:
         return f"{self.name} (upper bound)" if self.upper_bound else self.name
 
     def metric(self, task="regression") -> str | None:
-        """The stored metric this rule reads for ``task`` (a name or a TaskType)."""
-        return None if self.quantity is None else get_task(task).metric(self.quantity)
+        """The stored metric this rule reads for ``task``: a TaskType, or the name of a built-in one
+        (the registry's lookup, :func:`oodfs.contract.registry.get_task`, gives any other's)."""
+        return None if self.quantity is None else builtin_task(task).metric(self.quantity)
 
     def choose(
         self, points: pd.DataFrame, rows: pd.DataFrame | None = None, task="regression"
@@ -61,8 +62,9 @@ class SelectionRule:
         ``points``: one row per evaluated grid point, with the task's key columns (setting,
         r_train, run, method), ``point``, ``is_default`` and the stored metrics as columns;
         ``rows``: the long results rows (a per-environment rule reads them); ``task``: the run's
-        task type. Returns one of ``points``' rows per task. A subclass may override this (the
-        conformance kit's :func:`oodfs.testing.check_selection_rule` checks the result)."""
+        task type (a TaskType, or a built-in one's name). Returns one of ``points``' rows per
+        task. A subclass may override this (the conformance kit's
+        :func:`oodfs.testing.check_selection_rule` checks the result)."""
         points = points.sort_values(["setting", "r_train", "run", "point"], kind="stable")
         if self.quantity is None:
             return (
@@ -148,17 +150,12 @@ def oodfs_selection_rules() -> list[SelectionRule]:
     return list(RULES.values())
 
 
-def rules() -> dict[str, SelectionRule]:
-    """Every registered rule by name: the built-in ones first, then those of plugins."""
-    from oodfs.contract.registry import registry  # the registry imports this module
+def __getattr__(name):
+    # ``rules`` and ``get_rule`` moved beside the registry (oodfs.contract.registry); their old
+    # import path still works. Imported on use only: nothing in oodfs.contract reaches it
+    # (tests/test_layout.py)
+    if name in ("rules", "get_rule"):
+        from oodfs.contract import registry
 
-    found = {name: info.cls for name, info in registry().entries("rule").items()}
-    return {**{n: found[n] for n in RULES if n in found}, **dict(sorted(found.items()))}
-
-
-def get_rule(name: str) -> SelectionRule:
-    """The registered rule called ``name``, or an OodfsError naming the valid ones."""
-    known = rules()
-    if name not in known:
-        raise OodfsError(f"unknown model-selection rule {name!r}; valid: {', '.join(known)}")
-    return known[name]
+        return getattr(registry, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

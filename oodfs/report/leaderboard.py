@@ -174,7 +174,7 @@ class Leaderboard:
 
     def _real_data_tables(self, setting: str) -> list:
         """Against the yardstick, the loss per test environment, and what each method selected."""
-        from oodfs.contract.tasks import get_task
+        from oodfs.contract.registry import get_task
         from oodfs.report import features
 
         out = []

@@ -16,7 +16,7 @@ import pandas as pd
 
 from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.metrics import BUILTIN_METRICS, Metric
-from oodfs.contract.selection import get_rule
+from oodfs.contract.registry import get_rule, get_task
 from oodfs.contract.task import TASK_KEY, default_unit
 from oodfs.validation import OodfsError
 
@@ -99,7 +99,7 @@ def results_unit(results: pd.DataFrame) -> str:
 def task_of_results(results: pd.DataFrame) -> str:
     """The task type whose mean test loss these results hold (regression when none does: results
     stored before task types existed are regression's)."""
-    from oodfs.contract.tasks import BUILTIN_TASKS
+    from oodfs.contract.task_types import BUILTIN_TASKS
 
     metrics = set(results["metric"].dropna()) if "metric" in results else set()
     for task in BUILTIN_TASKS:
@@ -157,10 +157,13 @@ class Report:
         )
         ok = results[results["status"] == "ok"]
         self._ok = ok
-        #: the task type of the run (oodfs.contract.tasks): stored with the run, else read off its metrics
+        #: the task type of the run (oodfs.contract.task_types): stored with the run, else read off its
+        #: metrics
         self.task = task or task_of_results(ok)
         self.points = self._points(ok)
-        self.chosen = self.rule.choose(self.points, ok, self.task) if len(self.points) else self.points
+        self.chosen = (
+            self.rule.choose(self.points, ok, get_task(self.task)) if len(self.points) else self.points
+        )
         # (a run where every task failed has no values to check them against, and no columns)
         self._columns = None if columns is None or self.points.empty else self._checked_columns(list(columns))
 

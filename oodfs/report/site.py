@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from oodfs.contract.selection import get_rule, rules
+from oodfs.contract.registry import get_rule, rules
 from oodfs.report import compare
 from oodfs.report.figure_files import figure_formats
 from oodfs.report.html import Cell, assets, environment, leaderboard_context, number_cell

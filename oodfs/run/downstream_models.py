@@ -12,9 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from oodfs.contract.downstream import DEFAULT_MODEL
-from oodfs.contract.registry import registry
+from oodfs.contract.registry import get_task, registry
 from oodfs.contract.task import env_key
-from oodfs.contract.tasks import get_task
 from oodfs.validation import OodfsError
 
 
@@ -31,10 +30,21 @@ def check_model(name, task: str | None = "regression") -> str:
         raise OodfsError(f"unknown downstream model {name!r}; valid: {', '.join(models())}")
     if task is not None and name not in models(task):
         raise OodfsError(
-            f"downstream model {name!r} does not predict a {task} target; valid for {task}: "
-            f"{', '.join(models(task))}"
+            f"downstream model {name!r} does not predict a {task} target; "
+            + (f"valid for {task}: {', '.join(models(task))}" if models(task) else no_model_for(task))
         )
     return name
+
+
+def no_model_for(task: str) -> str:
+    """What to do when no registered downstream model predicts ``task`` (a task type a plugin
+    added without its model): the words of the one-line refusal."""
+    return (
+        f"no registered downstream model predicts the task type {task!r}: add one, a DownstreamModel "
+        f"subclass (oodfs.plugin) with task_types = ({task!r},) returned by a plugin's "
+        "oodfs_downstream_models hook, and name it in the suite's downstream = [...] "
+        '(CONTRIBUTING.md, "Writing a plugin")'
+    )
 
 
 def get_model(name: str, task: str = "regression", profile: str = "default"):

@@ -16,11 +16,10 @@ import numpy as np
 
 from oodfs.contract.api import GridFit, WeightCollapseWarning, ranking_from_scores, task_ranking
 from oodfs.contract.metrics import Evaluation, Metric
-from oodfs.contract.registry import registry
+from oodfs.contract.registry import get_task, registry
 from oodfs.contract.seeds import derive_seed
 from oodfs.contract.selection import SUPPORT_PARAM
 from oodfs.contract.task import DataKey, env_key
-from oodfs.contract.tasks import get_task
 from oodfs.contract.wls import WLSSelector
 from oodfs.numeric import weighted_least_squares
 from oodfs.run.dataset import DataSet, _read_only

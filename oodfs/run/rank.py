@@ -240,7 +240,7 @@ def evaluate_selection(
     ``env``, ``rows`` (and ``positives`` for binary), then ``<score>_selected``, ``<score>_all``
     and ``<score>_<yardstick>`` for every score of the task type (regression: ``rmse_selected``,
     ``rmse_all``, ``rmse_mean``; binary: log_loss, brier, accuracy, auc with ``_prior``)."""
-    from oodfs.contract.tasks import get_task
+    from oodfs.contract.registry import get_task
     from oodfs.run.downstream_models import get_model, score_subsets
 
     task_type = get_task(task)
@@ -274,7 +274,7 @@ def evaluate_selection(
 def evaluated(evaluation: pd.DataFrame, task: str = "regression") -> tuple[str, ...]:
     """Who an evaluation scored, in its order: ``selected`` (absent when nothing was selected
     away), ``all`` and the yardstick with no feature."""
-    from oodfs.contract.tasks import get_task
+    from oodfs.contract.registry import get_task
 
     yardstick = NO_FEATURE_YARDSTICK.get(get_task(task).name, "mean")
     score = get_task(task).validation_loss
@@ -287,7 +287,7 @@ def summarize_evaluation(evaluation: pd.DataFrame, task: str = "regression") -> 
     accuracy or AUC), columns ``selected``, ``all`` and the yardstick; an environment where a score
     is undefined (AUC with one class) is left out of that score's statistics. No column is marked
     best: a spread (sd) ranks nothing, and the mean of the validation loss is what to read."""
-    from oodfs.contract.tasks import get_task
+    from oodfs.contract.registry import get_task
 
     task_type = get_task(task)
     whos = evaluated(evaluation, task)
@@ -520,7 +520,7 @@ class FeatureRanking:
         10, "Guards"."""
         if self.evaluation is None:
             return ""
-        from oodfs.contract.tasks import get_task
+        from oodfs.contract.registry import get_task
 
         loss = get_task(self.task).validation_loss
         e = self.evaluation
@@ -781,10 +781,12 @@ def _check_both_classes(y: np.ndarray, env, rows: np.ndarray, choice: TargetTask
 def _check_downstream(name, task: str) -> str:
     """``name`` if it is a registered downstream model predicting ``task``; else one line naming
     the valid ones for it."""
-    from oodfs.run.downstream_models import check_model, models
+    from oodfs.run.downstream_models import check_model, models, no_model_for
 
     if name not in models(task):
-        valid = ", ".join(models(task))
+        valid = ", ".join(models(task)) or no_model_for(task).replace(
+            " in the suite's downstream = [...]", ""
+        )
         known = "" if name in models() else "unknown "
         raise OodfsError(
             f"{known}downstream model {name!r} (--downstream) does not predict a {task} target; "

@@ -112,7 +112,7 @@ def with_task(suite: "Suite", registry) -> tuple["Suite", dict[str, str]]:
     """The suite with its task type read from the environment (its class tag ``task``), without
     the methods that do not declare that task, and ``{method: why skipped}`` for those. A suite
     file's ``task`` that contradicts the environment: one line naming both."""
-    from oodfs.contract.tasks import get_task
+    from oodfs.contract.registry import get_task
 
     suite = _target_task(suite, registry.get("environment", suite.environment))
     env_task = get_task(registry.get("environment", suite.environment).task).name
@@ -131,6 +131,24 @@ def with_task(suite: "Suite", registry) -> tuple["Suite", dict[str, str]]:
         if not cls.handles(env_task):
             skipped[method] = f"handles {' and '.join(cls.task_types)} targets only, not {env_task}"
     methods = tuple(m for m in suite.methods if m not in skipped)
+    if suite.methods and not methods:  # nothing would run: the results table would be empty
+        able = [
+            n
+            for n, i in registry.entries("selector").items()
+            if i.cls.handles(env_task) and i.cls.yardstick is None
+        ]
+        raise OodfsError(
+            f"no method of suite {suite.name!r} handles its {env_task} target ("
+            + "; ".join(f"{m} {why}" for m, why in skipped.items())
+            + "); "
+            + (
+                f"methods that can: {', '.join(able)}"
+                if able
+                else f"no registered selector handles the task type {env_task!r}: a Selector subclass "
+                f"(oodfs.plugin) takes it when its task_types include {env_task!r} "
+                '(CONTRIBUTING.md, "Writing a plugin")'
+            )
+        )
     curve = tuple(m for m in suite.curve_methods if m not in skipped)
     return replace(suite, task=env_task, methods=methods, curve_methods=curve), skipped
 
@@ -251,7 +269,7 @@ class Suite:
     #: the unit of replication (UNITS); not part of the identity: it changes how the results are
     #: tested, not what is run. Default: ``resplit`` on a table, ``run`` on a data process
     unit: str = "run"
-    #: the task type (oodfs.contract.tasks): the environment's (its class tag ``task``); a suite
+    #: the task type (oodfs.contract.task_types): the environment's (its class tag ``task``); a suite
     #: file may state it but not contradict it. None until the runner reads the environment's
     task: str | None = None
     #: True for a suite shipped with oodfs, loaded by its name; False for a suite file, even one
@@ -562,7 +580,8 @@ def _check_ids(values, what: str, sets: bool = False) -> None:
 
 def validate_suite(suite: Suite) -> None:
     """Every field of a suite has the right type and a sensible size: one line naming the key."""
-    from oodfs.contract.selection import ENV_QUANTITIES, VALIDATION_QUANTITIES, get_rule
+    from oodfs.contract.registry import get_rule
+    from oodfs.contract.selection import ENV_QUANTITIES, VALIDATION_QUANTITIES
 
     _check_text(suite.environment, "environment")
     if not isinstance(suite.description, str):
@@ -600,7 +619,7 @@ def validate_suite(suite: Suite) -> None:
         )
     check_profile(suite.profile)
     if suite.task is not None:
-        from oodfs.contract.tasks import get_task
+        from oodfs.contract.registry import get_task
 
         _check_text(suite.task, "task")
         get_task(suite.task)

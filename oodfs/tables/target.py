@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from oodfs.contract.tasks import binary_levels
+from oodfs.contract.task_types import binary_levels
 from oodfs.tables.prepare import _is_nested
 from oodfs.validation import OodfsError
 

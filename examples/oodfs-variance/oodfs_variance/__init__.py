@@ -2,12 +2,12 @@
 
 import numpy as np
 
-import oodfs
+from oodfs.plugin import Selector, hookimpl
 
 __version__ = "0.1.0"
 
 
-class CovarianceFilter(oodfs.Selector):
+class CovarianceFilter(Selector):
     """|cov(X_j, y)| scaled by sd(X_j) (example third-party plugin)."""
 
     name = "covfilter"
@@ -27,6 +27,6 @@ class CovarianceFilter(oodfs.Selector):
         return np.abs(p @ (Xc * yc[:, None])) / np.where(sd > 0, sd, 1.0)
 
 
-@oodfs.hookimpl
+@hookimpl
 def oodfs_selectors():
     return [CovarianceFilter]
