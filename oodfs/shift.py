@@ -132,12 +132,14 @@ def drop_kind(d: dict) -> str:
 
 
 def diagnose_suite(suite) -> dict | None:
-    """The diagnosis of a suite on a table (a shipped suite's name, or a
-    :class:`~oodfs.run.suite.Suite` read from its file), numbers without the pairs, with its
-    words and the loss it splits; None for a suite that is not on a table (synthetic data: its
-    shift is known by design)."""
-    from oodfs.run.suite import available_suites, load_suite
+    """The diagnosis of a suite on a table (a shipped suite's name, a
+    :class:`~oodfs.run.suite.Suite`, or the suite a run stored: ``Suite.to_dict``), numbers
+    without the pairs, with its words and the loss it splits; None for a suite that is not on a
+    table (synthetic data: its shift is known by design)."""
+    from oodfs.run.suite import available_suites, load_suite, stored_suite
 
+    if isinstance(suite, dict):
+        suite = stored_suite(suite)
     if isinstance(suite, str):
         if suite not in available_suites():
             return None

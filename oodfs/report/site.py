@@ -318,13 +318,6 @@ class RunInfo:
         suite = self.invocations[-1].get("suite") if self.invocations else None
         return isinstance(suite, dict) and suite.get("shipped") is False
 
-    @property
-    def stored_suite(self):
-        """The suite as the run stored it (oodfs.run.suite.stored_suite)."""
-        from oodfs.run.suite import stored_suite
-
-        return stored_suite(self.invocations[-1]["suite"])
-
 
 def load_run(path) -> RunInfo:
     path = Path(path)
@@ -620,7 +613,7 @@ def _suite_page(
     """Write the page of one suite's folders to ``tmp/index.html``; return what an index shows."""
     # a suite file is diagnosed from what its run stored (never as a shipped suite of its name)
     own = next((i for i in runs_info if i.from_suite_file), None)
-    shift = _shift(suite if own is None else (lambda: own.stored_suite), diagnose)
+    shift = _shift(suite if own is None else own.invocations[-1]["suite"], diagnose)
     first = selection or _stored_rule(runs_info[0]) or "val"
     known = rules()  # the built-in rules and those of plugins
     runs, page_methods = [], {}
@@ -682,11 +675,11 @@ def _suite_page(
 def _shift(suite, diagnose) -> dict | None:
     """The suite's shift diagnosis, or why there is none; None when there is nothing to say
     (no diagnosis asked for, or a suite that is not real data). ``suite``: a shipped suite's name,
-    or a function giving the Suite a run of a suite file stored."""
+    or the suite a run of a suite file stored (a dict; a damaged one is said, not raised)."""
     if diagnose is None:
         return None
-    try:  # (a suite file's stored suite is read back here too: a damaged one is said, not raised)
-        return diagnose(suite() if callable(suite) else suite)
+    try:
+        return diagnose(suite)
     except Exception as exc:  # e.g. a table whose package is not installed: say so, the page goes on
         return dict(error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
 
