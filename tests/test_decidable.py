@@ -46,3 +46,15 @@ def test_fewer_methods_are_offered_when_they_would_decide():
         "a verdict needs at least 12 units (more runs (--runs) or r_train values) or at most 2 methods"
     )
     assert undecidable_before_run(customise(suite, methods=suite.methods[:2])) == ""
+
+
+def test_bench_says_it_before_the_first_task(tmp_path, capsys):
+    from oodfs.cli import main
+
+    args = ["bench", "--suite", "synthetic", "--quick", "--methods", "lasso,ols", "--downstream", "ridge"]
+    assert main([*args, "--out", str(tmp_path / "o"), "--no-figures"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    first = err[0]
+    assert first.startswith("oodfs: this run can give no verdict: with 1 unit of replication per comparison")
+    assert first.endswith("a verdict needs at least 6 units (more runs (--runs) or r_train values)")
+    assert "Holm over the 1 comparison (every pair of 2 methods)" in first

@@ -447,6 +447,15 @@ def run(args) -> int:
         isolate=not args.no_isolation,
         retry_failed=args.retry_failed,
     )
+    from oodfs.report.analysis import undecidable_before_run
+
+    for (
+        p
+    ) in planned:  # said before any work: a run whose tests cannot reach alpha (docs/PROTOCOL.md section 10)
+        compared = tuple(dict.fromkeys((*(p.reference_methods or ()), *p.suite.methods)))
+        said = undecidable_before_run(replace(p.suite, methods=compared))
+        if said:
+            options.notes(f"{p.suite.name}: {said}" if many else said)
     runs = [
         (
             p.suite,
