@@ -556,7 +556,8 @@ def undecidable_before_run(suite, alpha: float = stats.ALPHA) -> str:
     text = (
         f"this run can give no verdict: with {n} unit{'s' if n != 1 else ''} of replication per "
         f"comparison (each {UNIT_WORDS[suite.unit]}), the smallest p a Wilcoxon test can give is "
-        f"{floor:.3g}, and Holm over the {m} comparison{'s' if m != 1 else ''} ({family}) needs one below {alpha / m:.3g}; "
+        f"{floor:.3g}, and Holm over the {m} comparison{'s' if m != 1 else ''} ({family}) needs one "
+        f"below {alpha / m:.3g}; "
         f"a verdict needs at least {needed} units ({MORE_UNITS[suite.unit]})"
     )
     if fewer >= (1 if against else 2):
