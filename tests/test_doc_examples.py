@@ -197,6 +197,9 @@ class Reader:
             return
         done = run([sys.executable, "-c", block.text], self.folder)
         assert done.returncode == 0, f"{block.id} fails as written:\n{done.stderr[-3000:]}"
+        # an example runs clean, unless its warning is its point (the block says "# warns")
+        warned = re.findall(r"^.*\w+Warning: .*$", done.stderr, re.M)
+        assert not warned or "# warns" in block.text, f"{block.id} warns as written: {warned}"
 
     def file_written(self, path: str) -> None:
         if path.startswith("tests/"):  # the plugin's own tests: every conformance check passes
