@@ -7,6 +7,7 @@ import re
 import shutil
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -591,3 +592,20 @@ def test_the_verdict_across_suites_groups_methods_as_the_pages_do(tmp_path):
                            ("iamb", "Markov boundary"), ("ols", "other selectors")]:  # fmt: skip
         assert f"<td>{method}</td><td>{family}</td>" in across, method
     assert "Families: other selectors against independence weighting" in across
+
+
+def test_figures_draw_very_long_names_cut_and_apart(tmp_path):
+    """A 20 000-character method name and a 5 000-character setting: figures draw them cut to
+    MAX_LABEL characters with a hash of the whole (uncut, matplotlib's layout took about 2 GB),
+    and two long names with one start stay apart (#50)."""
+    from oodfs.report.escape import MAX_LABEL, mpl_text
+    from oodfs.report.plots import make_figures
+
+    a, b = "m" * 20000, "m" * 19999 + "n"
+    assert len(mpl_text(a)) == MAX_LABEL and mpl_text(a) != mpl_text(b)
+    assert mpl_text("poly: RMSE mean ↓") == "poly: RMSE mean ↓"  # ordinary labels are untouched
+    df = results({"dwr": noisy(0.3, 0.01, 0), a: noisy(0.5, 0.01, 1)}, settings=("s" * 5000,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # matplotlib cannot fit a 120-character tick label's margin
+        paths = make_figures(Report(df, "val"), tmp_path)
+    assert paths and all(p.stat().st_size > 0 for p in paths)

@@ -163,10 +163,20 @@ def csv_frame(df):
 
 
 # -- matplotlib ---------------------------------------------------------------------------------
+#: the longest name a figure draws whole: a longer one is cut and given a short hash of the whole
+#: (a 20 000-character method name made matplotlib's layout take gigabytes)
+MAX_LABEL = 120
+
+
 def mpl_text(text) -> str:
     """A caption or label matplotlib draws as it reads (no mathtext from a ``$``; a legend
-    label starting with ``_`` would be left out of the legend)."""
-    text = one_line(text).replace("$", r"\$")
+    label starting with ``_`` would be left out of the legend), at most MAX_LABEL characters: a
+    longer one keeps its start and a hash of the whole, so two long names stay apart."""
+    text = one_line(text)
+    if len(text) > MAX_LABEL:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+        text = f"{text[: MAX_LABEL - 8]}…#{digest}"
+    text = text.replace("$", r"\$")
     return "\u200b" + text if text.startswith("_") else text
 
 
