@@ -143,3 +143,15 @@ def one_torch_thread():
     finally:
         if before != 1:
             torch.set_num_threads(before)
+
+
+def clock(seconds: float | None) -> str:
+    """A duration as people read it: ``42 s``, ``3 min 05 s``, ``2 h 07 min`` (``-`` for None)."""
+    if seconds is None:
+        return "-"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"

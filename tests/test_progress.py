@@ -149,7 +149,8 @@ def test_a_run_stopped_before_any_job_says_only_why(tmp_path, monkeypatch, capsy
 
     monkeypatch.setattr(LocalBackend, "run", unreachable)
     suite = tmp_path / "tiny.toml"
-    suite.write_text(TINY_SUITE_TOML.format(runs=1))
+    # six runs: a suite whose tests can decide (one that cannot is told so before its first job)
+    suite.write_text(TINY_SUITE_TOML.format(runs=6))
     args = ["bench", "--suite", str(suite), "--out", str(tmp_path / "out"), "--progress-interval", "0.1"]
     assert_one_line(run_cli(capsys, *args), "cannot reach the scheduler")
 

@@ -449,18 +449,23 @@ def run(args) -> int:
     )
     from oodfs.report.analysis import undecidable_before_run
 
-    for (
-        p
-    ) in planned:  # said before any work: a run whose tests cannot reach alpha (docs/PROTOCOL.md section 10)
+    def undecidable(p) -> tuple[str, ...]:
+        """Said before any work (docs/PROTOCOL.md section 10): a run whose tests cannot reach alpha."""
         compared = tuple(dict.fromkeys((*(p.reference_methods or ()), *p.suite.methods)))
         said = undecidable_before_run(replace(p.suite, methods=compared))
-        if said:
-            options.notes(f"{p.suite.name}: {said}" if many else said)
+        return (said,) if said else ()
+
     runs = [
         (
             p.suite,
             p.out,
-            replace(options, force=p.force, reference=p.reference, reference_methods=p.reference_methods),
+            replace(
+                options,
+                force=p.force,
+                reference=p.reference,
+                reference_methods=p.reference_methods,
+                before_work=undecidable(p),
+            ),
         )
         for p in planned
     ]

@@ -12,6 +12,8 @@ winner.
 
 from __future__ import annotations
 
+from oodfs.numeric import clock
+
 DATA_KEY = ["setting", "r_train", "run"]
 TASK_KEY = [*DATA_KEY, "method"]
 
@@ -35,17 +37,6 @@ def worker_seconds(store, keys) -> dict:
     return out
 
 
-def _clock(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
-
-
 def summary_markdown(runs, reports, wall: float) -> str:
     """The summary of a pool: ``runs`` (:class:`oodfs.run.runner.SuiteRun`, each after the pool),
     ``reports`` (each suite's Report, or the error that kept it from one), ``wall`` (the
@@ -58,7 +49,7 @@ def summary_markdown(runs, reports, wall: float) -> str:
         secs = worker_seconds(r.store, [t.key for t in r.ran])
         rows.append(
             f"| {r.label} | {r.out_dir} | {r.planned} | {len(r.ran)} | {r.taken} | {r.failed} | "
-            f"{_clock(r.seconds)} | {secs['fit']:.1f} | {secs['downstream']:.1f} | {secs['data']:.1f} |"
+            f"{clock(r.seconds)} | {secs['fit']:.1f} | {secs['downstream']:.1f} | {secs['data']:.1f} |"
         )
         counts = dict(planned=r.planned, ran=len(r.ran), taken=r.taken, failed=r.failed)
         for key, value in {**counts, **secs}.items():
@@ -67,7 +58,7 @@ def summary_markdown(runs, reports, wall: float) -> str:
     lines = [
         f"# {len(runs)} suites in one run",
         "",
-        f"Wall time {_clock(wall)} with {jobs} worker{'s' * (jobs != 1)} ({runs[0].options.backend_name} "
+        f"Wall time {clock(wall)} with {jobs} worker{'s' * (jobs != 1)} ({runs[0].options.backend_name} "
         "backend), every suite's jobs in one pool, longest first. Per suite: its tasks (run now; taken: "
         "stored before with the current identity, or from reference results; failed: of those run now), "
         "when its last task finished after the pool started, and the worker-seconds of the tasks run now "
@@ -79,7 +70,7 @@ def summary_markdown(runs, reports, wall: float) -> str:
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         *rows,
         f"| all | | {totals['planned']} | {totals['ran']} | {totals['taken']} | {totals['failed']} | "
-        f"{_clock(wall)} | {totals['fit']:.1f} | {totals['downstream']:.1f} | {totals['data']:.1f} |",
+        f"{clock(wall)} | {totals['fit']:.1f} | {totals['downstream']:.1f} | {totals['data']:.1f} |",
         "",
         "## Each suite's verdicts",
         "",

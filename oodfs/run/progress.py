@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass
 
 from oodfs.contract import progress as messages
+from oodfs.numeric import clock
 
 #: seconds between two lines when standard error is not a terminal (``RunOptions.progress_interval``)
 DEFAULT_INTERVAL = 10.0
@@ -246,15 +247,6 @@ def _reference_seconds(suite):
 
 
 # -- the run's side ----------------------------------------------------------------------------------
-def _clock(seconds: float) -> str:
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
-
-
 def _terminal_width(stream) -> int:
     """The columns of the terminal ``stream`` writes to; 0 when it is none, or one that says it has
     no width (a pseudo-terminal no one sized: a bar there would be cut to nothing)."""
@@ -498,8 +490,8 @@ class Progress:
             tasks = len(self.finished)
             failed = f", {self.failed} failed" if self.failed else ""
             doing = self._activity()
-        eta = "ETA estimating" if left is None else f"ETA {_clock(left)}"
-        head = f"{tasks}/{self.tasks} tasks{failed}, elapsed {_clock(now - self.start)}, {eta}"
+        eta = "ETA estimating" if left is None else f"ETA {clock(left)}"
+        head = f"{tasks}/{self.tasks} tasks{failed}, elapsed {clock(now - self.start)}, {eta}"
         if self.bar is None:  # a bar shows the percentage itself
             head = f"{100 * fraction:.0f}% of the work, {head}"
         return head + (f"; now: {doing}" if doing else "")
@@ -544,7 +536,7 @@ class Progress:
                 self.bar.leave = False
                 self.bar.close()
             return
-        elapsed = _clock(time.monotonic() - self.start)
+        elapsed = clock(time.monotonic() - self.start)
         tasks = len(self.finished)
         failed = f", {self.failed} failed" if self.failed else ""
         if self.bar is not None:

@@ -211,6 +211,9 @@ class RunOptions:
     #: data with the same models instead of training them again (same numbers; docs/PROTOCOL.md
     #: section 6); False trains every subset
     reference_subsets: bool = True
+    #: notes given once the suite is let through, before its first task (e.g. that its tests can
+    #: reach no verdict, which the command works out from the suite): a refused run is one line
+    before_work: tuple[str, ...] = ()
 
     def checked(self, suite: Suite) -> RunOptions:
         """These options with duplicates removed and implied settings made explicit, or an
@@ -320,6 +323,9 @@ def run_suites(runs) -> list[SuiteRun]:
                     _check(e)
             for w in {str(w.message): w for w in caught}.values():
                 warnings.warn(w.message, w.category, stacklevel=2)
+            for e in entries:
+                for line in e.options.before_work:
+                    e.options.notes(line)
             for e in entries:
                 _record(e)
             _plan_pool(entries, pool.jobs)
