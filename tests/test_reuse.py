@@ -622,8 +622,8 @@ def test_reference_bad_input(reference, tmp_path, capsys):
     suite = _suite_file(tmp_path)
     out = tmp_path / "out"
     argv = ["bench", "--suite", suite, "--methods", "ols", "--out", str(out), "--jobs", "1", "--reference"]
-    err = _cli_error(argv, capsys)  # nothing shipped for this suite
-    assert "suite 'tiny' (profile default) has no reference results" in err and not out.exists()
+    err = _cli_error(argv, capsys)  # a suite file: no shipped reference is looked up by its name
+    assert "suite file" in err and "give its reference file (--reference FILE)" in err and not out.exists()
     err = _cli_error(argv + [str(tmp_path / "none.parquet")], capsys)
     assert "none.parquet is missing" in err and not out.exists()
     data = bytearray(reference.read_bytes())
