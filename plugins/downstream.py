@@ -159,12 +159,46 @@ class LogisticSettings:
     max_iter: int = 1000
 
 
+def neg_log_loss_binary(estimator, X, y) -> float:
+    """scikit-learn's ``neg_log_loss`` scorer for a fitted binary logistic regression, computed by
+    the same operations in the same order, so the very same float: ``decision_function``'s
+    product and intercept, ``predict_proba``'s two columns from the expit, the positive column the
+    scorer takes, ``log_loss``'s two columns again, its clipping, ``x log y`` (numpy's log, as
+    scikit-learn's) and mean. What it leaves out is the validation scikit-learn repeats on every
+    call (``X``, the labels, the probabilities): LogisticRegressionCV scores 13 C values x 5 folds
+    per subset, and that validation was about three quarters of the downstream model's time
+    (docs/PROTOCOL.md, "Downstream model"). tests/test_logistic_scorer.py compares it with
+    scikit-learn's scorer bit for bit; the binary references' replay checks it on every suite."""
+    from scipy.special import expit
+
+    coef_t = estimator.coef_.T if estimator.coef_.ndim == 2 else estimator.coef_
+    decision = X @ coef_t + estimator.intercept_
+    if decision.ndim > 1 and decision.shape[1] == 1:
+        decision = decision.reshape(-1)
+    prob = expit(decision, out=decision)
+    proba = np.stack([1 - prob, prob], axis=1)[:, 1][:, np.newaxis]  # predict_proba's positive column
+    proba = np.concatenate([1 - proba, proba], axis=1)
+    eps = np.finfo(proba.dtype).eps
+    proba = np.clip(proba, eps, 1 - eps)
+    positive = (np.asarray(y) == estimator.classes_[-1]).astype(np.int64)[:, np.newaxis]
+    labels = np.concatenate((1 - positive, positive), axis=1).astype(proba.dtype, copy=False)
+    with np.errstate(divide="ignore", invalid="ignore"):  # scikit-learn's xlogy: numpy's log, not scipy's
+        xlogy = np.where(labels == 0.0, 0.0, labels * np.log(proba))
+    return -1 * float(np.average(-np.sum(xlogy, axis=1)))
+
+
 class Logistic(_SklearnModel):
     """scikit-learn L2 LogisticRegressionCV on standardised features (C 1e-3 .. 1e3, 5-fold log-loss)"""
 
     name = "logistic"
     task_types = ("binary",)
     Settings = LogisticSettings
+
+    def estimator(self, seed: int):
+        model = super().estimator(seed)
+        # the declared scoring ("neg_log_loss", in the identity) computed without re-validation
+        model[-1].set_params(scoring=neg_log_loss_binary)
+        return model
 
     def spec(self):
         s = self.settings
