@@ -99,6 +99,12 @@ def _diagnose(suite, env, r, seed, model, classifier, cross_val_predict, task="r
     Xf, yf = (np.concatenate([d[i][: suite.n_train] for d in draws]) for i in (0, 1))
     Xp, yp = (np.concatenate([d[i][suite.n_train :] for d in draws]) for i in (0, 1))
     tests = [(e, *env.sample(e, suite.n_test, seed)) for e in suite.r_test]
+    return _decompose(r, Xf, yf, Xp, yp, tests, seed, model, classifier, cross_val_predict, task)
+
+
+def _decompose(r, Xf, yf, Xp, yp, tests, seed, model, classifier, cross_val_predict, task) -> list[dict]:
+    """The terms for the model on every feature fitted on ``(Xf, yf)``, P the held-out training rows
+    ``(Xp, yp)``, against each test environment ``(name, Xq, yq)`` of ``tests``."""
     every = [tuple(range(Xf.shape[1]))]
     preds = model.predict_subsets(Xf, yf, every, seed, [Xp] + [Xq for _, Xq, _ in tests])
     loss_p = row_loss(task, preds[0][0], yp)
@@ -151,3 +157,62 @@ def diagnose_suite(suite) -> dict | None:
     task = d.pop("task")
     d = {k: float(v) for k, v in d.items()}
     return dict(d, kind=drop_kind(d), task=task, loss=LOSS_NAMES[task], model=MODELS[task])
+
+
+#: the share of the training rows `oodfs select --evaluate` holds out as P (the rest fits the model)
+HELD_OUT_SHARE = 0.25
+
+
+def diagnose_rows(X, y, env, train_envs, task: str = "regression", seed: int = 0) -> dict:
+    """The diagnosis of ``oodfs select --evaluate``: the model on every feature (ridge; logistic for
+    a binary target) fitted on the training environments' rows pooled but a seeded
+    :data:`HELD_OUT_SHARE` of them, which are P, against each other environment (Q, all its rows):
+    the same decomposition as :func:`shift_diagnosis`. Returns the means over the environments, the
+    drop, the share of the drop that is Y | X, its words (:func:`drop_kind`), the loss and the model,
+    ``pairs``: a row per held-out environment (env, p, q, x_shift, y_shift, overlap) in natural
+    order, and ``small``: the environments of fewer than FOLDS rows, left out (docs/PROTOCOL.md
+    section 8, "Evaluation"). A ValueError when nothing can be diagnosed."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.model_selection import cross_val_predict
+
+    from oodfs.contract.task import env_sort_key
+    from oodfs.run.downstream_models import get_model
+
+    env = np.asarray(env).astype(str)
+    train = np.isin(env, [str(e) for e in train_envs])
+    rows = np.flatnonzero(train)
+    held = np.zeros(len(rows), dtype=bool)
+    held[np.random.default_rng(seed).permutation(len(rows))[: int(round(HELD_OUT_SHARE * len(rows)))]] = True
+    fit, p = rows[~held], rows[held]
+    others = sorted((e for e in dict.fromkeys(env) if e not in set(env[train])), key=env_sort_key)
+    # the domain classifier is cross-fitted over FOLDS folds: an environment of fewer rows is not split
+    small = [e for e in others if (env == e).sum() < FOLDS]
+    tests = [(e, X[env == e], y[env == e]) for e in others if e not in small]
+    if not tests:
+        raise ValueError(f"every held-out environment has fewer than {FOLDS} rows")
+    model = get_model(MODELS[task], task)
+    with threadpool_limits(1):
+        pairs = _decompose(
+            "training", X[fit], y[fit], X[p], y[p], tests, seed, model, HistGradientBoostingClassifier,
+            cross_val_predict, task,
+        )  # fmt: skip
+    df = pd.DataFrame(pairs).drop(columns="r_train")
+    mean = df[["p", "q", "x_shift", "y_shift", "overlap"]].mean()
+    drop = mean["q"] - mean["p"]
+    out = {k: float(v) for k, v in mean.items()}
+    out.update(drop=float(drop), y_share=float(mean["y_shift"] / drop) if drop > 0 else float("nan"))
+    return dict(
+        out, kind=drop_kind(out), task=task, loss=LOSS_NAMES[task], model=MODELS[task], pairs=df, small=small
+    )
+
+
+def shift_sentence(d: dict, where: str = "the test environments") -> str:
+    """The diagnosis in one sentence, as the results page words it (its numbers: :func:`diagnose_suite`
+    or :func:`diagnose_rows`)."""
+    share = f" ({100 * d['y_share']:.0f} % of the drop)" if np.isfinite(d["y_share"]) else ""
+    return (
+        f"the drop is {d['kind']}: the {d['loss']} of all_features under {d['model']} goes from {d['p']:.4g} "
+        f"on held-out training rows to {d['q']:.4g} on {where}; {d['x_shift']:+.4g} of it from the change "
+        f"in X and {d['y_shift']:+.4g} from the change in Y∣X{share}; covariate overlap {d['overlap']:.2f}. "
+        "Selecting features can only repair the X part"
+    )

@@ -369,3 +369,54 @@ def test_table_errors_name_the_flag_and_the_suite_parameter_not_python(tmp_path,
     result = run_cli(capsys, "select", str(tmp_path / "gaps.csv"), "--target", "y", "--method", "ols")
     assert_one_line(result, "'a' (10 missing)", "--dropna rows", 'dropna = "rows" in a suite')
     assert "dropna='rows'" not in result[2] and "keep=[" not in result[2]
+
+
+def test_a_top_k_above_the_number_of_features_is_the_same_note(table_source, capsys):
+    code, out, err = run_cli(
+        capsys, "select", str(table_source), "--target", "y", "--method", "correlation",
+        "--drop", "answer,amount", "--env-column", "period", "--top-k", "6", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    import json
+
+    shown = json.loads(out)
+    assert shown["selection"] is False and not any(r["selected"] for r in shown["ranking"])
+    assert [n for n in shown["notes"] if "keeps all" in n] == [
+        "top_k (--top-k) 6 keeps all 5 features: nothing is selected away, so no selection is reported "
+        "(a top-k below that selects)"
+    ]
+
+
+# -- item 4: the shift diagnosis in select --evaluate and on a suite's card ------------------------------
+def test_evaluate_gives_the_shift_diagnosis_of_the_held_out_environments(table_source, capsys):
+    import json
+
+    args = ["select", str(table_source), "--target", "y", "--method", "correlation"]
+    args += ["--drop", "answer,amount"]
+    args += ["--env-column", "period", "--train-envs", "p1,p2", "--top-k", "2", "--evaluate"]
+    code, out, err = run_cli(capsys, *args, "--downstream", "logistic", "--json")
+    assert code == 0, err
+    shift = json.loads(out)["evaluation"]["shift"]
+    assert shift["loss"] == "log-loss" and shift["model"] == "logistic" and shift["task"] == "binary"
+    assert [e["env"] for e in shift["environments"]] == ["p3", "p4"]
+    # the terms add up to the drop per environment, and the means are over the environments
+    for e in shift["environments"]:
+        assert e["q"] - e["p"] == pytest.approx(e["x_shift"] + e["y_shift"])
+    assert shift["drop"] == pytest.approx(np.mean([e["q"] - e["p"] for e in shift["environments"]]))
+    code, out, err = run_cli(capsys, *args, "--downstream", "logistic")
+    assert code == 0, err
+    section = out.split("shift diagnosis")[1]
+    assert "the log-loss of all_features under logistic goes from" in section
+    assert [line.split()[0] for line in section.splitlines()[3:5]] == ["p3", "p4"]
+
+
+def test_a_suite_files_card_gives_its_shift_diagnosis(tmp_path, table_path, capsys):
+    import json
+
+    path = suite_file(tmp_path, table_path)
+    code, out, err = run_cli(capsys, "suites", path, "--json")
+    assert code == 0, err
+    (card,) = [s["card"] for s in json.loads(out)]
+    assert card["shift"]["loss"] == "log-loss" and card["shift"]["kind"]  # decided binary, as bench does
+    code, out, err = run_cli(capsys, "suites", path)
+    assert "shift diagnosis: the drop is " in out and "under logistic" in out

@@ -405,6 +405,30 @@ def _print_evaluation(result, envs: str, target: str) -> None:
     note = result.worse_than_mean_note()
     if note:
         print(f"\nnote: {note}")
+    if a.shift is not None:
+        _print_shift(a.shift)
+
+
+def _print_shift(shift: dict) -> None:
+    """The shift diagnosis of the held-out environments: a sentence, then a row per environment."""
+    from tabulate import tabulate
+
+    from oodfs.shift import HELD_OUT_SHARE, shift_sentence
+
+    print(
+        f'\nshift diagnosis (docs/PROTOCOL.md section 10, "Diagnosis"; {shift["model"]} on every feature '
+        f"fitted on the training rows but {100 * HELD_OUT_SHARE:.0f} % held out): "
+        + shift_sentence(shift, "the other environments")
+        + "."
+    )
+    rows = [
+        [terminal(r["env"]), _cell(r["p"]), _cell(r["q"]), f"{r['x_shift']:+.4g}", f"{r['y_shift']:+.4g}",
+         f"{r['overlap']:.2f}"]
+        for r in shift["pairs"].to_dict("records")
+    ]  # fmt: skip
+    loss = shift["loss"]
+    headers = ["env", f"{loss} training", f"{loss} there", "change of X", "change of Y∣X", "overlap"]
+    print(tabulate(rows, headers=headers, disable_numparse=True))
 
 
 def _cell(value, digits: int = 4) -> str:

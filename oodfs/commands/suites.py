@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 
 def add_parser(sub) -> None:
@@ -13,14 +14,36 @@ def add_parser(sub) -> None:
         "models, and for a real table its data card (source, licence, rows, environments, target, why the "
         "shift is real, what to install).",
     )
+    p.add_argument(
+        "suites",
+        nargs="*",
+        metavar="SUITE",
+        help="only these suites (names or suite files), each on a table with its shift diagnosis: how "
+        "much of the drop from training to test environments is a change of X and how much of Y|X",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON list instead of text")
+    p.add_argument(
+        "--tables-anywhere",
+        action="store_true",
+        help="let a suite file read a table outside its own folder (as bench --tables-anywhere)",
+    )
 
 
-def describe(name: str) -> dict:
-    """One suite as a JSON-ready dict: its split, sizes, models and card."""
+def describe(name: str, shift: bool = False, tables_anywhere: bool = False) -> dict:
+    """One suite as a JSON-ready dict: its split, sizes, models and card; with ``shift``, the card
+    also holds the shift diagnosis of a suite on a table (:func:`oodfs.shift.diagnose_suite`)."""
     from oodfs.run.suite import load_suite
 
-    s = load_suite(name)
+    s = load_suite(name, tables_anywhere)
+    card = dict(s.card)
+    if shift:
+        from oodfs.contract.registry import registry
+        from oodfs.run.suite import with_task
+        from oodfs.shift import diagnose_suite
+
+        d = diagnose_suite(with_task(s, registry())[0])  # a two-level target decided as bench decides it
+        if d is not None:
+            card["shift"] = {k: (None if isinstance(v, float) and v != v else v) for k, v in d.items()}
     blocks = len(s.r_train) * s.runs
     return {
         "name": s.name,
@@ -40,14 +63,18 @@ def describe(name: str) -> dict:
         "methods": [m for m in s.methods if m not in s.yardsticks],
         "yardsticks": list(s.yardsticks),
         "downstream": list(s.downstream),
-        "card": dict(s.card),
+        "card": card,
     }
 
 
 def run(args) -> int:
     from oodfs.run.suite import available_suites
+    from oodfs.shift import shift_sentence
 
-    suites = [describe(name) for name in available_suites()]
+    names = args.suites or available_suites()
+    with warnings.catch_warnings():  # a table's notes are a run's to give; here the card speaks
+        warnings.simplefilter("ignore")
+        suites = [describe(name, bool(args.suites), args.tables_anywhere) for name in names]
     if args.json:
         print(json.dumps(suites, indent=2))
         return 0
@@ -64,6 +91,9 @@ def run(args) -> int:
             + (f"; yardsticks {', '.join(s['yardsticks'])}" if s["yardsticks"] else "")
         )
         for key, value in s["card"].items():
-            print(f"  {key}: {value}")
+            if key != "shift":
+                print(f"  {key}: {value}")
+        if "shift" in s["card"]:
+            print(f"  shift diagnosis: {shift_sentence(s['card']['shift'])}")
         print()
     return 0

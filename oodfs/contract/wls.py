@@ -25,6 +25,18 @@ from oodfs.validation import OodfsError
 
 #: how a weighter's selector fits a binary target: weighted logistic regression, or least squares on 0/1
 BINARY_FITS = ("logistic", "wls")
+#: the start of the error of a logistic step whose weighted rows hold one class only; stored with a
+#: failed task (and replayed bit for bit), so it stays as it is: the leaderboard adds why
+#: (:data:`FAILURE_CAUSES`)
+ONE_CLASS = "logistic regression needs both classes among the weighted rows"
+#: why a weighted fit fails, by the start of its error: the one line a leaderboard adds to it
+FAILURE_CAUSES = {
+    ONE_CLASS: (
+        "the learned sample weights left rows of one class only (they collapsed onto a few rows; the "
+        "weight diagnostics' effective sample size says how few): try srdo, fewer features (rare 0/1 "
+        "columns and one-hot levels drive the collapse) or more training rows"
+    ),
+}
 
 
 def weighted_logistic_regression(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
@@ -40,9 +52,7 @@ def weighted_logistic_regression(X: np.ndarray, y: np.ndarray, w: np.ndarray | N
     p = sample_probabilities(w, n)
     levels = np.unique(y[p > 0])
     if levels.size != 2:
-        raise OodfsError(
-            f"logistic regression needs both classes among the weighted rows, got {levels.tolist()}"
-        )
+        raise OodfsError(f"{ONE_CLASS}, got {levels.tolist()}")
     std = standardize(X, p)
     keep = ~std.constant
     coef = np.zeros(d)

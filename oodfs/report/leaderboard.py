@@ -18,6 +18,7 @@ from tabulate import tabulate
 from oodfs.contract.profiles import DOWNSTREAM_MODELS, PROFILES
 from oodfs.contract.selection import SUPPORT_MARK
 from oodfs.contract.task import env_sort_key
+from oodfs.contract.wls import FAILURE_CAUSES
 from oodfs.report import stats
 from oodfs.report.analysis import Analysis
 from oodfs.report.escape import csv_frame, latex, latex_comment, md_code, md_text
@@ -36,6 +37,14 @@ YARDSTICK_TEXT = {
         "prior": "prior predicts the training base rate (the share of positives) for every row",
     },
 }
+
+
+def failure_cause(error) -> str | None:
+    """Why a task failed, for an error whose cause oodfs knows (:data:`oodfs.contract.wls.FAILURE_CAUSES`:
+    a weighted fit on collapsed weights), else None."""
+    text = str(error or "")
+    return next((cause for start, cause in FAILURE_CAUSES.items() if text.startswith(start)), None)
+
 
 #: every cell's interval: the percentile bootstrap stays inside the range of the values, hence of
 #: the metric (F1 in [0, 1], an RMSE sd >= 0, a rank average within its possible ranks), where a t
@@ -328,6 +337,7 @@ class Leaderboard:
         failed = self.summary[(self.summary["failed"] > 0) & (self.summary["r_train"] == "all")]
         return [
             f"- {code(r.method)} ({esc(r.setting)}): {int(r.failed)} task(s) failed — {esc(r.error)}"
+            + (f": {esc(cause)}" if (cause := failure_cause(r.error)) else "")
             for r in failed.itertuples()
         ]
 

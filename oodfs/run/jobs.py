@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from dataclasses import dataclass, field, replace
 
 from oodfs.contract import progress
@@ -52,6 +53,58 @@ class TaskResult:
     error: str | None
     rows: list | None
     identity: object = None  # the task's oodfs.run.identity.TaskIdentity (None: not tracked)
+    #: the warnings its fit raised, ``((category, first message, times), ...)``: given as one
+    #: counted note per method and category once the run ends (:func:`warning_notes`), not a line each
+    warnings: tuple = ()
+
+
+#: warnings a fit raises that are not counted: those Python and oodfs's command line hide anyway
+HIDDEN_WARNINGS = (
+    DeprecationWarning,
+    PendingDeprecationWarning,
+    ImportWarning,
+    ResourceWarning,
+    FutureWarning,
+)
+#: how much of a warning's first message its note quotes
+WARNING_QUOTE = 160
+
+
+def _counted(caught) -> tuple:
+    """``((category, first message, times), ...)`` of the recorded warnings, in first-seen order."""
+    out: dict = {}
+    for w in caught:
+        if issubclass(w.category, HIDDEN_WARNINGS):
+            continue
+        name = w.category.__name__
+        first, times = out.get(name, (" ".join(str(w.message).split()), 0))
+        out[name] = (first, times + 1)
+    return tuple((name, first, times) for name, (first, times) in out.items())
+
+
+def warning_notes(tasks) -> list[str]:
+    """One line per (method, warning category) over finished tasks (:class:`TaskResult`): how often
+    the fits raised it, in how many of the method's tasks, and its first message (docs/PROTOCOL.md
+    section 6, "Warnings of a fit"). A scikit-learn solver's warning on near-singular data comes once
+    per fit and grid point: printed as it came, one run printed 96 lines of it."""
+    per_method: dict = {}
+    counts: dict = {}  # (method, category) -> [times, tasks, first message]
+    for task in tasks:
+        method = task.key[3]
+        per_method[method] = per_method.get(method, 0) + 1
+        for category, first, times in task.warnings:
+            c = counts.setdefault((method, category), [0, 0, first])
+            c[0] += times
+            c[1] += 1
+    lines = []
+    for (method, category), (times, n, first) in counts.items():
+        quote = first if len(first) <= WARNING_QUOTE else first[: WARNING_QUOTE - 3] + "..."
+        lines.append(
+            f"{method}: {category} {times} time{'s' * (times != 1)} in the fits of {n} of its "
+            f"{per_method[method]} task{'s' * (per_method[method] != 1)} (the fits went on; their "
+            f"results are stored as they came), first: {quote}"
+        )
+    return lines
 
 
 def plan(suite: Suite, finished: set, workers: int = 1) -> list[Job]:
@@ -135,6 +188,8 @@ def _run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
     }
     finished: list[TaskResult] = []
 
+    fit_warnings: dict = {}  # method -> what its fit warned (TaskResult.warnings)
+
     def finish(method, status, error, rows):
         task = key.task(method)
         ident = (identities or {}).get((key.setting, method))
@@ -153,7 +208,11 @@ def _run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
         ]
         if store is not None:
             store.commit_task(task, status, error, rows, digest, ident.parts if ident is not None else None)
-        finished.append(TaskResult(task, status, error, None if store is not None else rows, ident))
+        finished.append(
+            TaskResult(
+                task, status, error, None if store is not None else rows, ident, fit_warnings.get(method, ())
+            )
+        )
 
     progress.send(["start", job.index])
     try:
@@ -173,11 +232,17 @@ def _run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
 
             def fit(method=method):
                 points = len(registry().get("selector", method).grid_points()) * (1 + refits)
-                with progress.counting_points(PointCounter(job.index, method, points)):
-                    return fit_method(suite, key, method, data)
+                # recorded, not printed: one counted note per method and category ends the run
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    with progress.counting_points(PointCounter(job.index, method, points)):
+                        fitted = fit_method(suite, key, method, data)
+                return fitted, _counted(caught)
 
             isolate = context.isolate or context.task_timeout or context.task_memory
-            fits[method] = call_isolated(fit, context.task_timeout, context.task_memory) if isolate else fit()
+            fits[method], fit_warnings[method] = (
+                call_isolated(fit, context.task_timeout, context.task_memory) if isolate else fit()
+            )
         except (Exception, SystemExit) as exc:  # a failing plugin is recorded; the benchmark goes on
             finish(method, "failed", named(error_message(exc), data.feature_names), [{}])
         progress.send(["fitted", job.index, method])

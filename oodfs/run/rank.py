@@ -25,8 +25,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from oodfs.contract.api import check_scores, ranking_from_scores, support_mask
+from oodfs.contract.api import WeightCollapseWarning, check_scores, ranking_from_scores, support_mask
 from oodfs.contract.task import env_sort_key
+from oodfs.numeric import constant_columns, sample_probabilities
 from oodfs.tables.names import named_columns, short_list
 from oodfs.tables.prepare import MAX_LEVELS, MIN_LEVEL_ROWS, fitted_features, make_scaler, prepare_table
 from oodfs.tables.read import TableWarning, _as_frame, _one_line
@@ -126,24 +127,99 @@ def _fit_scores(
             return "refused", f"selector {method!r} set no scores_ in fit"
         try:  # a plugin that overrides fit() sets scores_ itself: one per feature, finite
             scores = check_scores(selector.scores_, len(names), f"selector {method!r}")
-            return "ok", (scores, used, _fit_diagnostics(selector))
+            return "ok", (scores, used, _fit_diagnostics(selector), _flat_under_weights(selector, X, scores))
         except (OodfsError, TypeError) as exc:
             return "refused", str(exc)
+
+    def quiet_fit():
+        # a collapse is one note with what to try (:func:`collapse_note`, from the fit's diagnostics),
+        # not the weighter's warning besides it
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", WeightCollapseWarning)
+            return fit()
 
     if isolate and hasattr(os, "fork"):
         from oodfs.run.executors.isolation import call_isolated
 
         try:
-            status, result = call_isolated(fit)
+            status, result = call_isolated(quiet_fit)
         except OodfsError as exc:  # the child died, exited or raised something else
             raise RunAborted(f"selector {method!r} failed: {exc}") from None
     else:
-        status, result = fit()
+        status, result = quiet_fit()
     if status == "refused":
         raise OodfsError(named_columns(result, names))
     if status == "failed":
         raise OodfsError(f"selector {method!r} cannot rank this table: {named_columns(result, names)}")
     return result
+
+
+def _flat_under_weights(selector, X: np.ndarray, scores: np.ndarray) -> list[int]:
+    """The features scored exactly 0 that are constant among the rows the selector's learned
+    weights keep (``weights_``: DWR, SRDO and every weighter-made selector), as indices: a
+    collapsed weighting puts no mass on the rows where a rare 0/1 column differs."""
+    w = getattr(selector, "weights_", None)
+    zero = np.flatnonzero(scores == 0)
+    if w is None or not zero.size:
+        return []
+    w = np.asarray(w, dtype=float)
+    if w.shape != (X.shape[0],) or not np.isfinite(w).all() or w.sum() <= 0:
+        return []
+    Xz = np.asarray(X, dtype=float)[:, zero]
+    p = sample_probabilities(w, X.shape[0])
+    return [int(j) for j in zero[constant_columns(Xz - p @ Xz, Xz, p)]]
+
+
+#: why a built-in selector scores a fitted feature exactly 0 (docs/PROTOCOL.md section 8, "get_support")
+ZERO_SCORE_WHY = {
+    "lasso": "its L1 penalty set their coefficients to 0",
+    "mi": "no dependence on the target was found (mutual information is clipped at 0)",
+    "rf": "no tree split on them",
+    "gb": "no tree split on them",
+    "xgb": "no tree split on them",
+}
+
+
+def zero_score_notes(method: str, names: list[str], scores: np.ndarray, flat: list[int]) -> list[str]:
+    """A note naming every fitted feature ``method`` scored exactly 0 (never selected) and why:
+    constant among the rows its learned weights keep (``flat``), or the method's own reason."""
+    zero = [j for j in np.flatnonzero(np.asarray(scores) == 0)]
+    if not zero:
+        return []
+    weighted = [names[j] for j in zero if j in set(flat)]
+    other = [names[j] for j in zero if j not in set(flat)]
+    notes = []
+    if weighted:
+        notes.append(
+            f"{method} scored {_features(weighted)} exactly 0, never selected: constant among the rows its "
+            "learned weights keep (the weights put no mass on the rows where they differ)"
+        )
+    if other:
+        why = ZERO_SCORE_WHY.get(method, "the method gave them no importance")
+        notes.append(f"{method} scored {_features(other)} exactly 0, never selected: {why}")
+    return notes
+
+
+def _features(names: list[str]) -> str:
+    """``3 features ('a', 'b', 'c')``: the count, then the names (the first few of many)."""
+    return f"{len(names)} feature{'s' * (len(names) != 1)} ({short_list(names)})"
+
+
+def collapse_note(cls, method: str, diagnostics: dict, n: int) -> str | None:
+    """One line when the fit's learned weights collapsed (effective sample size below the
+    weighter's ``collapse_ess_fraction`` of the rows): the size, and what to try."""
+    ess, fraction = diagnostics.get("ess"), diagnostics.get("ess_fraction")
+    weighter = getattr(cls, "weighter_class", None)
+    bar = getattr(weighter, "collapse_ess_fraction", None)
+    if ess is None or fraction is None or bar is None or fraction >= bar:
+        return None
+    other = "srdo (its weights are clipped)" if method != "srdo" else "dwr"
+    return (
+        f"{method}'s weights collapsed: effective sample size {ess:.1f} of {n} rows ({100 * fraction:.1f} %, "
+        f"below {100 * bar:g} %), so the ranking rests on a few rows; try {other}, fewer features "
+        "(--drop rare 0/1 columns and one-hot levels, which drive the collapse), or more rows (more "
+        "--train-envs)"
+    )
 
 
 def _fit_diagnostics(selector) -> dict:
@@ -159,15 +235,18 @@ def _fit_diagnostics(selector) -> dict:
     return plain
 
 
-def suspect_notes(method: str, diagnostics: dict) -> list[str]:
+def suspect_notes(method: str, diagnostics: dict, skip=()) -> list[str]:
     """A sentence per declared suspect rule (:class:`oodfs.contract.metrics.SuspectRule`) the fit's
-    diagnostics meet: the same rules that mark a method in the leaderboard, compare and the page."""
+    diagnostics meet: the same rules that mark a method in the leaderboard, compare and the page.
+    ``skip``: names of diagnostics already said in another note."""
     from oodfs.contract.registry import registry
 
     frame = pd.DataFrame([diagnostics], dtype=float)
     notes = []
     for entry in registry().entries("metric").values():
         metric = entry.cls
+        if metric.name in skip:
+            continue
         values = None if metric.suspect is None else metric.suspect.values(frame, metric.name)
         if values is not None and bool(metric.suspect.flags(values).iloc[0]):
             notes.append(
@@ -432,6 +511,9 @@ class FeatureRanking:
     #: what the fit reports about itself (a weighter's ESS, objective, ``corr_kept``...; empty for a
     #: method with none); a value that meets its declared suspect rule is also a note
     diagnostics: dict = field(default_factory=dict)
+    #: with ``evaluate``: how much of the drop from the training rows to the held-out environments
+    #: is a change of X and how much of Y | X (:func:`oodfs.shift.diagnose_rows`), or None
+    shift: dict | None = None
 
     #: the fields of the JSON form that are plain values, in its order
     _PLAIN = (
@@ -500,7 +582,24 @@ class FeatureRanking:
                     {k: plain(v) for k, v in row.items()} for row in self.summary().to_dict("records")
                 ],
                 "note": self.worse_than_mean_note() or None,
+                "shift": self.shift_json(),
             }
+        return out
+
+    def shift_json(self) -> dict | None:
+        """The shift diagnosis as plain values (NaN as None), its environments as a list."""
+        if self.shift is None:
+            return None
+        out = {
+            k: (_number(v) if isinstance(v, (float, np.floating)) else v)
+            for k, v in self.shift.items()
+            if k not in ("pairs", "small")
+        }
+        out["left_out"] = list(self.shift["small"])
+        out["environments"] = [
+            {k: (v if k == "env" else _number(v)) for k, v in row.items()}
+            for row in self.shift["pairs"].to_dict("records")
+        ]
         return out
 
     @property
@@ -647,7 +746,7 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
             note(text)
     variables = dict(zip(names, table.variables))
     k = _top_k(cls, o, len(dict.fromkeys(table.variables)) if o.group_levels else d)
-    fit_scores, used, diagnostics = _fit_scores(
+    fit_scores, used, diagnostics, flat = _fit_scores(
         cls,
         {**kwargs, "k": min(k, Xfit.shape[1]), "random_state": o.random_state},
         Xfit,
@@ -657,7 +756,13 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
         o.isolate,
         labels,
     )
-    for text in suspect_notes(method, diagnostics):
+    collapsed = collapse_note(cls, method, diagnostics, n)
+    if collapsed:
+        note(collapsed)
+    # the collapse note says what the effective-sample-size rule would, with what to try
+    for text in suspect_notes(method, diagnostics, skip=("ess_fraction",) if collapsed else ()):
+        note(text)
+    for text in zero_score_notes(method, fit_names, fit_scores, flat):
         note(text)
     scores = np.zeros(d)
     scores[fitted] = fit_scores
@@ -683,19 +788,21 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
     selection = not out["selected"].all()
     if not selection:  # the top k is every feature: no selection to report or evaluate
         unit = "variables" if o.group_levels else "features"
+        every = len(grouped) if o.group_levels else d
         note(
-            f"top_k (--top-k) {k} keeps all {len(grouped) if o.group_levels else d} {unit}: nothing is "
+            f"top_k (--top-k) {o.top_k or k} keeps all {every} {unit}: nothing is "
             f"selected away, so no selection is reported (a top-k below that selects)"
         )
         out["selected"] = False
         if grouped is not None:
             grouped["selected"] = False
-    evaluation = None
+    evaluation = shift = None
     if o.evaluate:
         chosen_cols = [names.index(f) for f in out.loc[out["selected"], "feature"]] if selection else None
         evaluation = evaluate_selection(
             Xs, y, env, wanted, chosen_cols, o.downstream, o.random_state, choice.task
         )
+        shift = _shift(Xs, y, env, wanted, choice.task, o.random_state, note)
     return FeatureRanking(
         ranking=out[["rank", "feature", "score", "selected"]].reset_index(drop=True),
         method=method,
@@ -723,7 +830,26 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
         leaks=leaks,
         selection=selection,
         diagnostics=diagnostics,
+        shift=shift,
     )
+
+
+def _shift(X, y, env, train_envs, task: str, seed: int, note) -> dict | None:
+    """The shift diagnosis of the held-out environments (:func:`oodfs.shift.diagnose_rows`), or a note
+    saying why there is none."""
+    from oodfs.shift import FOLDS, diagnose_rows
+
+    try:
+        shift = diagnose_rows(X, y, env, train_envs, task, seed)
+    except ValueError as exc:  # too few rows for the classifier's folds, one class in the fitting rows
+        note(f"no shift diagnosis: {_one_line(exc)}")
+        return None
+    if shift["small"]:
+        note(
+            f"shift diagnosis: environment(s) {short_list(shift['small'])} left out (fewer than {FOLDS} rows "
+            "for the domain classifier's folds)"
+        )
+    return shift
 
 
 def _target_task(df: pd.DataFrame, target, o: RankOptions) -> TargetTask:
@@ -853,10 +979,11 @@ def _check_fit_data(Xfit: np.ndarray, yfit: np.ndarray, fit_names: list[str], ta
 def _top_k(cls, o: RankOptions, n_units: int) -> int:
     """How many features (or variables, with ``group_levels``) to select."""
     k = min(int(_init_default(cls, "k", 5)), n_units) if o.top_k is None else int(o.top_k)
-    if not 1 <= k <= n_units:
-        what = "variables" if o.group_levels else "features"
-        raise OodfsError(f"top_k must be between 1 and the number of {what} ({n_units}), got {o.top_k}")
-    return k
+    if k < 1:
+        raise OodfsError(f"top_k (--top-k) must be a positive integer, got {o.top_k}")
+    # a top-k of every feature or more keeps them all: one note and no selection (docs/PROTOCOL.md
+    # section 8, "top_k"), the same for k = d and k > d
+    return min(k, n_units)
 
 
 def _labels(cls, method: str, env, rows: np.ndarray) -> dict:

@@ -33,7 +33,7 @@ from oodfs.results.store import ResultStore
 from oodfs.run.executors import backend
 from oodfs.run.executors.isolation import memory_limit_supported, parse_size
 from oodfs.run.identity import method_code_hashes, suite_identity, task_identities
-from oodfs.run.jobs import WorkerContext, one_method_each, plan, run_job, with_trained
+from oodfs.run.jobs import WorkerContext, one_method_each, plan, run_job, warning_notes, with_trained
 from oodfs.run.kernels import numeric_platform
 from oodfs.run.progress import DEFAULT_INTERVAL, Progress, job_work, longest_first, pool_weights
 from oodfs.run.suite import (
@@ -590,6 +590,9 @@ def _dispatch(entries: list[SuiteRun], executor, options: RunOptions) -> None:
         bar.close(completed=False)
         raise
     bar.close()
+    for e in entries:  # what the fits warned, one counted line per method and category
+        for line in warning_notes(e.ran):
+            e.options.notes(line)
 
 
 def run_pool_job(context: WorkerContext, job) -> tuple[int, list]:
