@@ -2,7 +2,6 @@
 one pool, longest first, each suite into its own folder as a run of it alone stores it, resumable,
 one summary; bad input one line before any work."""
 
-import argparse
 import sqlite3
 
 import pandas as pd
@@ -133,10 +132,9 @@ def test_a_suite_without_reference_results_is_weighed_in_seconds_beside_one_with
 
 
 def test_all_is_the_whole_benchmark_listed_once():
-    from oodfs.commands.bench import suite_entries
+    from oodfs.run.bench import BenchOptions, suite_entries
 
-    args = argparse.Namespace(suite="all", profile=None, settings=None, r_train=None, reference=None)
-    runs = suite_entries(args)
+    runs = suite_entries(BenchOptions(suite="all"))
     assert runs == whole_benchmark() and len(runs) == 32
     assert [(r.suite, r.profile) for r in runs[-2:]] == [("synthetic", "paper"), ("svi", "paper")]
     assert runs[-2].methods == PAPER_METHODS
