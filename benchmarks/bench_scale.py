@@ -864,7 +864,8 @@ def facts_worker_mb() -> float:
 def run_memory(args):
     """`oodfs bench`'s memory estimate against the measured peak of whole runs: a synthetic suite at
     each (n, d) of --sizes (r_train 2.5, two test environments, downstream ridge), its estimate
-    (oodfs.commands.bench.run_memory_estimate), then the run, sampling the proportional set size
+    (oodfs.run.bench.run_memory_estimate), then the run as a user starts it (`oodfs bench` in a
+    process of its own: its process tree is what is measured), sampling the proportional set size
     (PSS: shared pages split between the processes sharing them) summed over the run's process
     tree every 0.2 s, against the estimate plus the starting process's own memory (the shipped
     worker_mb: a process with the same imports)."""
@@ -872,7 +873,7 @@ def run_memory(args):
 
     import psutil
 
-    from oodfs.commands.bench import run_memory_estimate
+    from oodfs.run.bench import run_memory_estimate
     from oodfs.run.suite import load_suite
 
     rows = []

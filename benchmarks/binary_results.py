@@ -88,7 +88,7 @@ def run_missing(root: Path, suites, jobs: int, model: str | None = None, replay:
         out = run_dir(root, name, m)
         if replay:
             stored = shipped_dir() / f"{name}-default.parquet"
-            seconds[name] = replay_run(name, stored, out, ("--downstream", m))
+            seconds[name] = replay_run(name, stored, out, {"downstream": (m,)})
             continue
         t0 = time.perf_counter()
         cmd = ["oodfs", "bench", "--suite", name, "--jobs", str(jobs), "--downstream", m,

@@ -518,9 +518,8 @@ def run_support(name: str, root: Path) -> float:
         return 0.0
     # the yardsticks run with any method; --resume keeps every task that is done
     methods = [m for m in missing if m in support_methods(name)] or support_methods(name)
-    extra = ("--methods", ",".join(methods))
     stored = shipped_dir() / f"{name}-default.parquet"
-    return replay_run(name, stored, folder / name, extra, str(suite_file))
+    return replay_run(name, stored, folder / name, {"methods": tuple(methods)}, str(suite_file))
 
 
 def support_rows(name: str, root: Path) -> pd.DataFrame:

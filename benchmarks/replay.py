@@ -94,23 +94,31 @@ def replayed_fit_method(stored: pd.DataFrame):
     return fit_method
 
 
-def replay_run(name: str, stored: Path, out: Path, extra: tuple = (), suite: str | None = None) -> float:
-    """Run suite ``name`` into ``out`` with ``oodfs bench``, every method's fit replayed from the
-    results ``stored`` (:func:`replayed_fit_method`): only the downstream models are trained (every
-    model the suite declares, or those ``extra`` names with ``--downstream``, at every size of its k
-    grid). One process (``--jobs 1``): the stand-in lives in this interpreter. The wall seconds."""
+def replay_run(
+    name: str, stored: Path, out: Path, changes: dict | None = None, suite: str | None = None
+) -> float:
+    """Run suite ``name`` into ``out`` as ``oodfs bench`` does (:func:`oodfs.run.bench.run_bench`),
+    every method's fit replayed from the results ``stored`` (:func:`replayed_fit_method`): only
+    the downstream models are trained (every model the suite declares, or those ``changes`` name as
+    ``downstream``, at every size of its k grid). ``changes``: other fields of
+    :class:`oodfs.run.bench.BenchOptions` (e.g. ``methods``); ``suite``: a suite file to run
+    instead of the shipped suite ``name``. One process (``jobs = 1``): the stand-in lives in this
+    interpreter. Returns the wall seconds."""
     import oodfs.run.jobs
-    from oodfs.cli import main as oodfs_main
     from oodfs.results.store import load_results
+    from oodfs.run.bench import run_bench
+    from oodfs.validation import OodfsError
 
     before = oodfs.run.jobs.fit_method
     oodfs.run.jobs.fit_method = replayed_fit_method(load_results(stored))
     t0 = time.perf_counter()
+    quiet = dict(progress=False, notes=lambda line: None, inform=lambda line: None, show=print)
     try:
-        argv = ["bench", "--suite", suite or name, "--jobs", "1", "--out", str(out), "--quiet", "--resume"]
-        argv += list(extra)
-        if oodfs_main(argv) != 0:
+        done = run_bench(suite=suite or name, jobs=1, out=str(out), resume=True, **quiet, **(changes or {}))
+        if done.status != 0:
             raise SystemExit(f"the replayed run of {name} failed")
+    except OodfsError as exc:
+        raise SystemExit(f"the replayed run of {name} failed: {exc}") from None
     finally:
         oodfs.run.jobs.fit_method = before
     return time.perf_counter() - t0

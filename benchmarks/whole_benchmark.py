@@ -303,10 +303,10 @@ def against_references(
     the same data set is taken from it, not trained again), timed; each suite's wall and CPU seconds
     go to ROOT/new-method.json.
 
-    ``one_process`` (the default): every suite's command runs inside a long-lived process
-    (``oodfs.cli.main``), so oodfs, torch and the plugins are imported once; each folder is what the
-    command alone writes (its invocation records that command). ``lanes``: that many such processes
-    side by side, each taking the next suite (largest reference first) and running it with
+    ``one_process`` (the default): every suite runs inside a long-lived process (the use case
+    :func:`oodfs.run.bench.run_bench`), so oodfs, torch and the plugins are imported once; each folder
+    is what the command alone writes (its invocation records that command). ``lanes``: that many
+    such processes side by side, each taking the next suite (largest reference first) and running it with
     ``--jobs max(1, jobs // lanes)``: a suite's own serial work (copying the reference into its store,
     reading it back, its leaderboards) then overlaps another suite's, where one process with
     ``--jobs 2`` leaves a core idle. Without ``one_process``, one ``oodfs bench`` process per suite,
@@ -328,14 +328,20 @@ def against_references(
             continue
         argv = ["bench", "--suite", name, "--profile", profile, "--methods", methods, "--reference"]
         argv += ["--jobs", str(per_suite_jobs), "--out", str(root / ref), "--quiet", "--resume"]
+        options = dict(suite=name, profile=profile, methods=methods_of(methods), reference="")
+        options |= dict(jobs=per_suite_jobs, out=str(root / ref), resume=True)
         models = reference_models(ref)
         if models != list(suite_of(name, profile).downstream):  # else every method would be rerun
             argv += ["--downstream", ",".join(models)]
+            options["downstream"] = tuple(models)
         argv += [] if figures else ["--no-figures"]
         argv += [] if reference_subsets else ["--no-reference-subsets"]
+        options |= dict(figures=figures, reference_subsets=reference_subsets, plugins=tuple(plugins or ()))
         for plugin in plugins or ():
             argv += ["--plugin", plugin]
-        commands.append((key, argv))
+        # the command line (what a separate process runs, and what the folder's invocation records)
+        # and the same run as the use case's options (what a process that runs it in-process takes)
+        commands.append((key, argv, options))
 
     def done(key: str, timing: dict) -> None:
         timings[key] = {**timing, "jobs": per_suite_jobs, "one_process": one_process, "lanes": lanes}
@@ -343,18 +349,18 @@ def against_references(
         print(f"{key}: {timing['wall_s']:.0f} s", file=sys.stderr, flush=True)
 
     if not one_process:
-        for key, argv in commands:
+        for key, argv, _ in commands:
             done(key, _timed_subprocess(argv))
     elif lanes == 1:
-        for key, argv in commands:
-            done(key, run_in_process(argv))
+        for key, argv, options in commands:
+            done(key, run_in_process(argv, options))
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
         # spawn: a fresh interpreter per lane (no forked copy of this process's threads or pools)
         with ProcessPoolExecutor(lanes, mp_context=multiprocessing.get_context("spawn")) as pool:
-            running = {pool.submit(run_in_process, argv): key for key, argv in commands}
+            running = {pool.submit(run_in_process, argv, options): key for key, argv, options in commands}
             try:
                 for future in as_completed(running):
                     done(running[future], future.result())
@@ -372,25 +378,29 @@ def available_references() -> list[str]:
     return sorted(available(), key=lambda ref: -(shipped_dir() / f"{ref}.parquet").stat().st_size)
 
 
-def run_in_process(argv: list[str]) -> dict:
-    """One ``oodfs bench`` command inside this process, timed: wall seconds and CPU seconds (this
-    process's, its workers' and their children's). Its stdout (the leaderboard) is in its folder."""
-    import contextlib
-    import io
+def run_in_process(argv: list[str], options: dict) -> dict:
+    """One ``oodfs bench`` run inside this process, timed: ``options`` (fields of
+    :class:`oodfs.run.bench.BenchOptions`) given to the use case :func:`oodfs.run.bench.run_bench`,
+    ``argv`` the same run's command line, which its folder's invocation records. Wall seconds and
+    CPU seconds (this process's, its workers' and their children's). Its leaderboard is in its
+    folder."""
+    from oodfs.run.bench import run_bench
+    from oodfs.validation import OodfsError
 
-    from oodfs.cli import main as oodfs_main
-
+    quiet = dict(progress=False, notes=lambda line: None, inform=lambda line: None, show=None)
     t0, cpu0 = time.perf_counter(), _cpu_seconds()
-    saved = sys.argv
-    sys.argv = ["oodfs", *argv]  # what the folder's invocation records: the command alone
     try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            status = oodfs_main(argv)
-    finally:
-        sys.argv = saved
+        status = run_bench(**options, **quiet, argv=("oodfs", *argv)).status
+    except OodfsError as exc:
+        raise SystemExit(f"oodfs {' '.join(argv)}: {exc}") from None
     if status != 0:
         raise SystemExit(f"oodfs {' '.join(argv)}: exited with status {status}")
     return {"wall_s": time.perf_counter() - t0, "cpu_s": _cpu_seconds() - cpu0}
+
+
+def methods_of(text: str) -> tuple[str, ...]:
+    """``--methods``' comma list as the use case takes it (as the command reads it: blanks dropped)."""
+    return tuple(m.strip() for m in text.split(",") if m.strip())
 
 
 def _timed_subprocess(argv: list[str]) -> dict:

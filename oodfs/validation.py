@@ -209,6 +209,27 @@ def check_limit(name: str, value: int, what: str, hint: str = "") -> None:
         )
 
 
+def available_cpus() -> int:
+    """CPUs this process may run on (the default number of workers)."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def check_jobs(jobs: int, force_jobs: bool = False, local: bool = True) -> None:
+    """Refuse, before any work, ``--jobs`` above the CPUs this process may use (``local``: the
+    workers run here) unless ``--force-jobs``, and above the limit ``jobs`` in any case."""
+    if local and jobs > available_cpus() and not force_jobs:
+        raise OodfsError(
+            f"--jobs {jobs} is more than the {available_cpus()} CPUs this process may use; "
+            "pass --force-jobs to start that many workers anyway"
+        )
+    check_limit("jobs", jobs, "--jobs")
+
+
 def nesting_depth(value, stop: int) -> int:
     """How deeply lists, tuples and dicts nest in ``value`` (0 for a scalar), counted without
     recursion and only up to ``stop + 1`` (a hostile 30 000-deep value costs nothing more)."""

@@ -2,7 +2,6 @@
 one pool, longest first, each suite into its own folder as a run of it alone stores it, resumable,
 one summary; bad input one line before any work."""
 
-import argparse
 import sqlite3
 
 import pandas as pd
@@ -133,10 +132,9 @@ def test_a_suite_without_reference_results_is_weighed_in_seconds_beside_one_with
 
 
 def test_all_is_the_whole_benchmark_listed_once():
-    from oodfs.commands.bench import suite_entries
+    from oodfs.run.bench import BenchOptions, suite_entries
 
-    args = argparse.Namespace(suite="all", profile=None, settings=None, r_train=None, reference=None)
-    runs = suite_entries(args)
+    runs = suite_entries(BenchOptions(suite="all"))
     assert runs == whole_benchmark() and len(runs) == 32
     assert [(r.suite, r.profile) for r in runs[-2:]] == [("synthetic", "paper"), ("svi", "paper")]
     assert runs[-2].methods == PAPER_METHODS
@@ -199,3 +197,29 @@ def test_tasks_taken_from_the_references_are_counted_in_the_summary(tmp_path, ca
     assert len(task_keys(out / "auto-quick")) == tasks
     across = (out / "summary.md").read_text().split("## Across suites")[1]
     assert "| correlation | 2 |" in across  # both hold all_features: the verdict across them
+
+
+def test_the_use_case_runs_a_suite_as_the_command_does_and_prints_nothing(tmp_path, capfd):
+    """``run_bench`` (what scripts call instead of the command): the same folder as ``oodfs bench``,
+    what it says through the options' callbacks, nothing on stdout; bad input one OodfsError."""
+    from oodfs.run.bench import run_bench
+    from oodfs.validation import OodfsError
+
+    from .conftest import TINY_SUITE_TOML
+
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(TINY_SUITE_TOML.format(runs=1))
+    shown, notes = [], []
+    done = run_bench(
+        suite=str(suite), out=str(tmp_path / "out"), progress=False, figures=False, show=shown.append,
+        notes=notes.append,
+    )  # fmt: skip
+    assert done.status == 0 and done.root is None and done.summary is None
+    [one] = done.suites
+    assert shown == [one.outputs.leaderboard] == [(tmp_path / "out" / "leaderboard.md").read_text()]
+    assert (tmp_path / "out" / "results.parquet").is_file() and one.outputs.figures == []
+    assert set(load_results(tmp_path / "out")["method"]) == {"ols", "correlation"}
+    assert one.run.planned == len(one.run.ran) == 2
+    assert capfd.readouterr().out == ""
+    with pytest.raises(OodfsError, match="already holds results; pass --resume"):
+        run_bench(suite=str(suite), out=str(tmp_path / "out"), progress=False)

@@ -163,9 +163,10 @@ def check_bench(command: str, folder: Path) -> None:
         args = build_parser().parse_args(oodfs_args(command))
     except SystemExit as exc:
         raise AssertionError(f"{command!r} does not parse (exit {exc.code})") from None
-    from oodfs.commands.bench import suite_entries
+    from oodfs.commands.bench import bench_options
+    from oodfs.run.bench import suite_entries
 
-    for entry in suite_entries(args):  # a name, a comma list of them, or all
+    for entry in suite_entries(bench_options(args)):  # a name, a comma list of them, or all
         load_suite(entry.suite)
     for plugin in args.plugin:
         assert plugin in PLUGIN_FILES, f"{command!r} names --plugin {plugin}, a file no block shows"

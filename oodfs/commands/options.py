@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
+
+from oodfs.validation import available_cpus
 
 
 def csv_list(text: str) -> list[str]:
@@ -115,23 +116,11 @@ def add_jobs(parser, default: int) -> None:
 
 def check_jobs(args, local: bool = True) -> None:
     """Refuse, before any work, ``--jobs`` above the CPUs this process may use (``local``: the
-    workers run here) unless ``--force-jobs``, and above the limit ``jobs`` in any case."""
-    from oodfs.validation import OodfsError, check_limit
+    workers run here) unless ``--force-jobs``, and above the limit ``jobs`` in any case
+    (:func:`oodfs.validation.check_jobs`)."""
+    from oodfs.validation import check_jobs as check
 
-    if local and args.jobs > available_cpus() and not args.force_jobs:
-        raise OodfsError(
-            f"--jobs {args.jobs} is more than the {available_cpus()} CPUs this process may use; "
-            "pass --force-jobs to start that many workers anyway"
-        )
-    check_limit("jobs", args.jobs, "--jobs")
-
-
-def available_cpus() -> int:
-    """CPUs this process may run on (the default number of workers)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+    check(args.jobs, args.force_jobs, local=local)
 
 
 def add_selection(parser, default=None) -> None:

@@ -17,6 +17,7 @@ import pandas as pd
 from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.metrics import BUILTIN_METRICS, Metric
 from oodfs.contract.registry import get_rule, get_task
+from oodfs.contract.selection import SelectionRule
 from oodfs.contract.task import TASK_KEY, default_unit
 from oodfs.validation import OodfsError
 
@@ -116,7 +117,7 @@ class Report:
     def __init__(
         self,
         results: pd.DataFrame,
-        rule: str = "val",
+        rule: str | SelectionRule = "val",
         metrics: list[dict] | None = None,
         method_order: list[str] | None = None,
         downstream: str | None = None,
@@ -140,7 +141,8 @@ class Report:
         rank = {m: i for i, m in enumerate(order)}
         results = results.iloc[np.argsort(results["method"].map(rank).to_numpy(), kind="stable")]
         self.results = results
-        self.rule = get_rule(rule)
+        # a rule already looked up (bench: once per suite) is taken as it is
+        self.rule = rule if isinstance(rule, SelectionRule) else get_rule(rule)
         self.metrics = _declarations(metrics)
         self.suite = str(results["suite"].dropna().iloc[0]) if results["suite"].notna().any() else ""
         #: the suite's unit of replication (oodfs.contract.task.UNITS), which the analysis tests over;

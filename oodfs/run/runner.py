@@ -47,9 +47,10 @@ from oodfs.run.suite import (
 from oodfs.validation import OodfsError
 
 
-def check_suite_plugins(suite: Suite) -> None:
-    """Fail early, with the list of valid names, on unknown methods/environments/settings."""
-    reg = registry()
+def check_suite_plugins(suite: Suite, reg=None) -> None:
+    """Fail early, with the list of valid names, on unknown methods/environments/settings.
+    ``reg``: the registry (default :func:`oodfs.contract.registry.registry`)."""
+    reg = reg or registry()
     env_cls = reg.get("environment", suite.environment)
     for method in suite.methods:
         reg.info("selector", method)
@@ -284,19 +285,23 @@ class SuiteRun:
         return sum(task.status != "ok" for task in self.ran)
 
 
-def run_suites(runs) -> list[SuiteRun]:
+def run_suites(runs, held=()) -> list[SuiteRun]:
     """Run several suites as one pool (docs/PROTOCOL.md, "The whole benchmark in one command"):
     ``runs`` is a list of ``(suite, out_dir, RunOptions)``, each suite into its own folder as
-    :func:`run_suite` does. Every suite is checked (and its folder's resume plan made) before any
-    is written to or run; then the pending jobs of all of them go to one backend call, longest
-    first (:func:`oodfs.run.progress.longest_first`), under one progress display, and each
-    finished task is committed into its own suite's store. The pool's settings (jobs, backend,
-    progress, plugins) are those of the first suite's options. Returns one :class:`SuiteRun` per
-    suite, in the order given."""
+    :func:`run_suite` does, or the pool :func:`check_pool` made of them. Every suite is checked
+    (and its folder's resume plan made) before any is written to or run; then the pending jobs of
+    all of them go to one backend call, longest first (:func:`oodfs.run.progress.longest_first`),
+    under one progress display, and each finished task is committed into its own suite's store.
+    The pool's settings (jobs, backend, progress, plugins) are those of the first suite's options.
+    ``held``: warnings the caller's own checks caught, given with the pool's once every suite is
+    let through (a refused run is one line). Returns one :class:`SuiteRun` per suite, in the
+    order given."""
     if not runs:
         return []
-    pool = runs[0][2]
-    registry(pool.plugin_modules)  # first: a plugin may bring the backend
+    checked = all(isinstance(r, SuiteRun) for r in runs)
+    pool = runs[0].options if checked else runs[0][2]
+    if not checked:
+        registry(pool.plugin_modules)  # first: a plugin may bring the backend
     entries, locked = [], []
     with contextlib.ExitStack() as stack:
         try:
@@ -304,7 +309,7 @@ def run_suites(runs) -> list[SuiteRun]:
             # through: a refused run is one line
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                entries = _checked_pool(runs)
+                entries = list(runs) if checked else check_pool(runs)
                 executor = backend(pool.backend_name)
                 for e in entries:
                     store = ResultStore(e.out_dir)
@@ -315,7 +320,7 @@ def run_suites(runs) -> list[SuiteRun]:
                     locked.append(e)
                 for e in entries:  # every check before anything is written
                     _check(e)
-            for w in {str(w.message): w for w in caught}.values():
+            for w in {str(w.message): w for w in [*held, *caught]}.values():
                 warnings.warn(w.message, w.category, stacklevel=2)
             for e in entries:
                 for line in e.options.before_work:
@@ -335,19 +340,26 @@ def run_suites(runs) -> list[SuiteRun]:
     return entries
 
 
-def _checked_pool(runs) -> list[SuiteRun]:
-    """Each suite of a pool checked (its options, its methods, its settings), with notes naming
-    its folder when there are several; two suites writing to one folder are refused."""
+def check_pool(runs) -> list[SuiteRun]:
+    """Each suite of a pool checked before anything is written: its options
+    (:meth:`RunOptions.checked`), its task type and the methods that cannot handle it (skipped,
+    with a note), the plugins it names (:func:`check_suite_plugins`); notes naming its folder when
+    there are several; two suites writing to one folder are refused. ``runs``: ``(suite, out_dir,
+    RunOptions)``, or ``(suite, out_dir, RunOptions, skipped)`` for a suite whose task type the
+    caller has already read (:func:`oodfs.run.suite.with_task`: the suite it returned and its
+    skipped methods). The pool :func:`run_suites` runs."""
+    reg = registry()
     entries = []
-    for suite, out_dir, options in runs:
+    for suite, out_dir, options, *known in runs:
         label = Path(out_dir).name
         if len(runs) > 1:  # each note names the suite's folder
             options = replace(options, notes=functools.partial(_labelled, options.notes, label))
         options = options.checked(suite)
-        suite, skipped = with_task(suite, registry())  # the environment's task; methods without it skipped
+        # the environment's task; methods without it skipped
+        suite, skipped = (suite, known[0]) if known else with_task(suite, reg)
         for method, why in skipped.items():
             options.notes(f"{method}: skipped: it {why}")
-        check_suite_plugins(suite)
+        check_suite_plugins(suite, reg)
         entries.append(SuiteRun(suite, out_dir, options, label=label))
     folders = [Path(e.out_dir).resolve() for e in entries]
     if len(set(folders)) < len(folders):

@@ -1,0 +1,510 @@
+"""The `oodfs bench` use case: run one suite or a pool of them, store the results, write their outputs.
+
+:func:`run_bench` takes one frozen :class:`BenchOptions` (``oodfs bench``'s options), makes every
+check before anything is written -- the suite list (:func:`suite_entries`), each suite loaded,
+customised and given its folder and its task type (:func:`plan_suites`), the options that go
+together, the backend and ``--jobs``, the memory estimate (:func:`check_memory`), each suite against
+the registered plugins (:func:`oodfs.run.runner.check_pool`) -- then runs the pool
+(:func:`oodfs.run.runner.run_suites`) and writes what follows a run
+(:func:`oodfs.report.bench.write_bench_outputs`: results.parquet, the leaderboards, the figures,
+summary.md). It returns a :class:`BenchOutcome`; it prints nothing itself: ``oodfs bench`` prints
+through the callbacks of the options (the run's notes, the leaderboard as soon as it is written).
+
+This module is where a run meets its report: the one module of ``oodfs.run`` that imports
+``oodfs.report`` (tests/test_layout.py).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from oodfs.results.outputs import check_output
+from oodfs.run.progress import DEFAULT_INTERVAL
+from oodfs.validation import OodfsError, check_jobs
+
+#: options that name one suite's parts and so cannot apply to several suites at once
+ONE_SUITE_OPTIONS = {"settings": "--settings", "r_train": "--r-train"}
+
+
+def _print_note(line: str) -> None:
+    print(f"oodfs: {line}", file=sys.stderr)
+
+
+def _print_line(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    """What ``oodfs bench`` runs and how (its options; each named by its flag in the messages).
+
+    ``suite``: a suite name, a suite ``.toml`` path, a comma list of them, or ``all`` (the whole
+    benchmark, :func:`oodfs.run.suite.whole_benchmark`); several suites run as one pool, each into
+    ``out``/NAME (default results/NAME), one suite into ``out`` (default results/NAME). The suite's
+    own values unless given: ``quick``, ``methods``, ``settings``, ``r_train``, ``runs``, ``seed``,
+    ``selection``, ``profile``, ``downstream`` (:func:`oodfs.run.suite.customise`). ``reference``:
+    None (no reference), ``""`` (the one shipped for the suite) or a reference ``.parquet`` path.
+    ``plugins``: unpackaged plugin modules registered for the run. ``backend_options``:
+    ``NAME=VALUE`` texts; ``scheduler``: the dask backend's ``scheduler`` option. ``check_memory``:
+    refuse a run estimated to need more memory than the machine has (:func:`check_memory`).
+    ``figures``: draw OUT/figures/. The rest is :class:`oodfs.run.runner.RunOptions`'.
+
+    Said as it happens: ``notes`` (the run's one-line notes), ``say`` (lines said whatever
+    ``notes`` is: a suite's outputs that could not be written among several, metrics that cannot
+    be shown), ``inform`` (the figures written; quiet: a no-op), ``show`` (one suite's
+    leaderboard, called as soon as it is written, before the figures). ``plugin_output_to_stderr``:
+    what plugins and methods print while they load and run goes to standard error (at the
+    file-descriptor level), so that standard output holds what ``show`` prints alone.
+    """
+
+    suite: str
+    out: str | Path | None = None
+    quick: bool = False
+    tables_anywhere: bool = False
+    jobs: int = 1
+    force_jobs: bool = False
+    methods: tuple | list | None = None
+    settings: tuple | list | None = None
+    r_train: tuple | list | None = None
+    runs: int | None = None
+    seed: int | None = None
+    selection: str | None = None
+    profile: str | None = None
+    downstream: tuple | list | None = None
+    resume: bool = False
+    force: tuple | list = ()
+    reference: str | None = None
+    reference_subsets: bool = True
+    retry_failed: bool = False
+    plugins: tuple | list = ()
+    backend: str = "local"
+    backend_options: tuple | list = ()
+    scheduler: str | None = None
+    task_timeout: float | None = None
+    task_memory: str | None = None
+    check_memory: bool = True
+    isolate: bool = True
+    progress: bool = True
+    progress_interval: float = DEFAULT_INTERVAL
+    figures: bool = True
+    argv: tuple[str, ...] | None = None
+    notes: Callable[[str], None] = _print_note
+    say: Callable[[str], None] = _print_note
+    inform: Callable[[str], None] = _print_line
+    show: Callable[[str], None] | None = None
+    plugin_output_to_stderr: bool = True
+
+
+@dataclass
+class Planned:
+    """One suite of a ``bench`` run, checked and ready to run: its folder, what it takes from a
+    reference, the methods it skips (they cannot handle its target)."""
+
+    suite: object
+    out: Path
+    skipped: dict
+    reference: object = None
+    reference_methods: tuple | None = None
+    force: tuple = ()
+
+
+@dataclass
+class BenchSuite:
+    """One suite of a finished ``bench`` run: its plan, what the pool did
+    (:class:`oodfs.run.runner.SuiteRun`: its store, the tasks run and taken) and what was written
+    (:class:`oodfs.report.bench.SuiteOutputs`: its Report, leaderboard and figures, or the error
+    that kept them from being written)."""
+
+    planned: Planned
+    run: object
+    outputs: object
+
+    @property
+    def out(self) -> Path:
+        return self.planned.out
+
+
+@dataclass
+class BenchOutcome:
+    """What :func:`run_bench` did: each suite (:class:`BenchSuite`, in the order given), the
+    summary of a pool of several (the text of ROOT/summary.md, None for one suite), the seconds
+    from the end of the checks to the last output written, and the exit status (0, or 1 when a
+    suite of a pool could not have its outputs written)."""
+
+    suites: list[BenchSuite] = field(default_factory=list)
+    root: Path | None = None
+    summary: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def status(self) -> int:
+        return 0 if all(s.outputs.error is None for s in self.suites) else 1
+
+
+def run_bench(options: BenchOptions | None = None, **changes) -> BenchOutcome:
+    """Run ``oodfs bench``: ``options`` (or keyword arguments naming its fields, ``suite`` among
+    them): :class:`BenchOptions`. Every check is made before anything is written (one
+    :class:`OodfsError` naming what is wrong); a storage error or a killed worker stops the run
+    (:class:`oodfs.validation.RunAborted`). Returns a :class:`BenchOutcome`."""
+    from oodfs.contract.registry import registry
+    from oodfs.report.bench import write_bench_outputs
+    from oodfs.run.runner import run_suites
+
+    o = replace(options, **changes) if options is not None else BenchOptions(**changes)
+    with _plugin_output(o):  # what a plugin prints at import never reaches the leaderboard's stdout
+        registry(tuple(o.plugins))  # a plugin may bring the rule, the backend or the methods named
+    with warnings.catch_warnings(record=True) as held:
+        # a table's notes are given once every suite is let through: a refused run is one line
+        warnings.simplefilter("always")
+        planned, root, entries = _checked(o)
+        start = time.perf_counter()
+    with _plugin_output(o):  # what methods print never mixes into the leaderboard on stdout
+        done = run_suites(entries, held=held)
+    written = write_bench_outputs(
+        [(p.suite, p.out, d, p.skipped) for p, d in zip(planned, done)],
+        root=root,
+        figures=o.figures,
+        started=start,
+        show=o.show if root is None else None,
+        say=o.say,
+        inform=o.inform,
+    )
+    suites = [BenchSuite(p, d, w) for p, d, w in zip(planned, done, written.suites)]
+    return BenchOutcome(suites, root, written.summary, time.perf_counter() - start)
+
+
+def _checked(o: BenchOptions) -> tuple[list[Planned], Path | None, list]:
+    """Every check of a run, in one place and this order, before anything is written: the
+    suites (each loaded, customised, given its folder and task type), the options that go
+    together, the backend and the jobs, the memory estimate, then each suite against the plugins
+    (:func:`oodfs.run.runner.check_pool`). Returns the plans, the root folder of a pool (None for
+    one suite) and the checked pool."""
+    from oodfs.contract.extensions import parse_backend_options
+    from oodfs.run.executors import backend
+    from oodfs.run.runner import RunOptions, check_pool
+
+    planned = plan_suites(o)
+    many = len(planned) > 1
+    root = Path(o.out or "results") if many else None
+    if root is not None:
+        check_output(root, "--out", inputs=bench_inputs(o), writes=["summary.md"])
+    if o.methods is not None and not o.methods and o.reference is None:
+        raise OodfsError("--methods is empty: give at least one selector (`oodfs plugins` lists them)")
+    if not o.reference_subsets and o.reference is None:
+        raise OodfsError("--no-reference-subsets needs --reference (it concerns the reference's subsets)")
+    if o.scheduler and o.backend != "dask":
+        raise OodfsError("--scheduler needs --backend dask")
+    given = parse_backend_options(
+        list(o.backend_options) + ([f"scheduler={o.scheduler}"] if o.scheduler else [])
+    )
+    executor = backend(o.backend)
+    local = executor.uses_local_cpus(**executor.parse_options(given))
+    check_jobs(o.jobs, o.force_jobs, local=local)
+    if o.check_memory and local:
+        check_memory([p.suite for p in planned], o.jobs)
+    options = RunOptions(
+        jobs=o.jobs,
+        resume=o.resume or (many and bool(o.force)),
+        plugin_modules=tuple(o.plugins),
+        progress=o.progress,
+        progress_interval=o.progress_interval,
+        argv=o.argv,
+        backend_name=o.backend,
+        backend_options=tuple(given.items()),
+        task_timeout=o.task_timeout,
+        task_memory=o.task_memory,
+        reference_subsets=o.reference_subsets,
+        notes=o.notes,
+        isolate=o.isolate,
+        retry_failed=o.retry_failed,
+    )
+    runs = [
+        (
+            p.suite,
+            p.out,
+            replace(
+                options,
+                force=p.force,
+                reference=p.reference,
+                reference_methods=p.reference_methods,
+                before_work=_undecidable(p),
+            ),
+            p.skipped,
+        )
+        for p in planned
+    ]
+    return planned, root, check_pool(runs)
+
+
+def _undecidable(p: Planned) -> tuple[str, ...]:
+    """Said before any work (docs/PROTOCOL.md section 10): a run whose tests cannot reach alpha."""
+    from oodfs.report.analysis import undecidable_before_run
+
+    compared = tuple(dict.fromkeys((*(p.reference_methods or ()), *p.suite.methods)))
+    said = undecidable_before_run(replace(p.suite, methods=compared))
+    return (said,) if said else ()
+
+
+def bench_inputs(o: BenchOptions) -> list:
+    """The files ``bench`` reads that its outputs must never replace: the suite files, a given
+    reference (with its .json) and plugin files."""
+    files = [name.strip() for name in o.suite.split(",") if name.strip().endswith(".toml")]
+    if o.reference:
+        files += [o.reference, str(Path(o.reference).with_suffix(".json"))]
+    return files + [p for p in o.plugins if p.endswith(".py")]
+
+
+def check_reference_file(path: str) -> None:
+    """``--reference FILE``: a regular .parquet file with its .json provenance beside it, in one
+    line that says what a reference is (a run's results.parquet is not one)."""
+    file = Path(path)
+    if file.exists() and not file.is_file():
+        raise OodfsError(f"--reference {path} is not a regular file (a folder, a device or a pipe)")
+    if file.is_file() and not file.with_suffix(".json").is_file():
+        raise OodfsError(
+            f"--reference {path}: {file.with_suffix('.json')} is missing; a reference is a .parquet file "
+            "with its .json provenance beside it, as shipped with oodfs (a run's results.parquet is not "
+            "one: `oodfs merge` combines results folders)"
+        )
+
+
+def bench_writes(suite) -> list[str]:
+    """The files ``bench`` writes into a suite's output folder."""
+    from oodfs.results.store import WRITTEN
+
+    return [*WRITTEN, *(f"leaderboard-{model}.md" for model in suite.downstream)]
+
+
+def suite_entries(o: BenchOptions) -> list:
+    """``suite``'s suites as :class:`oodfs.run.suite.BenchmarkRun` entries (a name or .toml path
+    each, profile None: the suite's own or ``profile``): one name or path, a comma list of them, or
+    ``all``, the whole benchmark (:func:`oodfs.run.suite.whole_benchmark`). A repeated suite,
+    ``all`` beside others, an option that names one suite's parts given with several: one line."""
+    from oodfs.run.suite import BenchmarkRun, available_suites, whole_benchmark
+
+    names = [t.strip() for t in o.suite.split(",")]
+    names = [n for n in names if n] if len(names) > 1 else names
+    if o.suite.endswith(".toml") and Path(o.suite).is_file():  # a suite file with a comma in its path
+        names = [o.suite]
+    if not names or names == [""]:
+        raise OodfsError("--suite is empty: name a suite, a comma list of suites or all")
+    if "all" in names:
+        if len(names) > 1:
+            raise OodfsError("--suite all is the whole benchmark: give it alone, not in a list")
+        if o.profile is not None:
+            raise OodfsError(
+                "--profile cannot go with --suite all: the whole benchmark runs each suite under its own "
+                'profiles (docs/PROTOCOL.md, "The whole benchmark in one command")'
+            )
+        entries = whole_benchmark()
+    else:
+        repeated = [n for i, n in enumerate(names) if n in names[:i]]
+        if repeated:
+            raise OodfsError(f"--suite names {repeated[0]!r} twice; give each suite once")
+        unknown = [n for n in names if not n.endswith(".toml") and n not in available_suites()]
+        if unknown:
+            raise OodfsError(
+                f"unknown suite {unknown[0]!r}; valid: {', '.join(available_suites())}, all (the whole "
+                "benchmark), or a .toml path"
+            )
+        entries = [BenchmarkRun(n, None) for n in names]
+    if len(entries) > 1:
+        for key, option in ONE_SUITE_OPTIONS.items():
+            if getattr(o, key) is not None:
+                raise OodfsError(
+                    f"{option} names the parts of one suite; it cannot go with several suites (run that "
+                    "suite on its own)"
+                )
+        if o.reference:
+            raise OodfsError(
+                f"--reference {o.reference} is one suite's reference; with several suites give "
+                "--reference alone (each suite's shipped reference)"
+            )
+    return entries
+
+
+def folder_name(suite, o: BenchOptions) -> str:
+    """A suite's results folder: ``SUITE[-PROFILE][-MODEL...][-quick]`` (the profile when not
+    ``default``; the models of ``downstream``)."""
+    profile = "" if suite.profile == "default" else f"-{suite.profile}"
+    profile += f"-{'-'.join(o.downstream)}" if o.downstream else ""
+    return f"{suite.name}{profile}{'-quick' if o.quick else ''}"
+
+
+def plan_suites(o: BenchOptions) -> list[Planned]:
+    """Every suite of the run loaded, customised by the options, given its folder and its task
+    type and checked, before anything is written: one suite's folder is ``out`` (default
+    results/NAME); several suites' folders are ``out``/NAME (default results/NAME)."""
+    from oodfs.contract.registry import registry
+    from oodfs.run.suite import customise, load_suite, with_task
+
+    entries = suite_entries(o)
+    many = len(entries) > 1
+    reg = registry()
+    inputs = bench_inputs(o)
+    planned = []
+    for entry in entries:
+        changes = dict(
+            quick=o.quick,
+            settings=o.settings,
+            r_train=o.r_train,
+            runs=o.runs,
+            seed=o.seed,
+            selection=o.selection,
+            profile=o.profile or entry.profile,
+            downstream=o.downstream,
+        )
+        loaded = load_suite(entry.suite, o.tables_anywhere)
+        methods = o.methods if o.methods is not None else entry.methods
+        suite = customise(loaded, methods=methods, **changes)
+        name = folder_name(suite, o)
+        out = Path(o.out or "results") / name if many else Path(o.out or f"results/{name}")
+        if any(p.out == out for p in planned):
+            raise OodfsError(
+                f"--suite names suite {suite.name!r} twice (both would write {out}); give each suite once"
+            )
+        check_output(out, "--out", inputs=inputs, writes=bench_writes(suite))
+        reference = reference_methods = None
+        if o.reference is not None:  # read and checked before anything is written
+            from oodfs.run.reference import load_reference
+
+            if o.reference:
+                check_reference_file(o.reference)
+            elif not suite.shipped:  # a suite file named like a shipped suite is not that suite
+                raise OodfsError(
+                    f"--reference without a file reads the reference shipped for a suite of oodfs, and "
+                    f"suite file {entry.suite!r} is not one; give its reference file (--reference FILE)"
+                )
+            reference = load_reference(suite.name, suite.profile, o.reference or None)
+            # the suite's methods, before --methods (the suite as loaded: read once)
+            reference_methods = customise(loaded, methods=entry.methods, **changes).methods
+            if o.methods is None:
+                suite = customise(suite, methods=[])
+        suite, skipped = with_task(suite, reg)
+        unable = [m for m in o.methods or () if m in skipped]
+        if unable:  # asked for by name: refused; a suite's own list: skipped with the reason shown
+            able = [
+                n
+                for n, i in reg.entries("selector").items()
+                if i.cls.handles(suite.task) and not i.cls.yardstick
+            ]
+            where = f"suite {suite.name}'s" if many else "this suite's"
+            raise OodfsError(
+                f"--methods names methods that cannot handle {where} {suite.task} target "
+                f"({', '.join(unable)}); methods that can: {', '.join(able)}"
+            )
+        force = tuple(m for m in o.force if m in suite.methods) if many else tuple(o.force)
+        planned.append(Planned(suite, out, skipped, reference, reference_methods, force))
+    if many:
+        named = {m for p in planned for m in p.suite.methods}
+        unknown = [m for m in o.force if m not in named]
+        if unknown:
+            raise OodfsError(f"--force names {unknown[0]!r}, which none of these suites includes")
+    return planned
+
+
+def run_memory_estimate(suites, jobs: int) -> dict | None:
+    """The estimated memory that running ``suites`` (one suite, or the list of a pool) with
+    ``jobs`` local workers adds to this process, at the largest setting of any of them
+    (docs/PROTOCOL.md, "Measured sizes and the memory estimate"): per setting, its n and d, the
+    methods' measured memory curves, one copy of a job's data per worker, a worker's own memory;
+    as many workers as the pool has data sets, at most ``jobs``, each assumed to hold a job of
+    that setting. :func:`oodfs.results.scale.estimate_peak_mb`'s fields plus ``suite``,
+    ``setting``, ``n``, ``d`` and ``workers``; None when no setting names its columns before it
+    is drawn."""
+    from oodfs.contract.registry import registry
+    from oodfs.results.scale import estimate_peak_mb
+    from oodfs.run.suite import train_envs
+
+    suites = [suites] if not isinstance(suites, list | tuple) else list(suites)
+    data_sets = sum(len(s.settings) * len(s.r_train) * s.runs for s in suites)
+    workers = min(jobs, data_sets)
+    worst = None
+    for suite in suites:
+        env_cls = registry().get("environment", suite.environment)
+        members = max(len(train_envs(r)) for r in suite.r_train)
+        for setting in suite.settings:
+            try:
+                with warnings.catch_warnings():  # a table's notes are the run's to give, once
+                    warnings.simplefilter("ignore")
+                    d = len(env_cls(**setting.environment_params(0, suite.seed)).feature_names)
+            except Exception:  # names no columns, or a bad setting: the run's own checks name it
+                continue
+            n_train = setting.n_train or suite.n_train
+            rows = (n_train + suite.n_val) * members + suite.n_test * len(suite.r_test)
+            est = estimate_peak_mb(suite.methods, n_train * members, d, rows, workers)
+            if worst is None or est["total_mb"] > worst["total_mb"]:
+                n = n_train * members
+                worst = dict(est, suite=suite.name, setting=setting.name, n=n, d=d, workers=workers)
+    return worst
+
+
+def check_memory(suites, jobs: int) -> None:
+    """Refuse, in one line, a run (one suite or a pool of them) whose estimated peak memory
+    exceeds what this machine has available (:func:`run_memory_estimate`)."""
+    from oodfs.results.scale import available_mb, size_text
+
+    have = available_mb()
+    if have is None:  # neither /proc/meminfo nor psutil: nothing to compare with
+        return
+    several = isinstance(suites, list | tuple) and len(suites) > 1
+    est = run_memory_estimate(suites, jobs)
+    if est is None or est["total_mb"] <= have:
+        return
+    workers = est["workers"]
+    need = (
+        f"{est['method']}'s fit needs most ({size_text(est['fit_mb'])})"
+        if est["method"]
+        else "no method of the run has a measured memory curve"
+    )
+    where = f"suite {est['suite']}, setting {est['setting']!r}" if several else f"setting {est['setting']!r}"
+    raise OodfsError(
+        f"this run is estimated to need {size_text(est['total_mb'])} of memory at its peak ({where}: "
+        f"n = {est['n']:,}, d = {est['d']}, {workers} job{'s' * (workers != 1)} at once, "
+        f"each holding {size_text(est['data_mb'])} of data; {need}), more than the {size_text(have)} this "
+        "machine has available; lower n_train, --jobs or --methods, or pass --ignore-memory-estimate to run "
+        "anyway"
+    )
+
+
+def _plugin_output(o: BenchOptions):
+    return plugin_output_to_stderr() if o.plugin_output_to_stderr else contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def plugin_output_to_stderr():
+    """Send this process's standard output, and that of the worker processes it starts, to
+    standard error (at the file-descriptor level, so output of C code and of children too)."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except (OSError, ValueError, AttributeError):  # no real descriptors (an embedding host): leave them
+        yield
+        return
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+        # what plugins print from their exit handlers goes to stderr too: registered after theirs,
+        # this handler runs before them (atexit runs the last registered first)
+        atexit.unregister(_stdout_to_stderr)
+        atexit.register(_stdout_to_stderr)
+
+
+def _stdout_to_stderr() -> None:
+    try:
+        sys.stdout.flush()
+        os.dup2(2, 1)
+    except (OSError, ValueError, AttributeError):
+        pass
