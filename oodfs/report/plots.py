@@ -236,7 +236,8 @@ def _line_figure(cells: pd.DataFrame, metrics: dict, styles: dict, categorical: 
             lims = np.array([axes[i, j].get_ylim() for i in same])
             for i in same:
                 axes[i, j].set_ylim(lims[:, 0].min(), lims[:, 1].max())
-    fig.tight_layout()
+    # names placed before the layout: a panel is shorter then than after it, so names spaced for
+    # that height never overlap (and the layout, which is slow, runs once)
     for (i, j), panel_ends in ends.items():
         _name_line_ends(axes[i, j], panel_ends)
     fig.tight_layout()
@@ -323,7 +324,10 @@ def _name_line_ends(ax, ends: list, fontsize: float = 8) -> None:
             fontsize=fontsize,
             color=text_colour(st["color"]),
             annotation_clip=False,
-            arrowprops=dict(arrowstyle="-", color=st["color"], lw=0.5, alpha=0.7, shrinkA=1, shrinkB=3),
+            # patchA None: the leader ends at the text's anchor, not clipped to its box (a costly search)
+            arrowprops=dict(
+                arrowstyle="-", color=st["color"], lw=0.5, alpha=0.7, shrinkA=2, shrinkB=3, patchA=None
+            ),
         )
 
 
