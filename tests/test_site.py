@@ -254,8 +254,10 @@ def _section(html: str, ident: str) -> str:
 
 def test_the_page_opens_with_its_tested_verdicts_in_words(site):
     html = site.read_text()
-    # the verdicts come first, the provenance last
+    # the verdicts come first, then the leaderboard; the reference tables after it, the
+    # provenance last
     assert html.index('id="verdicts"') < html.index('id="run1"') < html.index('id="overview"')
+    assert html.index('id="run1-val-leaderboard"') < html.index('id="methods"') < html.index('id="overview"')
     verdicts = _section(html, "verdicts")
     val = verdicts[verdicts.index('data-rule-view="val"') :]
     val = val[: val.index("</div>")]
@@ -268,6 +270,25 @@ def test_the_page_opens_with_its_tested_verdicts_in_words(site):
         r"<code>poly</code>: rank avg ↓: (dwr( and \S+)? (is|are) significantly better|best: dwr)", poly
     )
     assert "cannot be tested" not in val
+
+
+def test_the_reference_tables_come_after_the_leaderboard_collapsed(site):
+    """The measured sizes (more than a screen with every method) follow the results, closed
+    until a reader opens them; the links at the top follow the page's order."""
+    html = site.read_text()
+    scale = _section(html, "scale")
+    assert "How large a table each method was measured on" in scale and "dwr" in scale
+    assert re.search(
+        r'^<details class="reference">\s*<summary><h2>How large a table', scale.split("\n", 1)[1]
+    )
+    assert '<details class="reference" open' not in scale
+    leaderboard = html.index('id="run1-val-leaderboard"')
+    assert leaderboard < html.index('<section id="methods">') < html.index('<section id="scale">')
+    assert leaderboard < html.index('<section id="about">')
+    nav = html[html.index('<nav class="toc">') : html.index("</nav>")]
+    links = re.findall(r'href="#([^"]+)"', nav)
+    assert links == ["verdicts", "run1", "methods", "scale", "overview"]
+    assert links == sorted(links, key=lambda a: html.index(f'id="{a}"'))
 
 
 def test_a_run_that_cannot_be_tested_says_so_and_lists_no_undecidable_pairs(tmp_path):
@@ -499,6 +520,24 @@ def test_the_rule_switch_shows_one_rule_at_a_time(browser, site):
     assert browser.find_element(By.CSS_SELECTOR, "[data-rule-view=oracle] img").is_displayed()
     browser.get(site.resolve().as_uri() + "#rule=default")  # a link can name the rule
     assert shown() == {"default"}
+
+
+def test_the_leaderboard_is_on_the_first_screen_and_the_sizes_open_on_a_click(browser, site):
+    from selenium.webdriver.common.by import By
+
+    browser.get(site.resolve().as_uri())
+    where = """
+        const top = s => document.querySelector(s).getBoundingClientRect().top + window.scrollY;
+        return {board: top('[id="run1-val-leaderboard"]'), methods: top('#methods'), scale: top('#scale'),
+                screen: window.innerHeight, shown: document.querySelector('#scale table').checkVisibility(),
+                height: document.querySelector('#scale').getBoundingClientRect().height};
+        """
+    found = browser.execute_script(where)
+    assert found["board"] < found["screen"] < found["methods"] < found["scale"], found
+    assert not found["shown"] and found["height"] < 120, found  # collapsed: a heading's room
+    browser.find_element(By.CSS_SELECTOR, "#scale summary").click()
+    opened = browser.execute_script(where)
+    assert opened["shown"] and opened["height"] > found["height"] + 100, opened
 
 
 def test_a_screenshot_is_not_blank(browser, site, tmp_path):
