@@ -551,7 +551,7 @@ def write_outputs(args, planned: Planned, store, print_board: bool = True):
         paths = [] if args.no_figures else make_figures(report, out)
     except OSError as exc:
         raise RunAborted(
-            f"cannot write to {out}: {exc.strerror or exc} (the results are stored in "
+            f"cannot write to {exc.filename or out}: {exc.strerror or exc} (the results are stored in "
             f"{store.path}; `oodfs leaderboard {out}` prints them)"
         ) from None
     if not args.quiet and paths:
