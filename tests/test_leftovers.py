@@ -2,7 +2,8 @@
 system's temporary folder (TMPDIR), never /dev/shm, and are removed on every exit path; loky's
 resource tracker removes the pool's semaphores and that folder after a killed run, silently (it
 printed "leaked semlock objects" warnings); the store is closed with no -wal or -shm file after
-an interrupted run as after a finished one (docs/PROTOCOL.md, "Temporary files")."""
+an interrupted run as after a finished one (docs/PROTOCOL.md section 6, "Temporary files and
+full disks")."""
 
 import contextlib
 import json

@@ -2,7 +2,8 @@
 
 The bytes go to a temporary file beside the target (same folder, so the same file system) that
 is renamed over it once complete. A full disk or a file-size limit then leaves the target as it
-was and no partial file behind, and the error names the target (README, "Limits").
+was and no partial file behind, and the error names the target (docs/PROTOCOL.md section 6,
+"Temporary files and full disks").
 """
 
 from __future__ import annotations

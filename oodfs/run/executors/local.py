@@ -97,8 +97,9 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, progress=None) -
 
 #: joblib's folder for the arrays it hands to its workers (memory-mapped), one per process: under
 #: the system's temporary folder (or JOBLIB_TEMP_FOLDER), never joblib's default /dev/shm, whose
-#: folders outlived killed runs (docs/PROTOCOL.md, "Temporary files"). One per process, not per
-#: run: joblib reuses its worker pool, and with it the folder it was first given
+#: folders outlived killed runs (docs/PROTOCOL.md section 6, "Temporary files and full disks").
+#: One per process, not per run: joblib reuses its worker pool, and with it the folder it was
+#: first given
 _root: Path | None = None
 
 
