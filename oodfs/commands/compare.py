@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from oodfs.commands.options import add_downstream, add_metrics, add_selection, folder, out_option
-from oodfs.validation import OodfsError
+from oodfs.validation import write_failed
 
 
 def add_parser(sub) -> None:
@@ -49,9 +49,9 @@ def run(args) -> int:
         text, paths = comparison_markdown(report, inside(out_dir, "figures"))
         text = f"# oodfs comparison{f' — suite {md_code(report.suite)}' if report.suite else ''}\n\n" + text
         out = write_text(out_dir / name, text.replace("](cd_", "](figures/cd_"))
-    except OSError as exc:  # a read-only results folder: --out writes elsewhere
-        hint = "" if args.out else " (--out DIR writes them elsewhere)"
-        raise OodfsError(f"cannot write the comparison into {out_dir}: {exc.strerror or exc}{hint}") from None
+    except OSError as exc:  # a full disk (exit 1), or a read-only results folder (exit 2)
+        error = write_failed(exc, f"the comparison into {out_dir}")
+        raise type(error)(f"{error}{'' if args.out else ' (--out DIR writes them elsewhere)'}") from None
     sys.stdout.write(text)
     print(f"wrote {out}" + (f" and {len(paths)} figure files" if paths else ""), file=sys.stderr)
     others = [m for m in report.downstream_models if m != report.downstream]

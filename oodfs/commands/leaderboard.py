@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from oodfs.commands.options import add_downstream, add_metrics, add_selection
 from oodfs.validation import write_failed
@@ -35,6 +34,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from oodfs.report.leaderboard import Leaderboard
     from oodfs.report.report import Report
+    from oodfs.results.atomic import write_atomically
     from oodfs.results.outputs import check_output
 
     if args.output:
@@ -43,7 +43,7 @@ def run(args) -> int:
     text = Leaderboard(report).render(args.format)
     if args.output:
         try:
-            Path(args.output).write_text(text)
+            write_atomically(args.output, text.encode())  # a full disk leaves no half a file
         except OSError as exc:
             raise write_failed(exc, f"--output {args.output}") from None
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from oodfs.commands.options import add_selection, folder, out_option
-from oodfs.validation import OodfsError
+from oodfs.validation import write_failed
 
 
 def add_parser(sub) -> None:
@@ -41,8 +41,8 @@ def run(args) -> int:
     check_output(out, out_option(args), inputs=[args.path], writes=("figures",))
     try:
         paths = make_figures(report, out)
-    except OSError as exc:
-        hint = "" if args.out else " (--out DIR writes them elsewhere)"
-        raise OodfsError(f"cannot write the figures into {out}: {exc.strerror or exc}{hint}") from None
+    except OSError as exc:  # a full disk (exit 1), or a read-only results folder (exit 2)
+        error = write_failed(exc, f"the figures into {out}")
+        raise type(error)(f"{error}{'' if args.out else ' (--out DIR writes them elsewhere)'}") from None
     print(f"figures: {', '.join(str(p) for p in paths)}", file=sys.stderr)
     return 0

@@ -118,7 +118,7 @@ def suite_outputs(
         paths = make_figures(report, out) if figures else []
     except OSError as exc:
         raise RunAborted(
-            f"cannot write to {out}: {exc.strerror or exc} (the results are stored in "
+            f"cannot write to {exc.filename or out}: {exc.strerror or exc} (the results are stored in "
             f"{store.path}; `oodfs leaderboard {out}` prints them)"
         ) from None
     return SuiteOutputs(report, text, paths)

@@ -11,7 +11,6 @@ characters), :func:`mpl_text` (matplotlib captions) and :func:`file_stem` / :fun
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import re
@@ -209,24 +208,19 @@ def inside(folder, name: str) -> Path:
 
 
 def write_text(path, text: str) -> Path:
-    """Write a report file without following a link planted where it goes: a symbolic link is
-    refused (``O_NOFOLLOW``), and so is a second hard link to some other file."""
+    """Write a report file in one step (:func:`oodfs.results.atomic.write_atomically`: a full disk
+    leaves the old file, or none, never half of one), refusing a symbolic link planted where it
+    goes, and a second hard link to some other file or a device (what a report replaces is its
+    own file)."""
+    from oodfs.results.atomic import write_atomically
+
     path = Path(path)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise OodfsError(f"refusing to write {path}: it is a symbolic link") from None
-        raise
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
-            raise OodfsError(
-                f"refusing to write {path}: it is not a plain file of its own (a link or a device)"
-            )
-        os.ftruncate(fd, 0)
-        with os.fdopen(fd, "w", encoding="utf-8", closefd=False) as out:
-            out.write(text)
-    finally:
-        os.close(fd)
-    return path
+        info = os.lstat(path)
+    except FileNotFoundError:
+        info = None
+    if info is not None and stat.S_ISLNK(info.st_mode):
+        raise OodfsError(f"refusing to write {path}: it is a symbolic link")
+    if info is not None and (not stat.S_ISREG(info.st_mode) or info.st_nlink > 1):
+        raise OodfsError(f"refusing to write {path}: it is not a plain file of its own (a link or a device)")
+    return write_atomically(path, text.encode("utf-8"))

@@ -1,11 +1,19 @@
 """Writing figures: every figure oodfs draws is saved here, in the formats asked for, with no
-creation date (a figure drawn again from the same results is the same file)."""
+creation date (a figure drawn again from the same results is the same file).
+
+Each file is drawn in memory and then written in one step (:mod:`oodfs.results.atomic`): a full
+disk gives an OSError naming the file, with no partial file left, where matplotlib's own writers,
+failing half-way, left half a file and (the PDF writer) raised an AttributeError from their
+clean-up instead."""
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import io
 from pathlib import Path
+
+from oodfs.results.atomic import write_atomically
 
 
 def pyplot():
@@ -48,11 +56,13 @@ def save_figure(fig, out_dir: Path, stem: str) -> list[Path]:
     with plt.rc_context({"svg.hashsalt": stem, "svg.fonttype": "none"}):
         for ext in _formats.get():
             path = Path(out_dir) / f"{stem}.{ext}"
+            drawn = io.BytesIO()
             fig.savefig(
-                path,
+                drawn,
+                format=ext,
                 bbox_inches="tight",
                 dpi=150 if ext == "png" else None,
                 metadata=_NO_DATE[ext],
             )
-            paths.append(path)
+            paths.append(write_atomically(path, drawn.getbuffer()))
     return paths

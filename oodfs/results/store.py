@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from oodfs.contract.task import TASK_KEY
+from oodfs.results.atomic import write_atomically
 from oodfs.validation import OodfsError, RunAborted
 
 DB_NAME = "results.sqlite"
@@ -263,7 +264,7 @@ class ResultStore:
                 con.close()
                 raise
         except (sqlite3.Error, OSError) as exc:
-            raise StorageError(f"cannot write results to {self.path}: {_reason(exc)}") from None
+            raise StorageError(f"cannot write results to {self.path}: {_reason(exc, self.out_dir)}") from None
         return con
 
     @contextlib.contextmanager
@@ -317,7 +318,7 @@ class ResultStore:
             with con:
                 con.execute(sql, params)
         except sqlite3.Error as exc:
-            raise StorageError(f"cannot write results to {self.path}: {_reason(exc)}") from None
+            raise StorageError(f"cannot write results to {self.path}: {_reason(exc, self.out_dir)}") from None
         finally:
             con.close()
 
@@ -505,7 +506,7 @@ class ResultStore:
                     [tuple(row.get(c) for c in RESULT_COLUMNS) for row in rows],
                 )
         except sqlite3.Error as exc:  # disk full, I/O error: the run stops, the method is not blamed
-            raise StorageError(f"cannot write results to {self.path}: {_reason(exc)}") from None
+            raise StorageError(f"cannot write results to {self.path}: {_reason(exc, self.out_dir)}") from None
         finally:
             con.close()
 
@@ -519,7 +520,7 @@ class ResultStore:
                 con.execute("BEGIN IMMEDIATE")
                 yield con
         except sqlite3.Error as exc:
-            raise StorageError(f"cannot write results to {self.path}: {_reason(exc)}") from None
+            raise StorageError(f"cannot write results to {self.path}: {_reason(exc, self.out_dir)}") from None
         finally:
             con.close()
 
@@ -570,8 +571,19 @@ class ResultStore:
         return _typed(df)
 
 
-def _reason(exc: BaseException) -> str:
-    return (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) or type(exc).__name__
+#: free space below which SQLite's "disk I/O error" is a full disk (a WAL store grows its -shm file in
+#: 32 KiB steps and its -wal file page by page, and says no more than that when it cannot)
+_NEARLY_FULL = 1 << 20
+
+
+def _reason(exc: BaseException, folder: Path | None = None) -> str:
+    reason = (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) or type(exc).__name__
+    if folder is not None and isinstance(exc, sqlite3.OperationalError) and "disk I/O error" in reason:
+        with contextlib.suppress(OSError):
+            fs = os.statvfs(folder)
+            if fs.f_bavail * fs.f_frsize < _NEARLY_FULL:
+                reason += f": No space left on device ({fs.f_bavail * fs.f_frsize // 1024} KiB free)"
+    return reason
 
 
 def _delete_tasks(con: sqlite3.Connection, keys: list[tuple]) -> None:
@@ -660,12 +672,8 @@ _REQUIRED = (
 
 def export(df: pd.DataFrame, out_dir: Path) -> Path:
     """Write the long table next to the SQLite file (parquet)."""
-    target = Path(out_dir) / "results.parquet"
-    tmp = target.with_suffix(".parquet.tmp")
-    tmp.unlink(missing_ok=True)  # a link planted there is removed, never written through
-    df.to_parquet(tmp, index=False)
-    tmp.replace(target)  # atomic: a reader never sees half a file
-    return target
+    # in one step: a reader never sees half a file, a full disk leaves the old table (or none)
+    return write_atomically(Path(out_dir) / "results.parquet", lambda out: df.to_parquet(out, index=False))
 
 
 # -- checking a store's contents ------------------------------------------------------------------

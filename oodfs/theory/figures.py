@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
+
+from oodfs.results.atomic import write_atomically
+
+
+def _save(fig, path: Path) -> None:
+    """Drawn in memory, written in one step: a full disk leaves no half a figure."""
+    drawn = io.BytesIO()
+    fig.savefig(drawn, format=path.suffix[1:], bbox_inches="tight", dpi=130)
+    write_atomically(path, drawn.getbuffer())
+
 
 STYLES = {  # a distinct colour, marker and line style per method, so that no line hides another
     "ols": ("tab:gray", "s", ":"),
@@ -95,7 +106,7 @@ def _curves(results, targets, config, metric: str, path: Path, ylabel: str) -> N
         frameon=False,
     )
     fig.suptitle(f"{ylabel}: median over replicates, band = interquartile range", y=1.03)
-    fig.savefig(path, bbox_inches="tight", dpi=130)
+    _save(fig, path)
     plt.close(fig)
 
 
@@ -141,7 +152,7 @@ def _ess_figure(results, config, path: Path) -> None:
         bbox_to_anchor=(0.5, 0.0),
         frameon=False,
     )
-    fig.savefig(path, bbox_inches="tight", dpi=130)
+    _save(fig, path)
     plt.close(fig)
 
 
@@ -184,7 +195,7 @@ def _independence_figure(results, config, path: Path) -> None:
         markerscale=2.5,
     )
     fig.suptitle("Independence residual of the weights against the V coefficients (every fit)", y=1.01)
-    fig.savefig(path, bbox_inches="tight", dpi=130)
+    _save(fig, path)
     plt.close(fig)
 
 

@@ -6,6 +6,7 @@ import json
 import time
 from pathlib import Path
 
+from oodfs.results.atomic import write_atomically
 from oodfs.theory.analysis import slopes, summary_markdown
 from oodfs.theory.experiment import TheoryConfig, check_config, run_task, target_coefficients
 from oodfs.theory.figures import make_figures
@@ -59,14 +60,15 @@ def run_theory(config: TheoryConfig, out_dir, jobs: int = 1, progress: bool = Tr
         "summary": out / "theory_summary.md",
         "config": out / "theory_config.json",
     }
-    results.to_csv(paths["results"], index=False)
-    slope_table.to_csv(paths["slopes"], index=False)
-    paths["summary"].write_text(summary_markdown(results, slope_table, targets, config, seconds))
-    paths["config"].write_text(
-        json.dumps(
-            {"config": config.to_dict(), "targets": targets, "jobs": jobs, "seconds": seconds}, indent=1
-        )
+    # each file in one step: a full disk leaves no half a file (one line from the command line)
+    write_atomically(paths["results"], results.to_csv(index=False).encode())
+    write_atomically(paths["slopes"], slope_table.to_csv(index=False).encode())
+    summary = summary_markdown(results, slope_table, targets, config, seconds)
+    write_atomically(paths["summary"], summary.encode())
+    config_text = json.dumps(
+        {"config": config.to_dict(), "targets": targets, "jobs": jobs, "seconds": seconds}, indent=1
     )
+    write_atomically(paths["config"], config_text.encode())
     for p in make_figures(results, targets, config, out):
         paths[p.stem] = p
     return paths

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import os
 import signal
 import sys
 import threading
@@ -88,6 +89,14 @@ def reporting(client, fn: Callable, progress: Callable | None) -> Callable:
     return functools.partial(_with_events, topic, fn)
 
 
+def _stop_reporting(client, fn: Callable) -> None:
+    """No more events to this client: a worker's late progress message would otherwise reach a
+    client whose connection is closing, and the scheduler logs that with a traceback."""
+    if isinstance(fn, functools.partial) and fn.func is _with_events:
+        with contextlib.suppress(Exception):
+            client.unsubscribe_topic(fn.args[0])
+
+
 def _with_events(topic: str, fn: Callable, *args):
     from distributed import get_worker
 
@@ -106,6 +115,7 @@ def run(
         raise OodfsError("the dask backend needs dask.distributed: pip install 'oodfs[dask]'") from None
     cluster = client = None
     marked = mark_run() if scheduler is None else False  # False: nothing to unmark
+    finished = False
     try:
         if scheduler is None:
             # a worker ends with this run from its first import of oodfs on, before its other imports
@@ -119,8 +129,11 @@ def run(
                     dashboard_address=None,
                     worker_dashboard_address=None,
                     security=_security(),
-                    # not the nannies' warnings at shutdown ("still alive after 4 s, killing")
-                    silence_logs=logging.ERROR,
+                    # distributed's own logs are not this run's messages: its errors at shutdown
+                    # (a worker's heartbeat meeting the closed scheduler, with a CommClosedError
+                    # traceback) are about connections closed on purpose; what a user needs (a
+                    # killed worker, a failed task) comes back through the futures
+                    silence_logs=logging.CRITICAL,
                     scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
                 )
         try:
@@ -131,13 +144,64 @@ def run(
         task = fn if cluster is None else _in_local_worker
         first = () if cluster is None else (fn,)
         yield from completed(client, [(task, *first, *args) for args in calls], as_completed)
+        finished = True
     finally:
+        try:
+            _shut_down(client, cluster, fn, finished)
+        finally:
+            if marked is not False:
+                unmark_run(marked)
+
+
+#: how long closing the client, then the cluster, may take (seconds) before the workers are
+#: killed: distributed's defaults (twice the connect timeout for the client, none for the
+#: cluster, 5 s per nanny) add up to minutes on a loaded machine
+CLIENT_CLOSE_SECONDS = 10
+CLUSTER_CLOSE_SECONDS = 15
+
+
+def _shut_down(client, cluster, fn: Callable, finished: bool) -> None:
+    """Close the client, then the LocalCluster, each within a bound, quietly. A run that did not
+    finish (Ctrl-C, an error, a consumer that stopped) kills its local workers first: their tasks
+    are abandoned, and a task that ignores SIGINT (the workers do) would keep its nanny waiting."""
+    with _quiet():
+        if cluster is not None and not finished:
+            _kill_workers(cluster)
         if client is not None:
-            client.close()
+            _stop_reporting(client, fn)
+            with contextlib.suppress(Exception):  # a timeout, a connection already gone
+                client.close(timeout=CLIENT_CLOSE_SECONDS)
         if cluster is not None:
-            cluster.close()
-        if marked is not False:
-            unmark_run(marked)
+            try:
+                cluster.close(timeout=CLUSTER_CLOSE_SECONDS)
+            except Exception:  # noqa: BLE001 -- a timeout: nothing of the run is left to wait for
+                _kill_workers(cluster)
+
+
+def _kill_workers(cluster) -> None:
+    """SIGKILL the worker processes of a LocalCluster, their nannies told first not to start
+    them again."""
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        with contextlib.suppress(Exception):
+            nanny.close_gracefully("the oodfs run is ending")
+        pid = getattr(nanny, "pid", None)
+        if pid:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def _quiet():
+    """distributed's loggers in this process say nothing while the cluster is closed: what they
+    log then (the scheduler writing to a client that is closing, at level CRITICAL with a
+    traceback) is about connections this run closes on purpose."""
+    logger = logging.getLogger("distributed")
+    before = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        logger.setLevel(before)
 
 
 def completed(client, calls: Sequence[tuple], as_completed) -> Iterator:

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
+import shutil
+import signal
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 from oodfs.contract.extensions import Backend
 from oodfs.contract.progress import outlet
@@ -65,7 +71,13 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, progress=None) -
     try:
         parent = os.getpid()  # recorded here, before any worker exists
         arm = (_ARM_WORKER.format(parent=parent), {})
-        parallel = Parallel(n_jobs=jobs, return_as="generator_unordered", initializer=exec, initargs=arm)
+        parallel = Parallel(
+            n_jobs=jobs,
+            return_as="generator_unordered",
+            initializer=exec,
+            initargs=arm,
+            temp_folder=str(_temp_root()),
+        )
         folder = None if inbox is None else inbox.folder
         yield from parallel(delayed(_in_worker)(fn, args, parent, folder) for args in calls)
     except TerminatedWorkerError as exc:  # killed from outside (out of memory, a kill): the run stops
@@ -80,3 +92,72 @@ def run(fn: Callable, calls: Sequence[tuple], *, jobs: int = 1, progress=None) -
         unmark_run(marked)
         if inbox is not None:
             inbox.close()
+        _empty(_temp_root())
+
+
+#: joblib's folder for the arrays it hands to its workers (memory-mapped), one per process: under
+#: the system's temporary folder (or JOBLIB_TEMP_FOLDER), never joblib's default /dev/shm, whose
+#: folders outlived killed runs (docs/PROTOCOL.md section 6, "Temporary files and full disks").
+#: One per process, not per run: joblib reuses its worker pool, and with it the folder it was
+#: first given
+_root: Path | None = None
+
+
+def _temp_root() -> Path:
+    global _root
+    if _root is None or not _root.is_dir():
+        from joblib.externals.loky.backend import resource_tracker
+
+        _start_quiet_resource_tracker(resource_tracker)
+        parent = os.environ.get("JOBLIB_TEMP_FOLDER") or None  # None: the system's (TMPDIR)
+        _root = Path(tempfile.mkdtemp(prefix="oodfs-joblib-", dir=parent))
+        # removed at exit; by loky's resource tracker if this process is killed
+        resource_tracker.register(str(_root), "folder")
+        atexit.register(_remove, _root, os.getpid())
+    return _root
+
+
+#: what loky's resource tracker warns about is what it then cleans, as it should
+_TRACKER_WARNINGS = "ignore:resource_tracker:UserWarning"
+
+
+def _start_quiet_resource_tracker(resource_tracker) -> None:
+    """Start loky's resource tracker, the process that removes the pool's semaphores and folders
+    when this one dies, without its warnings: after a killed run (SIGKILL, SIGHUP) it printed two
+    lines per kind of resource ("There appear to be 8 leaked semlock objects to clean up at
+    shutdown: ..."), about what it then removes. Its only way in is its environment
+    (PYTHONWARNINGS, a user's own filters kept); a tracker already running keeps its own. It
+    starts with SIGHUP ignored (an ignored signal stays ignored in the program it runs; it
+    ignores SIGINT and SIGTERM itself): a closed terminal hangs up the whole process group, and a
+    tracker that died with the run left the pool's semaphores in /dev/shm and its folder."""
+    before = os.environ.get("PYTHONWARNINGS")
+    os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [before, _TRACKER_WARNINGS]))
+    hangup = None
+    with contextlib.suppress(ValueError, AttributeError):  # not the main thread; no SIGHUP (Windows)
+        hangup = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        if hangup is not None:
+            signal.signal(signal.SIGHUP, hangup)
+        if before is None:
+            del os.environ["PYTHONWARNINGS"]
+        else:
+            os.environ["PYTHONWARNINGS"] = before
+
+
+def _empty(folder: Path) -> None:
+    """What a run's pool left in ``folder`` (joblib removes its own subfolder when a pool ends
+    normally, not always after an error or Ctrl-C)."""
+    with contextlib.suppress(OSError):
+        for child in folder.iterdir():
+            shutil.rmtree(child, ignore_errors=True)
+
+
+def _remove(folder: Path, owner: int) -> None:
+    if os.getpid() == owner:  # not in a forked child that exits normally: the folder is the run's
+        shutil.rmtree(folder, ignore_errors=True)
+        with contextlib.suppress(Exception):  # the tracker may have ended already
+            from joblib.externals.loky.backend import resource_tracker
+
+            resource_tracker.unregister(str(folder), "folder")
