@@ -785,7 +785,8 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
     else:
         mask = support_mask(np.where(fitted, scores, 0.0), order[fitted[order]], k)
         out["selected"] = mask[order]
-    selection = not out["selected"].all()
+    # every variable kept (its unfitted levels are never selected) or every feature: no selection
+    selection = not (grouped["selected"].all() if grouped is not None else out["selected"].all())
     if not selection:  # the top k is every feature: no selection to report or evaluate
         unit = "variables" if o.group_levels else "features"
         every = len(grouped) if o.group_levels else d
