@@ -260,6 +260,7 @@ def bench_options(args) -> BenchOptions:
         progress=not args.quiet,
         progress_interval=args.progress_interval,
         figures=not args.no_figures,
+        reference_verdicts=not args.quiet,
         argv=tuple(["oodfs"] + sys.argv[1:]),
         notes=(lambda line: None) if args.quiet else _note,
         say=_note,
@@ -278,7 +279,44 @@ def run(args) -> int:
         )
     if outcome.summary is not None and not args.quiet:
         print(outcome.summary)
+    for line in found_lines(outcome, args):
+        print(line, file=sys.stderr)
     return outcome.status
+
+
+def found_lines(outcome, args) -> list[str]:
+    """The last lines of a one-suite run: when the run cannot test, what the shipped reference
+    found on the same methods and settings (labelled as the reference's, with its units and test),
+    and what to run next."""
+    if args.quiet or outcome.root is not None:
+        return []
+    done = outcome.suites[0]
+    v = done.reference_verdicts
+    lines = []
+    if v is not None:
+        lines += [
+            "",
+            f"oodfs: this run has too few units to test. The shipped reference {v['name']} (the same methods "
+            f"and settings on its full grid, {v['units']} units per comparison; every value it holds is "
+            f"replayed bit for bit in CI) tested them: {v['test']}, downstream model {v['downstream']}. "
+            "Its verdicts, not this run's:",
+        ]
+        said = [s for s in v["sentences"] if s["decided"] and not s.get("spread")]
+        lines += [f"  {s['setting']}, {s['metric']}: {s['text']}" for s in said]
+    suite = done.planned.suite
+    name = suite.name if suite.shipped else str(args.suite)
+    lines += [
+        "",
+        f"next: the results page: oodfs report {done.out} --out {done.out}-site; the tests behind each "
+        f"verdict: oodfs compare {done.out}",
+    ]
+    if v is not None:
+        lines.append(
+            f"      the full grid from this run's code: oodfs bench --suite {name} (or --reference to take "
+            "every task whose identity matches the shipped reference); your own table: oodfs select "
+            "TABLE --target COLUMN"
+        )
+    return lines
 
 
 def _note(line: str) -> None:

@@ -210,8 +210,9 @@ class Analysis:
 
     def verdict_sentences(self) -> list[dict]:
         """The tested verdicts in words, per setting and headline metric: dict(setting, metric,
-        text, decided). With every pair tested: the tested best set and which methods each of
-        its members beats; against a reference: which methods are better or worse than it."""
+        text, decided; ``spread``: a measure of spread, where no method is called best). With every
+        pair tested: the tested best set and which methods each of its members beats; against a
+        reference: which methods are better or worse than it."""
         out = []
         f = self.family
         best = self.best_sets()
@@ -265,7 +266,8 @@ class Analysis:
                             + (f", not distinguishable from {_names(missed)}" if missed else "")
                         )
                     text = f"best: {_names(top)} ({'; '.join(bits)})"
-            out.append(dict(setting=setting, metric=what, decided=True, text=text))
+            spread = not _can_be_best(info)
+            out.append(dict(setting=setting, metric=what, decided=True, text=text, spread=spread))
         return out
 
     # -- best sets --------------------------------------------------------------------------
@@ -563,3 +565,50 @@ def undecidable_before_run(suite, alpha: float = stats.ALPHA) -> str:
     if fewer >= (1 if against else 2):
         text += f" or at most {fewer} methods"
     return text
+
+
+def shipped_verdicts(report) -> dict | None:
+    """The tested verdicts of the shipped reference of ``report``'s suite, for a run too small
+    to test (the quick job): the reference's rows of the run's methods, settings and downstream
+    model, analysed as the run is (its rule, its unit), over every data set the reference holds.
+    ``{"name", "units", "test", "downstream", "sentences"}`` (``sentences`` as
+    :meth:`Analysis.verdict_sentences` gives them), or None when the suite ships no reference
+    under the run's profile, or the reference holds none of the run's methods. The caller says
+    plainly that these are the reference's numbers, not the run's (docs/PROTOCOL.md section 10)."""
+    from oodfs.report.report import Report
+    from oodfs.run.reference import load_reference
+    from oodfs.validation import OodfsError
+
+    if not report.suite:
+        return None
+    try:
+        ref = load_reference(report.suite, report.profile)
+    except OodfsError:  # no reference for this suite and profile (or a damaged one: replay says so)
+        return None
+    methods = list(dict.fromkeys(report.results["method"]))
+    settings = set(report.results["setting"].astype(str))
+    rows = ref.results[
+        ref.results["method"].isin(methods)
+        & ref.results["setting"].astype(str).isin(settings)
+        & (ref.results["downstream"] == report.downstream)
+    ]
+    if rows["method"].nunique() < 2:
+        return None
+    analysis = Analysis(
+        Report(
+            rows,
+            report.rule,
+            report._given["metrics"],
+            methods,
+            report.downstream,
+            unit=report.unit,
+            task=report.task,
+        )
+    )
+    return {
+        "name": ref.path.stem,
+        "units": analysis.max_units(),
+        "test": analysis.test_text(),
+        "downstream": report.downstream,
+        "sentences": analysis.verdict_sentences(),
+    }

@@ -55,7 +55,10 @@ class BenchOptions:
     ``plugins``: unpackaged plugin modules registered for the run. ``backend_options``:
     ``NAME=VALUE`` texts; ``scheduler``: the dask backend's ``scheduler`` option. ``check_memory``:
     refuse a run estimated to need more memory than the machine has (:func:`check_memory`).
-    ``figures``: draw OUT/figures/. The rest is :class:`oodfs.run.runner.RunOptions`'.
+    ``figures``: draw OUT/figures/. ``reference_verdicts``: when one shipped suite's run is too
+    small to test, analyse the shipped reference's rows of its methods and settings
+    (:func:`oodfs.report.analysis.shipped_verdicts`, :attr:`BenchSuite.reference_verdicts`). The
+    rest is :class:`oodfs.run.runner.RunOptions`'.
 
     Said as it happens: ``notes`` (the run's one-line notes), ``say`` (lines said whatever
     ``notes`` is: a suite's outputs that could not be written among several, metrics that cannot
@@ -95,6 +98,7 @@ class BenchOptions:
     progress: bool = True
     progress_interval: float = DEFAULT_INTERVAL
     figures: bool = True
+    reference_verdicts: bool = True
     argv: tuple[str, ...] | None = None
     notes: Callable[[str], None] = _print_note
     say: Callable[[str], None] = _print_note
@@ -126,6 +130,9 @@ class BenchSuite:
     planned: Planned
     run: object
     outputs: object
+    #: the shipped reference's tested verdicts on this suite's methods and settings, when the run
+    #: itself cannot test (:func:`oodfs.report.analysis.shipped_verdicts`); None otherwise
+    reference_verdicts: dict | None = None
 
     @property
     def out(self) -> Path:
@@ -178,7 +185,20 @@ def run_bench(options: BenchOptions | None = None, **changes) -> BenchOutcome:
         inform=o.inform,
     )
     suites = [BenchSuite(p, d, w) for p, d, w in zip(planned, done, written.suites)]
+    if o.reference_verdicts and root is None:
+        suites[0].reference_verdicts = _reference_verdicts(suites[0])
     return BenchOutcome(suites, root, written.summary, time.perf_counter() - start)
+
+
+def _reference_verdicts(done: BenchSuite) -> dict | None:
+    """The shipped reference's verdicts for a shipped suite whose run cannot test a setting (the
+    quick job's one unit per comparison), read from the reference, never from the run."""
+    from oodfs.report.analysis import Analysis, shipped_verdicts
+
+    report = done.outputs.report
+    if report is None or not done.planned.suite.shipped or not Analysis(report).undecidable_settings():
+        return None
+    return shipped_verdicts(report)
 
 
 def _checked(o: BenchOptions) -> tuple[list[Planned], Path | None, list]:
