@@ -417,6 +417,7 @@ def test_a_suite_files_card_gives_its_shift_diagnosis(tmp_path, table_path, caps
     code, out, err = run_cli(capsys, "suites", path, "--json")
     assert code == 0, err
     (card,) = [s["card"] for s in json.loads(out)]
-    assert card["shift"]["loss"] == "log-loss" and card["shift"]["kind"]  # decided binary, as bench does
+    diagnosis = card["shift_diagnosis"]
+    assert diagnosis["loss"] == "log-loss" and diagnosis["kind"]  # decided binary, as bench does
     code, out, err = run_cli(capsys, "suites", path)
     assert "shift diagnosis: the drop is " in out and "under logistic" in out

@@ -31,7 +31,8 @@ def add_parser(sub) -> None:
 
 def describe(name: str, shift: bool = False, tables_anywhere: bool = False) -> dict:
     """One suite as a JSON-ready dict: its split, sizes, models and card; with ``shift``, the card
-    also holds the shift diagnosis of a suite on a table (:func:`oodfs.shift.diagnose_suite`)."""
+    also holds the shift diagnosis of a suite on a table (``shift_diagnosis``, beside the card's
+    own ``shift`` text: :func:`oodfs.shift.diagnose_suite`)."""
     from oodfs.run.suite import load_suite
 
     s = load_suite(name, tables_anywhere)
@@ -43,7 +44,8 @@ def describe(name: str, shift: bool = False, tables_anywhere: bool = False) -> d
 
         d = diagnose_suite(with_task(s, registry())[0])  # a two-level target decided as bench decides it
         if d is not None:
-            card["shift"] = {k: (None if isinstance(v, float) and v != v else v) for k, v in d.items()}
+            nan_free = {k: (None if isinstance(v, float) and v != v else v) for k, v in d.items()}
+            card["shift_diagnosis"] = nan_free
     blocks = len(s.r_train) * s.runs
     return {
         "name": s.name,
@@ -91,9 +93,9 @@ def run(args) -> int:
             + (f"; yardsticks {', '.join(s['yardsticks'])}" if s["yardsticks"] else "")
         )
         for key, value in s["card"].items():
-            if key != "shift":
+            if key != "shift_diagnosis":
                 print(f"  {key}: {value}")
-        if "shift" in s["card"]:
-            print(f"  shift diagnosis: {shift_sentence(s['card']['shift'])}")
+        if "shift_diagnosis" in s["card"]:
+            print(f"  shift diagnosis: {shift_sentence(s['card']['shift_diagnosis'])}")
         print()
     return 0
