@@ -299,7 +299,13 @@ def test_a_target_that_is_a_sum_of_features_is_named_a_possible_leak(tmp_path, c
     # without them: no note
     code, out, err = select(capsys, *argv, "--drop", "casual,registered", "--json")
     assert code == 0 and not [n for n in notes(err) if "leak" in n]
-    assert json.loads(out)["leaks"] == {"alone": {}, "score": "R²", "identity": [], "identity_r2": None}
+    assert json.loads(out)["leaks"] == {
+        "alone": {},
+        "score": "R²",
+        "identity": [],
+        "identity_r2": None,
+        "strong": {},
+    }
 
 
 def test_a_feature_that_alone_predicts_a_binary_target_is_named(tmp_path, capsys):
@@ -310,13 +316,93 @@ def test_a_feature_that_alone_predicts_a_binary_target_is_named(tmp_path, capsys
     df["up"] = df["ret"] > 0
     df["year"] = np.repeat([2001, 2002], n // 2)
     path = write(df, tmp_path)
-    code, out, err = select(
-        capsys, path, "--target", "up", "--method", "mi", "--env-column", "year", "--json"
-    )
+    argv = (path, "--target", "up", "--method", "mi", "--env-column", "year", "--json")
+    message = one_line_error(*select(capsys, *argv)[::2])
+    assert message.startswith("possible leak: 'ret' alone separates the target's classes with AUC 1.000")
+    code, out, err = select(capsys, *argv, "--keep", "ret")
     assert code == 0, err
     (note,) = [n for n in notes(err) if n.startswith("possible leak")]
-    assert note.startswith("possible leak: 'ret' (AUC 1.000) alone predicts the target almost perfectly")
-    assert list(json.loads(out)["leaks"]["alone"]) == ["ret"]
+    assert note.startswith("possible leak: 'ret' alone separates the target's classes with AUC 1.000")
+    # one note: the step function's sentence does not repeat it
+    assert json.loads(out)["leaks"]["alone"] == {} and list(json.loads(out)["leaks"]["strong"]) == ["ret"]
+
+
+def with_copy(share: float, n: int = 1200, seed: int = 0) -> pd.DataFrame:
+    """`churn` (a and b carry the target) and a column `balance` equal to the target with ``share``
+    of its rows flipped (seeded), named like an ordinary feature."""
+    df = churn(n_per_env=n // 3, seed=seed)
+    y = (df["churn"] == "yes").to_numpy()
+    flip = np.random.default_rng(seed + 1).random(len(df)) < share
+    df.insert(2, "balance", np.where(flip, ~y, y).astype(float) * 120.0 + 35.0)
+    return df
+
+
+def test_a_copy_of_a_binary_target_with_5_percent_flipped_is_refused_unless_kept(tmp_path, capsys):
+    """The issue's case: without the check, every selector ranks the 95 % copy first."""
+    from sklearn.metrics import roc_auc_score
+
+    df = with_copy(0.05)
+    train = df["state"].isin(["CA", "NY"])
+    auc = roc_auc_score(df.loc[train, "churn"] == "yes", df.loc[train, "balance"])
+    assert 0.93 <= auc <= 0.97  # the copy agrees with the target on about 95 % of the rows
+    path = write(df, tmp_path)
+    message = one_line_error(*select(capsys, path, *ARGS, "--method", "lasso")[::2])
+    assert message.startswith(
+        f"possible leak: 'balance' alone separates the target's classes with AUC {auc:.3f} (>= 0.93) on "
+        "the training rows (the other 4 features together: AUC 0."
+    )
+    assert "(--drop balance)" in message and '(--keep balance, or keep = ["balance"]' in message
+    # kept on purpose: the ranking goes on, with the finding in one note
+    code, out, err = select(capsys, path, *ARGS, "--method", "lasso", "--keep", "balance", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    (note,) = [n for n in notes(err) if "possible leak" in n]
+    expected = f"possible leak: 'balance' alone separates the target's classes with AUC {auc:.3f} "
+    assert note.startswith(expected)
+    assert "kept (--keep)" in note and note in doc["notes"]
+    strong = doc["leaks"]["strong"]["balance"]
+    assert strong["auc"] == pytest.approx(auc)
+    # the other features (a and b carry the target through a logistic link) reach far less
+    assert 0.75 < strong["rest_auc"] < 0.9 and f"AUC {strong['rest_auc']:.3f}" in note
+    assert doc["ranking"][0]["feature"] == "balance"
+    # dropped: no refusal, no note
+    code, out, err = select(capsys, path, *ARGS, "--method", "lasso", "--drop", "balance")
+    assert code == 0 and not [n for n in notes(err) if "leak" in n]
+
+
+def test_a_copy_in_a_text_column_is_refused_by_its_column_name(tmp_path, capsys):
+    """The one-hot level is named in the AUC, the column in --drop and --keep."""
+    df = with_copy(0.03)
+    df["plan"] = np.where(df.pop("balance") > 100, "gold", "basic")
+    path = write(df, tmp_path)
+    message = one_line_error(*select(capsys, path, *ARGS, "--method", "correlation")[::2])
+    assert message.startswith("possible leak: 'plan=gold' alone separates the target's classes with AUC 0.9")
+    assert "(--drop plan)" in message and "(--keep plan," in message
+    code, out, err = select(capsys, path, *ARGS, "--method", "correlation", "--keep", "plan")
+    assert code == 0, err
+    assert len([n for n in notes(err) if n.startswith("possible leak: 'plan=gold'")]) == 1
+
+
+def test_a_copy_with_20_percent_flipped_is_not_flagged():
+    """The declared sensitivity: AUC 0.80, as strong as real predictors (docs/PROTOCOL.md)."""
+    result = rank_features(with_copy(0.20), "churn", "lasso", isolate=False)
+    assert result.leaks.strong == {} and not [n for n in result.notes if "leak" in n]
+
+
+def test_an_ordinary_strong_binary_predictor_is_not_flagged():
+    """y ~ Bernoulli(sigmoid(3 x0)): x0 alone has AUC about 0.92, below the bound 0.93."""
+    from sklearn.metrics import roc_auc_score
+
+    from oodfs.tables.leaks import BINARY_LEAK_AUC
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(3000, 4)), columns=["x0", "x1", "x2", "x3"])
+    df["y"] = (rng.random(len(df)) < 1 / (1 + np.exp(-3 * df["x0"]))).astype(int)
+    assert 0.9 < roc_auc_score(df["y"], df["x0"]) < BINARY_LEAK_AUC
+    result = rank_features(df, "y", "lasso", isolate=False)
+    assert result.leaks.strong == {} and result.leaks.alone == {}
+    assert not [n for n in result.notes if "leak" in n]
+    assert result.ranking["feature"][0] == "x0"
 
 
 def test_a_strong_but_noisy_feature_is_not_a_leak():

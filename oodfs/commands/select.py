@@ -13,6 +13,7 @@ from oodfs.commands.options import csv_list, positive_int, seed
 from oodfs.report.escape import terminal
 from oodfs.run.rank import GROUP_AGGREGATES, RankOptions, evaluated, rank_features
 from oodfs.tables import CATEGORICAL_MODES, DATE_MODES, MAX_LEVELS, MIN_LEVEL_ROWS, TASKS, TableWarning
+from oodfs.tables.leaks import BINARY_LEAK_AUC
 from oodfs.validation import OodfsError, check_nesting, one_line_warning
 
 #: what a column or a variable's levels are listed as in the terminal table, at most
@@ -67,7 +68,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "--task regression regresses a numeric one instead. A numeric target with more values is\n"
             "regression; text with three or more levels is refused (multiclass is not supported yet).\n"
             "A feature that alone predicts the target almost perfectly, or a target that is a sum of a\n"
-            "few features, is named in a note (a leak?).\n\n"
+            "few features, is named in a note (a leak?). For a binary target, a feature whose AUC alone\n"
+            f"on the training rows is {BINARY_LEAK_AUC} or more is refused unless kept (--keep it).\n\n"
             "Every column except the target, the --env-column and --drop columns is a feature.\n"
             "Numeric and true/false columns are numbers; text columns and --categorical-columns are\n"
             "one-hot encoded (one 0/1 column `col=level` per level except the first, the reference).\n"
@@ -193,7 +195,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         type=csv_list,
         default=[],
         metavar="A,B",
-        help="use these columns as features although they look like an identifier or a copy of the target",
+        help="use these columns as features although they look like an identifier or a copy of the target "
+        f"(a near-copy, or a binary target's feature with AUC alone >= {BINARY_LEAK_AUC})",
     )
     p.add_argument(
         "--dates",

@@ -407,7 +407,9 @@ class RankOptions:
     (:func:`evaluate_selection`, model ``downstream``). ``isolate``: fit the selector in a forked
     child process. ``task``: None (a target with two levels is binary, else regression),
     ``"regression"`` or ``"binary"``; ``positive``: a binary target's positive level
-    (:func:`oodfs.tables.target_task`). ``check_leaks``: the leak notes (:mod:`oodfs.tables.leaks`).
+    (:func:`oodfs.tables.target_task`). ``check_leaks``: the leak notes, and for a binary target the
+    refusal of a feature that alone separates the classes unless its column is in ``keep``
+    (:mod:`oodfs.tables.leaks`).
     ``check_memory``: refuse, before fitting, a fit whose estimated peak memory exceeds what the
     machine has available (:func:`check_fit_memory`).
     """
@@ -739,9 +741,11 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
     labels = {**_labels(cls, method, env, rows), **_task_keyword(cls, choice.task, yfit)}
     leaks = None
     if o.check_leaks:
-        from oodfs.tables.leaks import find_leaks
+        from oodfs.tables.leaks import find_leaks, refuse_strong
 
         leaks = find_leaks(Xfit, yfit, fit_names, choice.task, o.random_state)
+        # a binary feature that alone separates the classes: refused unless its column is kept
+        refuse_strong(leaks, dict(zip(names, table.variables)), o.keep)
         for text in leaks.notes():
             note(text)
     variables = dict(zip(names, table.variables))

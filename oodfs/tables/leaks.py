@@ -1,8 +1,9 @@
 """Guards against a leak: a feature that predicts the target almost perfectly (docs/PROTOCOL.md,
 "Own tables": leaks).
 
-Two cheap checks on the rows a method is fitted on, each a note, never a refusal (a column may
-be a leak or a legitimately strong predictor; only the user knows when its value is known):
+Three cheap checks on the rows a method is fitted on. The first two are notes, never refusals (a
+column may be a leak or a legitimately strong predictor; only the user knows when its value is
+known); the third, for a binary target, refuses unless the column is kept:
 
 * **one feature alone**: a one-feature step function -- the feature cut at its quantiles into at
   most :data:`BINS` bins (a feature with fewer distinct values: one bin per value), each bin
@@ -18,14 +19,24 @@ be a leak or a legitimately strong predictor; only the user knows when its value
   :data:`IDENTITY_R2` with at most :data:`IDENTITY_FEATURES` of them (orthogonal matching pursuit,
   the smallest such set): bikeshare's ``registered`` + ``casual`` = its count of riders, where
   neither alone passes the first check (``registered``: R² 0.944).
+* **a strong copy** (binary): a feature whose AUC alone (scikit-learn's ``roc_auc_score`` on its
+  values, the larger of AUC and 1 - AUC) is at least :data:`BINARY_LEAK_AUC`. A copy of the
+  target with 5 % of its values flipped has AUC 0.95; no feature of the shipped binary suites'
+  training environments reaches 0.92 (``benchmarks/leak_check/``). The note and the refusal give
+  the AUC the other features reach together (a logistic regression, :data:`FOLDS`-fold
+  cross-validated) for scale: it is not part of the rule, since a real predictor can stand far
+  above the rest (OJ's brand loyalty: 0.919 against 0.521) and a copy need not (the vote table's
+  other features reach 0.94 against a copy's 0.95).
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+
+from oodfs.validation import OodfsError
 
 #: a feature alone explaining this share of the target's variance out of fold is named
 LEAK_R2 = 0.95
@@ -35,6 +46,12 @@ LEAK_AUC = 0.99
 #: (an accounting identity, exact up to rounding; y = 2a + b + noise with noise sd 3 % of y's is 0.999)
 IDENTITY_R2 = 0.9999
 IDENTITY_FEATURES = 5
+#: binary target: a feature alone separating the classes with this AUC (max of AUC and 1 - AUC) on
+#: the rows used is refused unless kept: between the largest single-feature AUC of the shipped binary
+#: suites' training environments (0.919) and a copy of the target with 5 % of values flipped (0.95)
+#: (docs/PROTOCOL.md section 17, "Leaks"); a copy with a share q flipped has AUC 1 - q, so one with
+#: more than about 7 % flipped (20 %: AUC 0.80, as strong as real predictors) passes
+BINARY_LEAK_AUC = 0.93
 #: the one-feature step function: quantile bins, folds; rows sampled at most (seeded)
 BINS = 32
 FOLDS = 5
@@ -53,10 +70,34 @@ class Leaks:
     score: str
     identity: tuple = ()
     identity_r2: float | None = None
+    #: binary: ``{feature: (its AUC alone, the other features' AUC together)}`` of the features at or
+    #: above BINARY_LEAK_AUC, best first (the other features: every feature not in this dict)
+    strong: dict = field(default_factory=dict)
+    #: how many features the other features' AUC was fitted on
+    strong_others: int = 0
+
+    def strong_text(self, feature: str) -> str:
+        """``'f' alone separates ... (AUC 0.952; the other 6 features together: AUC 0.804)``."""
+        auc, rest = self.strong[feature]
+        others = self.strong_others
+        if others == 0:
+            together = "no other feature"
+        else:
+            fold = f"a {FOLDS}-fold cross-validated logistic regression"
+            value = "n/a, too few rows of a class" if rest is None else f"{rest:.3f}"
+            together = f"the other {others} feature{'s' if others > 1 else ''} together: AUC {value}, {fold}"
+        return (
+            f"{feature!r} alone separates the target's classes with AUC {auc:.3f} (>= {BINARY_LEAK_AUC}) "
+            f"on the training rows ({together})"
+        )
 
     def notes(self) -> list[str]:
-        """One sentence per finding."""
-        out = []
+        """One sentence per finding (a strong copy's once it is kept: :func:`refuse_strong`)."""
+        out = [
+            f"possible leak: {self.strong_text(f)}; kept (--keep): rank it only if its value is known "
+            "before the target is"
+            for f in self.strong
+        ]
         if self.alone:
             bound = LEAK_AUC if self.score == "AUC" else LEAK_R2
             listed = ", ".join(f"{f!r} ({self.score} {v:.3f})" for f, v in self.alone.items())
@@ -82,6 +123,7 @@ class Leaks:
             "score": self.score,
             "identity": list(self.identity),
             "identity_r2": self.identity_r2,
+            "strong": {f: {"auc": a, "rest_auc": r} for f, (a, r) in self.strong.items()},
         }
 
 
@@ -97,12 +139,13 @@ def find_leaks(X: np.ndarray, y: np.ndarray, names: list[str], task: str, seed: 
         rows = np.sort(rng.choice(X.shape[0], MAX_ROWS, replace=False))
         X, y = X[rows], y[rows]
     fold = rng.permutation(X.shape[0]) % FOLDS
+    strong = _strong(X, y, names) if task == "binary" else {}
     alone = {}
     # values near the float limit (--no-standardize) overflow in squares: such a check is skipped
     with np.errstate(all="ignore"):
         for j, name in enumerate(names):
             x = X[:, j]
-            if x.min() == x.max():
+            if x.min() == x.max() or name in strong:  # a strong copy has its own sentence
                 continue
             p = _out_of_fold(x, y, fold)
             value = _auc(y, p) if task == "binary" else 1 - np.sum((y - p) ** 2) / np.sum((y - y.mean()) ** 2)
@@ -110,7 +153,74 @@ def find_leaks(X: np.ndarray, y: np.ndarray, names: list[str], task: str, seed: 
                 alone[name] = float(value)
         identity, r2 = ((), None) if task == "binary" else _identity(X, y, names)
     alone = dict(sorted(alone.items(), key=lambda kv: -kv[1]))
-    return Leaks(alone, score, identity, r2)
+    if not strong:
+        return Leaks(alone, score, identity, r2)
+    others = [j for j, name in enumerate(names) if name not in strong and np.ptp(X[:, j]) > 0]
+    rest = _rest_auc(X[:, others], y, seed)
+    strong = {name: (auc, rest) for name, auc in sorted(strong.items(), key=lambda kv: -kv[1])}
+    return Leaks(alone, score, identity, r2, strong, len(others))
+
+
+def refuse_strong(leaks: Leaks, variable_of: dict, keep) -> None:
+    """An OodfsError naming every strong copy (:class:`Leaks`) whose column is not in ``keep``
+    (``variable_of``: the column of each feature, a one-hot level's variable), as a near-copy of the
+    target is refused (docs/PROTOCOL.md section 17, "Leaks")."""
+    from oodfs.tables.prepare import _keep_option
+
+    kept = {str(c) for c in keep}
+    refused = [f for f in leaks.strong if str(variable_of.get(f, f)) not in kept]
+    if not refused:
+        return
+    columns = list(dict.fromkeys(str(variable_of.get(f, f)) for f in refused))
+    it = "it" if len(columns) == 1 else "them"
+    raise OodfsError(
+        f"possible leak: {_listed([leaks.strong_text(f) for f in refused])}: a selector would rank {it} "
+        f"first; drop {it} (--drop {','.join(columns)}) or keep {it} on purpose if the value is known "
+        f"before the target is ({_keep_option(columns)})"
+    )
+
+
+def _listed(texts: list[str], limit: int = 3) -> str:
+    return "; ".join(texts[:limit]) + (f"; and {len(texts) - limit} more" if len(texts) > limit else "")
+
+
+def _strong(X: np.ndarray, y: np.ndarray, names: list[str]) -> dict:
+    """``{feature: AUC}`` of the features whose AUC alone (max of AUC and 1 - AUC, the feature's values
+    as scores) reaches BINARY_LEAK_AUC."""
+    from sklearn.metrics import roc_auc_score
+
+    out = {}
+    for j, name in enumerate(names):
+        x = X[:, j]
+        if not np.isfinite(x).all() or x.min() == x.max():
+            continue
+        auc = float(roc_auc_score(y, x))
+        auc = max(auc, 1 - auc)
+        if auc >= BINARY_LEAK_AUC:
+            out[name] = auc
+    return out
+
+
+def _rest_auc(X: np.ndarray, y: np.ndarray, seed: int) -> float | None:
+    """The AUC of the out-of-fold scores of a logistic regression (scikit-learn, L2 with C = 1) on the
+    columns of X (FOLDS stratified seeded folds); 0.5 with no column, None with fewer than FOLDS rows
+    of a class."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    if X.shape[1] == 0:
+        return 0.5
+    if min(int((y == 1.0).sum()), int((y == 0.0).sum())) < FOLDS:
+        return None
+    folds = StratifiedKFold(FOLDS, shuffle=True, random_state=seed % 2**32)
+    with warnings.catch_warnings():  # a fit stopped at max_iter still ranks rows: enough for scale
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        scores = cross_val_predict(
+            LogisticRegression(max_iter=1000), X, y, cv=folds, method="decision_function"
+        )
+    return float(roc_auc_score(y, scores))
 
 
 def _auc(y: np.ndarray, p: np.ndarray) -> float:
