@@ -661,9 +661,9 @@ class FeatureRanking:
 
 def check_fit_memory(method: str, n: int, d: int) -> None:
     """Refuse, in one line, a fit whose estimated peak memory exceeds what this machine has
-    available: the method's measured memory curve at n x d plus one copy of the rows it is fitted
-    on (docs/PROTOCOL.md, "Measured sizes and the memory estimate"; the table itself is already
-    loaded, so it is not counted again)."""
+    available: the method's fit estimate at n x d (:func:`oodfs.results.scale.fit_memory_mb`) plus
+    one copy of the rows it is fitted on (docs/PROTOCOL.md, "Measured sizes and the memory
+    estimate"; the table itself is already loaded, so it is not counted again)."""
     from oodfs.results import scale
 
     have = scale.available_mb()
