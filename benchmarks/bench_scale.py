@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -694,14 +695,36 @@ def last_rows(path: str, binary: bool = False) -> list[dict]:
 
 
 def memory_curve(ok: list[dict]) -> list[float] | None:
-    """Least squares of log(peak MB) = a + b log n + c log d over a method's measured sizes whose peak
-    is at least MEMORY_MIN_MB; None with fewer than 3 such sizes or without two n and two d."""
+    """log(peak MB) = a + b log n + c log d over a method's measured sizes whose peak is at least
+    MEMORY_MIN_MB: b and c by least squares where the sizes have two n (two d) and at least as many
+    sizes as the curve has free numbers, else 1 (growth in proportion, which bounds a fixed part plus a
+    part linear in n or d from above); then a raised until none of these sizes is above the curve
+    (an estimate to refuse by must not be below what was measured; docs/PROTOCOL.md, "Measured
+    sizes and the memory estimate"). None without any such size."""
     big = [r for r in ok if r["peak_mb"] >= MEMORY_MIN_MB]
-    if len(big) < 3 or len({r["n"] for r in big}) < 2 or len({r["d"] for r in big}) < 2:
+    if not big:
         return None
-    A = np.column_stack([np.ones(len(big)), np.log([r["n"] for r in big]), np.log([r["d"] for r in big])])
-    y = np.log([r["peak_mb"] for r in big])
-    return [round(float(v), 4) for v in np.linalg.lstsq(A, y, rcond=None)[0]]
+    logs = np.log([[r["n"], r["d"], r["peak_mb"]] for r in big])
+    free = [j for j, k in enumerate(("n", "d")) if len({r[k] for r in big}) >= 2]
+    exps = [1.0, 1.0]
+    if free and len(big) >= len(free) + 1:
+        A = np.column_stack([np.ones(len(big)), *(logs[:, j] for j in free)])
+        for j, v in zip(free, np.linalg.lstsq(A, logs[:, 2], rcond=None)[0][1:]):
+            exps[j] = round(float(v), 4)
+    b, c = exps
+    a = float(np.max(logs[:, 2] - b * logs[:, 0] - c * logs[:, 1]))
+    # a rounded up, so that the rounding cannot take the curve below a measured size
+    return [math.ceil(a * 1e4) / 1e4, b, c]
+
+
+def memory_range(ok: list[dict]) -> dict | None:
+    """The smallest and largest n and d of the sizes :func:`memory_curve` is fitted on: outside
+    them the package does not follow the curve (docs/PROTOCOL.md, "Measured sizes and the memory
+    estimate")."""
+    big = [r for r in ok if r["peak_mb"] >= MEMORY_MIN_MB]
+    if not big:
+        return None
+    return {k: [min(r[k] for r in big), max(r[k] for r in big)] for k in ("n", "d")}
 
 
 def largest(ok: list[dict]) -> list[dict]:
@@ -769,7 +792,10 @@ def ship(args):
         ok = [r for r in mine if r["status"] == "ok"]
         if not ok:
             continue
-        methods[m] = task_facts(mine, args.unstamped_machine_is_this) | {"memory_curve": memory_curve(ok)}
+        methods[m] = task_facts(mine, args.unstamped_machine_is_this) | {
+            "memory_curve": memory_curve(ok),
+            "memory_range": memory_range(ok),
+        }
         mine = [r for r in binary if r["method"] == m]
         if any(r["status"] == "ok" for r in mine):
             methods[m]["binary"] = task_facts(mine, args.unstamped_machine_is_this)

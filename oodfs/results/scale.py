@@ -72,15 +72,52 @@ def machine_text(m: dict) -> str:
     return f"{m['cpu']}, {m['cpus']} CPUs, {m['memory_gib']:g} GiB, {m['system']}"
 
 
+#: each size of the curves was measured once, and a fit's peak measured again can be higher (the
+#: allocator's state differs from run to run): up to 1/0.88 of the raised curve, docs/PROTOCOL.md 21
+MEMORY_MARGIN = 1.25
+
+
 def fit_memory_mb(name: str, n: int, d: int) -> float | None:
-    """A method's fit peak memory at (n, d) from its fitted curve log MB = a + b log n + c log d,
-    or None for a method without one (not measured, or too few sizes)."""
+    """A method's estimated fit peak memory in MB at (n, d), meant as an upper bound
+    (docs/PROTOCOL.md, "Measured sizes and the memory estimate"): the method's declared bound
+    (:data:`FIT_MEMORY_BOUNDS`) where it has one; else its curve log MB = a + b log n + c log d,
+    which lies above every size it was fitted on, times :data:`MEMORY_MARGIN`, followed only
+    within those sizes: below them it is taken at the smallest (memory does not shrink with the
+    table), above them it grows at least in proportion to n and to d. None for a method without
+    either (not measured)."""
+    bound = FIT_MEMORY_BOUNDS.get(name)
+    if bound is not None:
+        return bound(n, d)
     entry = facts()["methods"].get(name)
     curve = entry and entry.get("memory_curve")
     if not curve:
         return None
     a, b, c = curve
-    return math.exp(a + b * math.log(n) + c * math.log(d))
+    span = entry.get("memory_range") or {"n": [n, n], "d": [d, d]}
+    (n_lo, n_hi), (d_lo, d_hi) = span["n"], span["d"]
+    n_in, d_in = min(max(n, n_lo), n_hi), min(max(d, d_lo), d_hi)
+    mb = MEMORY_MARGIN * math.exp(a + b * math.log(n_in) + c * math.log(d_in))
+    return mb * max(1.0, n / n_in) ** max(b, 1.0) * max(1.0, d / d_in) ** max(c, 1.0)
+
+
+def kerhrm_fit_mb(n: int, d: int) -> float:
+    """KerHRM's fit peak memory in MB at its default ``width`` (1024) and the largest
+    ``n_components`` of its grid (40), from the arrays its fit holds at once (docs/PROTOCOL.md,
+    "Measured sizes and the memory estimate"): per row, the float32 tangent features (width (d +
+    2) + 1 of them) while the SVD runs, or, once they are freed, the two float64 rows of width
+    hidden units that the network's output and its input gradients take, whichever is more;
+    beside them, per row, a few copies of the reduced features (float64, n_components wide), the
+    SVD's float32 bases and the standardised inputs; once, the float64 block of 1024 rows x width
+    x (d + 3) that the tangent features are written from, and 64 MB of compiled code and buffers."""
+    width, k = 1024, 40
+    per_row = max(4 * (width * (d + 2) + 1), 17 * width) + 64 * k + 16 * (k + 10) + 24 * d
+    once = 8 * min(n, 1024) * width * (d + 3) + 64 * MB
+    return (n * per_row + once) / MB
+
+
+#: methods whose fit memory is a bound derived from the arrays the fit allocates rather than a
+#: curve through measured sizes: their memory grows differently beyond the sizes measured
+FIT_MEMORY_BOUNDS = {"kerhrm": kerhrm_fit_mb}
 
 
 def data_mb(rows: int, d: int) -> float:

@@ -435,11 +435,11 @@ def run_memory_estimate(suites, jobs: int) -> dict | None:
     """The estimated memory that running ``suites`` (one suite, or the list of a pool) with
     ``jobs`` local workers adds to this process, at the largest setting of any of them
     (docs/PROTOCOL.md, "Measured sizes and the memory estimate"): per setting, its n and d, the
-    methods' measured memory curves, one copy of a job's data per worker, a worker's own memory;
-    as many workers as the pool has data sets, at most ``jobs``, each assumed to hold a job of
-    that setting. :func:`oodfs.results.scale.estimate_peak_mb`'s fields plus ``suite``,
-    ``setting``, ``n``, ``d`` and ``workers``; None when no setting names its columns before it
-    is drawn."""
+    methods' fit estimates (:func:`oodfs.results.scale.fit_memory_mb`), one copy of a job's data
+    per worker, a worker's own memory; as many workers as the pool has data sets, at most
+    ``jobs``, each assumed to hold a job of that setting. :func:`oodfs.results.scale.estimate_peak_mb`'s
+    fields plus ``suite``, ``setting``, ``n``, ``d`` and ``workers``; None when no setting names
+    its columns before it is drawn."""
     from oodfs.contract.registry import registry
     from oodfs.results.scale import estimate_peak_mb
     from oodfs.run.suite import train_envs

@@ -122,6 +122,8 @@ def _fit_scores(
             return "refused", str(exc)
         except (ValueError, ArithmeticError) as exc:  # numbers the selector's library refused
             return "failed", _one_line(exc)
+        except MemoryError as exc:  # numpy's "Unable to allocate ..." names what it asked for
+            return "out of memory", _one_line(exc)
         used = {p: v for p, v in selector.get_params(deep=False).items() if p not in ("k", "random_state")}
         if getattr(selector, "scores_", None) is None:
             return "refused", f"selector {method!r} set no scores_ in fit"
@@ -151,6 +153,13 @@ def _fit_scores(
         raise OodfsError(named_columns(result, names))
     if status == "failed":
         raise OodfsError(f"selector {method!r} cannot rank this table: {named_columns(result, names)}")
+    if status == "out of memory":
+        n, d = X.shape
+        raise OodfsError(
+            f"selector {method!r} ran out of memory fitting n = {n:,} rows x d = {d} features ({result}); "
+            "use fewer rows or features (--train-envs, --drop) or a method that needs less memory "
+            "(`oodfs plugins` lists each method's largest measured size)"
+        )
     return result
 
 
@@ -654,9 +663,9 @@ class FeatureRanking:
 
 def check_fit_memory(method: str, n: int, d: int) -> None:
     """Refuse, in one line, a fit whose estimated peak memory exceeds what this machine has
-    available: the method's measured memory curve at n x d plus one copy of the rows it is fitted
-    on (docs/PROTOCOL.md, "Measured sizes and the memory estimate"; the table itself is already
-    loaded, so it is not counted again)."""
+    available: the method's fit estimate at n x d (:func:`oodfs.results.scale.fit_memory_mb`) plus
+    one copy of the rows it is fitted on (docs/PROTOCOL.md, "Measured sizes and the memory
+    estimate"; the table itself is already loaded, so it is not counted again)."""
     from oodfs.results import scale
 
     have = scale.available_mb()
