@@ -567,46 +567,32 @@ def undecidable_before_run(suite, alpha: float = stats.ALPHA) -> str:
     return text
 
 
-def shipped_verdicts(report) -> dict | None:
-    """The tested verdicts of the shipped reference of ``report``'s suite, for a run too small
-    to test (the quick job): the reference's rows of the run's methods, settings and downstream
-    model, analysed as the run is (its rule, its unit), over every data set the reference holds.
-    ``{"name", "units", "test", "downstream", "sentences"}`` (``sentences`` as
-    :meth:`Analysis.verdict_sentences` gives them), or None when the suite ships no reference
-    under the run's profile, or the reference holds none of the run's methods. The caller says
-    plainly that these are the reference's numbers, not the run's (docs/PROTOCOL.md section 10)."""
+def shipped_verdicts(report, reference) -> dict | None:
+    """The tested verdicts of a shipped reference (``reference``: its
+    :class:`oodfs.run.reference.Reference`) for a run too small to test (the quick job): the
+    reference's rows of the run's methods, settings and downstream model, analysed as the run is
+    (its rule, its unit), over every data set the reference holds. ``{"name", "units", "test",
+    "downstream", "sentences"}`` (``sentences`` as :meth:`Analysis.verdict_sentences` gives them),
+    or None when the reference holds fewer than two of the run's methods. The caller says plainly
+    that these are the reference's numbers, not the run's (docs/PROTOCOL.md section 10)."""
     from oodfs.report.report import Report
-    from oodfs.run.reference import load_reference
-    from oodfs.validation import OodfsError
 
-    if not report.suite:
-        return None
-    try:
-        ref = load_reference(report.suite, report.profile)
-    except OodfsError:  # no reference for this suite and profile (or a damaged one: replay says so)
-        return None
     methods = list(dict.fromkeys(report.results["method"]))
     settings = set(report.results["setting"].astype(str))
-    rows = ref.results[
-        ref.results["method"].isin(methods)
-        & ref.results["setting"].astype(str).isin(settings)
-        & (ref.results["downstream"] == report.downstream)
+    found = reference.results
+    rows = found[
+        found["method"].isin(methods)
+        & found["setting"].astype(str).isin(settings)
+        & (found["downstream"] == report.downstream)
     ]
     if rows["method"].nunique() < 2:
         return None
+    metrics = report._given["metrics"]  # as the run's report was given them (declared, stored)
     analysis = Analysis(
-        Report(
-            rows,
-            report.rule,
-            report._given["metrics"],
-            methods,
-            report.downstream,
-            unit=report.unit,
-            task=report.task,
-        )
+        Report(rows, report.rule, metrics, methods, report.downstream, unit=report.unit, task=report.task)
     )
     return {
-        "name": ref.path.stem,
+        "name": reference.path.stem,
         "units": analysis.max_units(),
         "test": analysis.test_text(),
         "downstream": report.downstream,

@@ -194,11 +194,16 @@ def _reference_verdicts(done: BenchSuite) -> dict | None:
     """The shipped reference's verdicts for a shipped suite whose run cannot test a setting (the
     quick job's one unit per comparison), read from the reference, never from the run."""
     from oodfs.report.analysis import Analysis, shipped_verdicts
+    from oodfs.run.reference import load_reference
 
     report = done.outputs.report
     if report is None or not done.planned.suite.shipped or not Analysis(report).undecidable_settings():
         return None
-    return shipped_verdicts(report)
+    try:
+        reference = load_reference(report.suite, report.profile)
+    except OodfsError:  # no reference for this suite and profile (or a damaged one: replay says so)
+        return None
+    return shipped_verdicts(report, reference)
 
 
 def _checked(o: BenchOptions) -> tuple[list[Planned], Path | None, list]:
