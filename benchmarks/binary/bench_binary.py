@@ -1,8 +1,9 @@
 """Binary outcomes: the synthetic binary process's Bayes accuracy, and every binary-capable
 method's default point on its draws (docs/PROTOCOL.md, "Binary targets").
 
-    python benchmarks/bench_binary.py bayes   [--n 50000]
-    python benchmarks/bench_binary.py methods [--runs 5] [--n-train 2000] [--r-train 2.5] [--methods ...]
+    python benchmarks/binary/bench_binary.py bayes   [--n 50000]
+    python benchmarks/binary/bench_binary.py methods [--runs 5] [--n-train 2000] [--r-train 2.5] \
+        [--methods ...]
 
 ``bayes``: per setting (poly; mlp with mlp_seed 0..4) and ``logit_scale``, the Bayes accuracy
 E[max(p, 1 - p)], p = P(Y = 1 | S), and the share of 1s, over n exact draws of each bias rate

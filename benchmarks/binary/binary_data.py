@@ -1,7 +1,7 @@
-"""The real binary suites' tables and shifts, measured (benchmarks/BINARY_DATA.md).
+"""The real binary suites' tables and shifts, measured (benchmarks/binary/BINARY_DATA.md).
 
-    python benchmarks/binary_data.py                   # print the report
-    python benchmarks/binary_data.py --out benchmarks/BINARY_DATA.md
+    python benchmarks/binary/binary_data.py                   # print the report
+    python benchmarks/binary/binary_data.py --out benchmarks/binary/BINARY_DATA.md
 
 Reads every shipped suite on the ``binary_table`` environment straight from its TOML file and
 loads its table through that environment (the ``table`` environment with a binary target), as a
@@ -190,7 +190,8 @@ def report() -> str:
     head = [
         "# The real binary suites: tables and shifts",
         "",
-        "Written by `python benchmarks/binary_data.py --out benchmarks/BINARY_DATA.md` (the script's "
+        "Written by `python benchmarks/binary/binary_data.py --out benchmarks/binary/BINARY_DATA.md` (the "
+        "script's "
         "docstring says what is measured). Every table is loaded through the `binary_table` "
         "environment, as a run loads it. AUC: higher is better; log-loss: lower is better; the prior "
         "log-loss is that of predicting the training base rate for every row (the `prior` yardstick).",

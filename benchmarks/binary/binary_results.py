@@ -1,18 +1,20 @@
-"""Run the binary suites and write their verdicts (benchmarks/BINARY_RESULTS.md).
+"""Run the binary suites and write their verdicts (benchmarks/binary/BINARY_RESULTS.md).
 
-    python benchmarks/binary_results.py --root results/binary --jobs 2     # run what is missing, then report
-    python benchmarks/binary_results.py --root results/binary --replay-fits --downstream mlp  # second model
-    python benchmarks/binary_results.py --root results/binary --report-only
+    python benchmarks/binary/binary_results.py --root results/binary \
+        --jobs 2  # run what is missing, then report
+    python benchmarks/binary/binary_results.py --root results/binary --replay-fits \
+        --downstream mlp  # second model
+    python benchmarks/binary/binary_results.py --root results/binary --report-only
 
 Each binary suite (the 11 real ones on the `binary_table` environment and `synthetic-binary`) runs
 its full grid into ROOT/<suite> with its default downstream model (the suite's first: `logistic`
 for the real suites, `mlp` for the synthetic one) and, for a real suite, its k grid. The second
 model of a real suite (`mlp`) runs into ROOT/mlp/<suite>; with ``--replay-fits`` a run reads every
 method's fit from the suite's shipped reference and trains only the downstream model
-(benchmarks/replay.py), so a second model or a k grid refits no selector. A suite not run in ROOT is
-read from its shipped reference (the default model), or from benchmarks/binary_runs/<model>/ (the
+(benchmarks/shared/replay.py), so a second model or a k grid refits no selector. A suite not run in ROOT is
+read from its shipped reference (the default model), or from benchmarks/binary/runs/<model>/ (the
 other model's runs, kept there by ``--ship``). The verdicts come from the one analysis every output
-reads (oodfs.report.analysis), as in benchmarks/realdata.py, whose helpers this script imports:
+reads (oodfs.report.analysis), as in benchmarks/real_data/realdata.py, whose helpers this script imports:
 
 * per real suite and downstream model, each method against `all_features` on the mean test
   log-loss (the validation loss of the selection rules), with AUC and accuracy beside: two-sided
@@ -24,11 +26,11 @@ reads (oodfs.report.analysis), as in benchmarks/realdata.py, whose helpers this 
   with average ranks, and the family of independence weighting against the other selectors;
 * synthetic-binary: rank average and F1 against the known stable set, with the log-loss.
 
-Writes benchmarks/BINARY_RESULTS.md and benchmarks/figures/binary-*.png. With ``--ship``, each suite
-whose full grid is in ROOT first becomes shipped reference results (oodfs/run/reference/<suite>-default.*,
-oodfs.run.reference.write_reference; the default model) and its other model's complete run
-benchmarks/binary_runs/<model>/<suite>.*; the report then reads the same numbers whether ROOT is there
-or not.
+Writes benchmarks/binary/BINARY_RESULTS.md and benchmarks/binary/figures/binary-*.png. With ``--ship``, each
+suite whose full grid is in ROOT first becomes shipped reference results
+(oodfs/run/reference/<suite>-default.*, oodfs.run.reference.write_reference; the default model) and its
+other model's complete run benchmarks/binary/runs/<model>/<suite>.*; the report then reads the same numbers
+whether ROOT is there or not.
 """
 
 from __future__ import annotations
@@ -43,9 +45,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from tabulate import tabulate
+
+# the real-data study's tables and the shared replay (benchmarks/real_data/, benchmarks/shared/)
+sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("shared", "real_data")]
 from realdata import _ci, failures, selection_table
 from replay import fixed_k_block, replay_run
-from tabulate import tabulate
 
 from oodfs.report.analysis import Analysis, across_suites
 from oodfs.report.features import versus_yardstick
@@ -81,7 +86,7 @@ def run_dir(root: Path, name: str, model: str) -> Path:
 def run_missing(root: Path, suites, jobs: int, model: str | None = None, replay: bool = False) -> dict:
     """Run (or resume) each suite with ``model`` (default: the suite's default downstream model);
     ``replay``: every method's fit read from the suite's shipped reference, only the downstream
-    model trained (benchmarks/replay.py; one process). The wall seconds of each."""
+    model trained (benchmarks/shared/replay.py; one process). The wall seconds of each."""
     seconds = {}
     for name in suites:
         m = model or default_downstream(name)
@@ -107,7 +112,7 @@ def complete(report: Report, name: str) -> bool:
 
 #: where the complete runs of a real suite's other downstream model are kept (``--ship``), since
 #: a shipped reference holds the suite's default model alone: <model>/<suite>.parquet and its provenance
-RUNS = HERE / "binary_runs"
+RUNS = HERE / "runs"
 
 
 def ship(root: Path, suites) -> list[str]:
@@ -167,7 +172,7 @@ def has_k_grid(rows: pd.DataFrame) -> bool:
 def load_report(path: Path, name: str, model: str | None = None, fixed: bool = False) -> tuple[Report, bool]:
     """The suite's report under ``model`` (default: its default one) with the `val` rule, and whether
     the run has the suite's k grid; ``fixed``: at the suite's fixed k alone (each method's first block
-    of points, benchmarks/replay.py)."""
+    of points, benchmarks/shared/replay.py)."""
     rows, metrics, order, task = read_rows(Path(path))
     grid = has_k_grid(rows)
     if fixed:
@@ -178,7 +183,7 @@ def load_report(path: Path, name: str, model: str | None = None, fixed: bool = F
 
 def suite_numbers(path: Path, name: str, model: str | None = None, fixed: bool = False) -> dict:
     """A suite's report and verdicts under ``model`` with the `val` rule; ``fixed``: at the suite's
-    fixed k alone (each method's first block of points, benchmarks/replay.py), else with k chosen on
+    fixed k alone (each method's first block of points, benchmarks/shared/replay.py), else with k chosen on
     validation where the run has the suite's k grid."""
     report, grid = load_report(path, name, model, fixed)
     analysis = Analysis(report)
@@ -561,12 +566,13 @@ def write_report(root: Path, suites, timings: dict, jobs: int) -> str:
     lines = [
         "# Binary outcomes: does feature selection help a classifier under a real shift?",
         "",
-        "Generated by `python benchmarks/binary_results.py` (docs/PROTOCOL.md sections 14-16). Every "
+        "Generated by `python benchmarks/binary/binary_results.py` (docs/PROTOCOL.md sections 14-16). Every "
         "method's grid point (and, with the k grid, its set size) is chosen by the `val` rule (the log-loss "
         "on held-out rows of the training environment; no test data). Two downstream models, each on the "
         "same fits of every method: L2 logistic regression (`logistic`, the suites' default) and the "
         "paper's MLP with a logistic output (`mlp`; its runs replayed the stored fits, "
-        "benchmarks/replay.py, and trained only the MLP). Every verdict comes from the one analysis the "
+        "benchmarks/shared/replay.py, and trained only the MLP). Every verdict comes from the one analysis "
+        "the "
         "leaderboard, `oodfs compare` and the results page read (`oodfs.report.analysis`): per suite, "
         "each method against `all_features` (the same downstream model on every feature), two-sided "
         "Wilcoxon signed-rank over the suite's units, Holm over the 10 methods, α = 0.05; across suites, "
@@ -614,7 +620,7 @@ def write_report(root: Path, suites, timings: dict, jobs: int) -> str:
         "## What was run",
         "",
         "Wall: the run that made the results: a full grid (every method fitted) or a replay of the "
-        "shipped fits (only the downstream model trained; benchmarks/replay.py, one process), on a "
+        "shipped fits (only the downstream model trained; benchmarks/shared/replay.py, one process), on a "
         "machine shared with other agents' work, so the times compare only runs made under the same load "
         "(docs/PROTOCOL.md section 16 gives the loads).",
         "",

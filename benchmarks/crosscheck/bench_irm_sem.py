@@ -2,7 +2,8 @@
 authors' published results, side by side.
 
     git clone https://github.com/facebookresearch/InvariantRiskMinimization
-    python benchmarks/bench_irm_sem.py --repo InvariantRiskMinimization --out benchmarks/IRM_SEM.md \
+    python benchmarks/crosscheck/bench_irm_sem.py --repo InvariantRiskMinimization \
+        --out benchmarks/crosscheck/IRM_SEM.md \
         --check-reference 2000
 
 The authors' ``code/experiment_synthetic/synthetic_results.txt`` holds their run (8 setups x
@@ -169,7 +170,7 @@ def main(argv=None):
     lines = [
         "# The IRM paper's synthetic experiment: oodfs against the published results",
         "",
-        f"`python benchmarks/bench_irm_sem.py --repo PATH --reps {args.reps}` "
+        f"`python benchmarks/crosscheck/bench_irm_sem.py --repo PATH --reps {args.reps}` "
         f"({args.n_iterations} IRM steps; oodfs side {seconds:.0f} s). Mean squared error of the causal and",
         "of the non-causal coefficients, mean [95 % t interval] over repetitions: the authors' 200",
         "repetitions (their `synthetic_results.txt`) and oodfs's own draws of the same data process.",

@@ -4,7 +4,8 @@ The authors' code has no licence and is never copied into oodfs: this script imp
 ``Backend.py`` and ``Frontend.py`` from a local checkout, only for the cross-check::
 
     git clone https://github.com/LJSthu/HRM
-    python benchmarks/crosscheck_hrm.py --repo PATH_TO_HRM [--out benchmarks/HRM_CROSSCHECK.md]
+    python benchmarks/crosscheck/crosscheck_hrm.py --repo PATH_TO_HRM \
+        [--out benchmarks/crosscheck/HRM_CROSSCHECK.md]
 
 Data: the paper generator's poly setting, 1600 rows at r = 2.5 pooled with 400 at r = -1.5 (two
 latent environments of opposite spurious correlation), features standardised and y centred as
@@ -132,7 +133,7 @@ def main(argv=None):
     lines = [
         "# HRM: oodfs against the authors' code",
         "",
-        "Written by `python benchmarks/crosscheck_hrm.py`.",
+        "Written by `python benchmarks/crosscheck/crosscheck_hrm.py`.",
         "",
     ]
     seeds = (0, 1)

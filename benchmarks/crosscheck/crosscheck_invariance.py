@@ -6,7 +6,8 @@ The reference code is never copied into oodfs: this script runs it from local ch
     git clone https://github.com/wmyw96/EILLS                            # methods/brute_force.py
     git clone https://github.com/xwshen51/DRIG                           # estimate.py
     git clone https://github.com/facebookresearch/DomainBed              # domainbed/algorithms.py (VREx)
-    python benchmarks/crosscheck_invariance.py --sr-repo P --eills-repo P --drig-repo P --domainbed-repo P
+    python benchmarks/crosscheck/crosscheck_invariance.py --sr-repo P --eills-repo P --drig-repo P \
+        --domainbed-repo P
 
 Stabilized regression runs in R (``Rscript``; Debian's r-base-core with r-cran-r6, r-cran-glmnet,
 r-cran-corpcor, r-cran-ggplot2, r-cran-ggrepel, r-cran-mass): the package is installed into a

@@ -4,7 +4,8 @@ The authors' code has no licence and is never copied into oodfs: this script imp
 ``Data_Heterogeneity/KerHRM/KernelHRM_sim2.py`` from a local checkout, only for the cross-check::
 
     git clone https://github.com/StableLearn/StableLearn
-    python benchmarks/crosscheck_kerhrm.py --repo PATH_TO_StableLearn [--out benchmarks/KERHRM_CROSSCHECK.md]
+    python benchmarks/crosscheck/crosscheck_kerhrm.py --repo PATH_TO_StableLearn \
+        [--out benchmarks/crosscheck/KERHRM_CROSSCHECK.md]
 
 Data: the authors' selection-bias scenario 1 at r = 1.5 on oodfs's generator of the paper (poly
 setting, d = 10): 1000 training rows at r = 1.5 pooled with 100 at r = -1.1 (two latent
@@ -13,7 +14,7 @@ gets 1000 rows at r = -2.5 as the test set its training loop reports on. Both ru
 reproduce.sh settings for that scenario (k = 40, 20 rounds, 3000 epochs, learning rate 7e-3, penalty
 0.1 after 500 epochs at 0.6, two clusters), ``--seeds`` seeds each.
 
-Compared, as benchmarks/HRM_CROSSCHECK.md does: the last round's inferred environments (adjusted
+Compared, as benchmarks/crosscheck/HRM_CROSSCHECK.md does: the last round's inferred environments (adjusted
 Rand index between partitions) and the input scores under oodfs's declared score (mean absolute
 input gradient of the final predictor in standard-deviation units; Spearman rank correlation),
 across implementations against each implementation's own seed-to-seed agreement. The authors'
@@ -156,7 +157,8 @@ def main(argv=None):
     lines = [
         "# KerHRM: oodfs against the authors' code",
         "",
-        f"Written by `python benchmarks/crosscheck_kerhrm.py --seeds {args.seeds} --rounds {args.rounds}`:",
+        f"Written by `python benchmarks/crosscheck/crosscheck_kerhrm.py --seeds {args.seeds} --rounds "
+        f"{args.rounds}`:",
         "one data set (scenario 1, r = 1.5: 1000 rows at r = 1.5 and 100 at r = -1.1), the authors' settings",
         f"but {args.rounds} rounds, {args.seeds} seeds per implementation.",
         "",

@@ -4,7 +4,8 @@ pyCausalFS (Yu et al.'s causal feature selection toolbox) is never copied into o
 imports it from a local checkout of its repository, only for the cross-check::
 
     git clone https://github.com/wt-hu/pyCausalFS
-    python benchmarks/crosscheck_markov.py --repo PATH_TO_pyCausalFS [--out benchmarks/MARKOV_CROSSCHECK.md]
+    python benchmarks/crosscheck/crosscheck_markov.py --repo PATH_TO_pyCausalFS \
+        [--out benchmarks/crosscheck/MARKOV_CROSSCHECK.md]
 
 Both sides run with Fisher's z at the same level on the same matrix (outcome first). pyCausalFS
 is run three ways: as shipped; with its Fisher-z p-value replaced by the two-sided one (the
@@ -167,7 +168,8 @@ def main(argv=None):
     out = [
         "# Markov-boundary searches: oodfs against pyCausalFS",
         "",
-        "Written by `python benchmarks/crosscheck_markov.py --repo PATH_TO_pyCausalFS` (its docstring says",
+        "Written by `python benchmarks/crosscheck/crosscheck_markov.py --repo PATH_TO_pyCausalFS` (its "
+        "docstring says",
         "what is compared). Boundaries are the sets of features found for Y, Fisher's z, on the same matrix.",
         "",
         "## Agreement (identical boundaries / comparisons)",

@@ -5,7 +5,8 @@ The authors' code has no licence and is never copied into oodfs: this script imp
 ``Backend.py`` and ``ERM.py`` from a local checkout, only for the cross-check::
 
     git clone https://github.com/StableLearn/StableLearn
-    python benchmarks/crosscheck_rsw.py --repo PATH_TO_StableLearn [--out benchmarks/RSW_CROSSCHECK.md]
+    python benchmarks/crosscheck/crosscheck_rsw.py --repo PATH_TO_StableLearn \
+        [--out benchmarks/crosscheck/RSW_CROSSCHECK.md]
 
 Data: the paper generator's poly setting at r = 2.5 (one training environment, as RSW needs),
 ``--n`` rows, features standardised and y centred as oodfs's rsw does. Both implementations run
@@ -99,7 +100,7 @@ def main(argv=None):
     lines = [
         "# RSW: oodfs against the authors' code",
         "",
-        "Written by `python benchmarks/crosscheck_rsw.py` "
+        "Written by `python benchmarks/crosscheck/crosscheck_rsw.py` "
         f"(--sets {args.sets}, --n {args.n}; two seeds per implementation and data set).",
         "",
         "| compared | floor oodfs | floor authors | cross |",

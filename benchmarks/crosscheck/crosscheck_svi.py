@@ -4,7 +4,7 @@ The reference code is never copied into oodfs: this script imports it from local
 
     git clone https://github.com/h-yu16/Sparse_Variable_Independence        # SVI, community DWR
     git clone https://github.com/Silver-Shen/Stable_Linear_Model_Learning   # SRDO's official code
-    python benchmarks/crosscheck_svi.py --repo PATH_TO_SVI --srdo-repo PATH_TO_SRDO
+    python benchmarks/crosscheck/crosscheck_svi.py --repo PATH_TO_SVI --srdo-repo PATH_TO_SRDO
 
 Data: the synthetic environment's ``svi`` setting (the SVI paper's collinear data: n = 2000,
 r_train = 2.5, fixed column order S1..S5, V1..V5), one draw per data set. For every method two
@@ -638,7 +638,7 @@ def main(argv=None) -> int:
     lines = [
         "# Cross-checks against the authors' code",
         "",
-        f"`python benchmarks/crosscheck_svi.py --parts {args.parts} --datasets {args.datasets} "
+        f"`python benchmarks/crosscheck/crosscheck_svi.py --parts {args.parts} --datasets {args.datasets} "
         f"--svi-datasets {args.svi_datasets} --dwr-steps {args.dwr_steps} --svi-steps {args.svi_steps} "
         f"--ref-dwr {args.ref_dwr}` "
         "(data: the `svi` setting, n = 2000, r_train = 2.5; two seeds per implementation).",

@@ -19,7 +19,8 @@ Reported: per engine pair, the median and 95th percentile of |difference| in tes
 AUC over (data set, subset, test environment); each engine's mean test log-loss; wall and CPU time
 per data set (all subsets), engines interleaved, one thread, medians.
 
-    python benchmarks/bench_classifier_engines.py --out benchmarks/classifier_engines.md
+    python benchmarks/downstream_engines/bench_classifier_engines.py \
+        --out benchmarks/downstream_engines/classifier_engines.md
 """
 
 from __future__ import annotations
@@ -169,7 +170,7 @@ def main(argv=None) -> int:
     out = [
         "# The downstream MLP's logistic output: numba kernel, torch engine, scikit-learn",
         "",
-        f"`python benchmarks/bench_classifier_engines.py --data-sets {args.data_sets} "
+        f"`python benchmarks/downstream_engines/bench_classifier_engines.py --data-sets {args.data_sets} "
         f"--subsets {args.subsets} --n {args.n} --n-test {args.n_test} --scale {args.scale}`: "
         f"{args.data_sets} data sets (synthetic poly, r_train 2.5, tests r = -3 and 3, logistic link of "
         f"scale {args.scale}), up to {args.subsets} subsets each (k = 1..5), 2 test environments; "

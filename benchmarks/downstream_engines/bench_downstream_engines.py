@@ -25,8 +25,9 @@ drew them) -- no method is refitted.
 (d) ``speed``: one data set's whole downstream batch (every subset its 10 methods need) and STG's
     5-lambda grid, each engine in turn, ``--repeats`` times interleaved, one thread; medians.
 
-    python benchmarks/bench_downstream_engines.py --out benchmarks/downstream_engines.md
-    python benchmarks/bench_downstream_engines.py --parts speed --repeats 5
+    python benchmarks/downstream_engines/bench_downstream_engines.py \
+        --out benchmarks/downstream_engines/downstream_engines.md
+    python benchmarks/downstream_engines/bench_downstream_engines.py --parts speed --repeats 5
 
 Parts (a) and (b) read the torch engine's numbers from the reference, so it must be one made with
 the torch engine: the one shipped before the numba engine became the default, e.g.
@@ -258,7 +259,7 @@ def part_equivalence(args, suite, ref, out):
 
 
 def verdict_lines(results: pd.DataFrame, meta):
-    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(HERE.parent / "reproduction"))
     import reproduce
 
     report = Report(results, "val", meta)
@@ -478,7 +479,8 @@ def main(argv=None) -> int:
         "# Downstream engines: numba against torch",
         "",
         f"Reference: {ref.label}; torch {torch.__version__}; load average {os.getloadavg()[0]:.1f} at start. "
-        f"`python benchmarks/bench_downstream_engines.py {' '.join(sys.argv[1:] if argv is None else argv)}`",
+        "`python benchmarks/downstream_engines/bench_downstream_engines.py "
+        f"{' '.join(sys.argv[1:] if argv is None else argv)}`",
     ]
     patched = None
     if args.rows:

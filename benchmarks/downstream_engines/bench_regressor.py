@@ -16,9 +16,11 @@ relative difference. Times are per fit: the reference's own time, and ``fit_down
 divided by the number of subsets; wall and CPU (process) time, 1 thread. The machine may be shared:
 CPU time is the steadier figure.
 
-    python benchmarks/bench_regressor.py                  # 5 repeats of both (~15 min CPU)
-    python benchmarks/bench_regressor.py --ref-repeats 1  # fewer reference repeats (said in output)
-    python benchmarks/bench_regressor.py --ablations      # + variants with design choices undone
+    python benchmarks/downstream_engines/bench_regressor.py                  # 5 repeats of both (~15 min CPU)
+    python benchmarks/downstream_engines/bench_regressor.py \
+        --ref-repeats 1  # fewer reference repeats (said in output)
+    python benchmarks/downstream_engines/bench_regressor.py \
+        --ablations  # + variants with design choices undone
 
 Measured so far (2-core machine, 1 thread, shared machine, so CPU times), the evidence behind the
 choices described in oodfs/run/downstream.py:

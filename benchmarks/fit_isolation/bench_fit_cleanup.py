@@ -18,7 +18,7 @@ The first ``--against`` is the baseline of the ratios.
 
     git archive ba81193 oodfs plugins | tar -x -C /tmp/before     # main before the change
     git archive 6644b2e oodfs plugins | tar -x -C /tmp/supervisor  # a supervisor process per fit
-    python benchmarks/bench_fit_cleanup.py --against before=/tmp/before \\
+    python benchmarks/fit_isolation/bench_fit_cleanup.py --against before=/tmp/before \\
         --against supervisor=/tmp/supervisor --repeats 21 --runs-of-bench 7
 """
 

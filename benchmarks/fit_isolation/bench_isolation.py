@@ -9,8 +9,8 @@ Two measurements, side by side and interleaved so that load on the machine hits 
 2. A whole run: ``oodfs bench --suite synthetic --quick --jobs 2`` with and without
    ``--no-isolation``, one fresh process each (``--runs-of-bench`` repeats, 0 to skip).
 
-    python benchmarks/bench_isolation.py                      # 15 repeats of ols, correlation, lasso
-    python benchmarks/bench_isolation.py --methods ols,rf --repeats 9 --runs-of-bench 3
+    python benchmarks/fit_isolation/bench_isolation.py  # 15 repeats of ols, correlation, lasso
+    python benchmarks/fit_isolation/bench_isolation.py --methods ols,rf --repeats 9 --runs-of-bench 3
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ all of them alike; the tables show medians over repeats of wall time and of CPU 
 thread, XGBoost ``n_jobs=1``, forests ``n_jobs=1``): the benchmark runner parallelises over
 tasks instead.
 
-    python benchmarks/bench_baselines.py                      # 3 repeats; naive grids of gb/rf once
-    python benchmarks/bench_baselines.py --repeats 5 --naive-repeats-slow 3
-    python benchmarks/bench_baselines.py --gb-options         # + what could make gb's grid cheaper
+    python benchmarks/fit_time/bench_baselines.py                      # 3 repeats; naive grids of gb/rf once
+    python benchmarks/fit_time/bench_baselines.py --repeats 5 --naive-repeats-slow 3
+    python benchmarks/fit_time/bench_baselines.py --gb-options         # + what could make gb's grid cheaper
 """
 
 from __future__ import annotations

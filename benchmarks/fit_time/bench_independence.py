@@ -1,6 +1,6 @@
 """Fit times of the independence-driven weighters (DWR, SRDO) on the synthetic data.
 
-    python benchmarks/bench_independence.py [--runs 5] [--adam-runs 5] [--n 10000]
+    python benchmarks/fit_time/bench_independence.py [--runs 5] [--adam-runs 5] [--n 10000]
 
 Data: synthetic ``poly``, r = 2.5, n = 10000, d = 10; run i uses data seed i (and
 random_state i). One torch thread, as the runner sets per worker. Reports medians (and the

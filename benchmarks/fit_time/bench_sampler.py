@@ -5,7 +5,7 @@ One draw = the training set (n = 10000, r = 2.5) plus the 10 test environments o
 ``rejection`` (for reference). Repeats are interleaved across samplers so that load on the
 machine affects all of them alike; the table shows medians.
 
-    python benchmarks/bench_sampler.py [--repeats 5] [--n 10000]
+    python benchmarks/fit_time/bench_sampler.py [--repeats 5] [--n 10000]
 """
 
 from __future__ import annotations

@@ -16,9 +16,10 @@
 3. The numba compile cost: first fits in a fresh process with an empty compile cache, with the
    cache filled, and the imports alone.
 
-    python benchmarks/bench_trees.py            # ~5 CPU-min: 3 repeats at n = 10000, 4 sets at n = 2000
-    python benchmarks/bench_trees.py --n-fidelity 10000   # fidelity at the benchmark's n (~8 CPU-min more)
-    python benchmarks/bench_trees.py --quick    # ~1 CPU-min: 1 repeat at n = 2000, 2 sets at n = 1000
+    python benchmarks/fit_time/bench_trees.py  # ~5 CPU-min: 3 repeats at n = 10000, 4 sets at n = 2000
+    python benchmarks/fit_time/bench_trees.py \
+        --n-fidelity 10000  # fidelity at the benchmark's n (~8 CPU-min more)
+    python benchmarks/fit_time/bench_trees.py --quick  # ~1 CPU-min: 1 repeat at n = 2000, 2 sets at n = 1000
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 (oodfs's chi2dro, cvardro, kldro, wdro selectors) and as downstream models beside ERM.
 
     pip install dro            # see docs/PROTOCOL.md, section 13: it does not install cleanly here
-    python benchmarks/bench_dro.py --out benchmarks/DRO.md
+    python benchmarks/invariance_methods/bench_dro.py --out benchmarks/invariance_methods/DRO.md
 
 ``import dro`` imports torchvision (for its neural models), and PyPI's torchvision does not load
 beside oodfs's CPU build of torch ("operator torchvision::nms does not exist"). The linear models
@@ -129,7 +129,8 @@ def main(argv=None):
     lines = [
         "# The dro package's robust linear models: rankers or downstream models?",
         "",
-        f"`python benchmarks/bench_dro.py` ({n} data sets: {', '.join(sorted({s for s, *_ in SETS}))}, "
+        f"`python benchmarks/invariance_methods/bench_dro.py` ({n} data sets: "
+        f"{', '.join(sorted({s for s, *_ in SETS}))}, "
         "run(s) "
         f"{', '.join(map(str, RUNS))}; one fit per data set and grid point). ERM = least squares on all "
         f"features: F1 {np.mean(erm_f1):.2f}, test RMSE {np.mean(erm):.3f}; least squares on the stable set "

@@ -1,7 +1,8 @@
 """What stabilized, vrex, eills and drig cost per data set, beside irm (and icp, anchor), measured
 side by side in one process.
 
-    python benchmarks/bench_invariance2_cost.py --out benchmarks/INVARIANCE2_COST.md
+    python benchmarks/invariance_methods/bench_invariance2_cost.py \
+        --out benchmarks/invariance_methods/INVARIANCE2_COST.md
 
 Per data set, a method's cost is one ``fit_grid`` over its whole grid (what a task of a suite
 runs once, plus once per left-out environment under the ``loeo`` rule). Data: the suites' own
@@ -38,7 +39,8 @@ def main(argv=None):
     lines = [
         "# Cost per data set of the new invariance methods, beside IRM",
         "",
-        f"`python benchmarks/bench_invariance2_cost.py` (median of {args.repeats} rotations; one "
+        f"`python benchmarks/invariance_methods/bench_invariance2_cost.py` (median of {args.repeats} "
+        "rotations; one "
         "`fit_grid` over the method's whole grid on 3 x 1000 rows, d = 10).",
         "",
         "| data set | " + " | ".join(METHODS) + " |",

@@ -2,7 +2,8 @@
 chooses (val, oracle) and at the grid point with the best F1 (an upper bound no rule can reach
 without knowing the stable set), mean over r_train and runs.
 
-    python benchmarks/invariance2_grid.py results/synthetic-multienv results/irm-sem --out FILE
+    python benchmarks/invariance_methods/invariance2_grid.py results/synthetic-multienv results/irm-sem \
+        --out FILE
 
 It separates two failures: a method none of whose grid points finds the stable set, and a method
 some of whose points do but whose model selection picks another.

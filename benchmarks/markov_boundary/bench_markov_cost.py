@@ -1,6 +1,7 @@
 """What one fit of each new method costs against n and d, beside DWR and SRDO, in one process.
 
-    python benchmarks/bench_markov_cost.py [--repeats 3] [--out benchmarks/MARKOV_COST.md]
+    python benchmarks/markov_boundary/bench_markov_cost.py [--repeats 3] \
+        [--out benchmarks/markov_boundary/MARKOV_COST.md]
 
 Data: the markov_boundary environment (poly, r = 2.5; d = 13: S1..S5, V1..V5, H, C, W), and for
 larger d the same rows with independent N(0, 1) columns appended. One fit = the method's whole
@@ -64,7 +65,8 @@ def main(argv=None):
     lines = [
         "# Cost of the Markov-boundary searches and HRM beside DWR and SRDO",
         "",
-        f"`python benchmarks/bench_markov_cost.py --repeats {args.repeats}` (its docstring says what is "
+        f"`python benchmarks/markov_boundary/bench_markov_cost.py --repeats {args.repeats}` (its docstring "
+        "says what is "
         "timed).",
         "Seconds per fit (median), and in brackets the ratio to DWR on the same data.",
         "",

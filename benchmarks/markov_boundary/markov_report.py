@@ -1,7 +1,8 @@
 """Tested verdicts on the seed paper's Markov-boundary claim from a run of the `markov` suite.
 
     oodfs bench --suite markov --out results/markov --jobs 2 [--runs 8]
-    python benchmarks/markov_report.py results/markov [--out benchmarks/MARKOV.md]
+    python benchmarks/markov_boundary/markov_report.py results/markov \
+        [--out benchmarks/markov_boundary/MARKOV.md]
 
 The `markov_boundary` environment declares two sets: the minimal stable set {S1..S5} (what the
 suite's rank average and F1 score) and the Markov boundary {S1..S5, H, C, W}. From each chosen
@@ -24,8 +25,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shared"))  # report_tables.py
 from report_tables import claim_line, claim_rows, interval_cell, means_table, write_keeping_verdicts
 
 STABLE = {"S1", "S2", "S3", "S4", "S5"}
@@ -118,7 +122,8 @@ def main(argv=None) -> int:
     lines = [
         "# The Markov boundary against the minimal stable set, tested",
         "",
-        "Written by `python benchmarks/markov_report.py` (its docstring says what every column is).",
+        "Written by `python benchmarks/markov_boundary/markov_report.py` (its docstring says what every "
+        "column is).",
         "",
         "Metrics: "
         + "; ".join(f"`{m}` {what}" for m, _, what in METRICS)

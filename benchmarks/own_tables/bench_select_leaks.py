@@ -10,7 +10,7 @@ prepares it: ``hr`` one-hot, standardised), side by side in one run:
 2. the whole check (:func:`oodfs.tables.find_leaks`, both rules, every feature) on the table: its
    time (median) and its notes, with and without ``registered`` and ``casual``.
 
-    python benchmarks/bench_select_leaks.py [--repeats 5]
+    python benchmarks/own_tables/bench_select_leaks.py [--repeats 5]
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """How a run's progress reads over time: when its first lines come, and how its ETA compares with
-the real end (benchmarks/PROGRESS.md).
+the real end (benchmarks/progress/PROGRESS.md).
 
-    python benchmarks/progress_timeline.py --save run.log -- oodfs bench --suite synthetic --quick --out X
-    python benchmarks/progress_timeline.py --log run.log
+    python benchmarks/progress/progress_timeline.py --save run.log -- oodfs bench --suite synthetic \
+        --quick --out X
+    python benchmarks/progress/progress_timeline.py --log run.log
 
 The first form runs the command with standard error on a pipe (so the progress comes as lines,
 as in a log file), stamps every line with the seconds since the command started, saves them and

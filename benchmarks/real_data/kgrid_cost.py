@@ -3,7 +3,8 @@ against at every size of the grid, measured side by side (alternating, median of
 repeats) with every method's fits replayed from stored results (docs/PROTOCOL.md section 10,
 "The k grid"). The selectors' fits are the same either way and are not timed.
 
-    python benchmarks/kgrid_cost.py --suite ames --stored results/realdata/ames --blocks 2 --repeats 3
+    python benchmarks/real_data/kgrid_cost.py --suite ames --stored results/realdata/ames --blocks 2 \
+        --repeats 3
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shared"))
 
 from replay import replayed_fit_method  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Add methods to a shipped reference from a results folder that ran them on the suite's full grid.
 
-    python benchmarks/extend_reference.py synthetic-default RUN --methods iamb,hiton_mb,hrm,rsw
+    python benchmarks/references/extend_reference.py synthetic-default RUN --methods iamb,hiton_mb,hrm,rsw
 
 A reference (oodfs/run/reference/) is rebuilt from a full run of the suite; a method that joins
 the suite's list later was run alone on the same tasks (``oodfs bench --methods NEW``, or with

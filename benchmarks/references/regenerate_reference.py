@@ -1,8 +1,9 @@
 """Regenerate shipped references from fresh runs, then replay and stamp them (docs/PROTOCOL.md
 section 6, "Replaying a reference").
 
-    python benchmarks/regenerate_reference.py auto-default wage-default --root /tmp/regen
-    python benchmarks/regenerate_reference.py synthetic-default --methods srdo,dwr --root /tmp/regen
+    python benchmarks/references/regenerate_reference.py auto-default wage-default --root /tmp/regen
+    python benchmarks/references/regenerate_reference.py synthetic-default --methods srdo,dwr \
+        --root /tmp/regen
 
 Without ``--methods`` the suite is run whole (``oodfs bench``, the reference's profile and the
 downstream models it holds) and the reference is written anew from that run. With ``--methods`` only

@@ -1,7 +1,7 @@
 """Does the selection depend on implementation choices? DWR's tolerance, the paper profiles, SRDO's
 schedule, STG's penalty.
 
-    python benchmarks/bench_protocol.py [--seeds 3] [--n 10000]
+    python benchmarks/reproduction/bench_protocol.py [--seeds 3] [--n 10000]
 
 Data: synthetic ``poly``, n = 10000, r_train 2.5 (and 3.0 for SRDO); data seed = run, stable set
 from the environment. Each weighter's weights go through weighted least squares, scores =

@@ -1,17 +1,17 @@
 """Reproduce the paper's synthetic experiment and write the reproduction report.
 
-    python benchmarks/reproduce.py --jobs 2                    # run what is missing, then report
-    python benchmarks/reproduce.py --report-only               # report on the existing runs
-    python benchmarks/reproduce.py --site-only                 # only the results site
+    python benchmarks/reproduction/reproduce.py --jobs 2                    # run what is missing, then report
+    python benchmarks/reproduction/reproduce.py --report-only               # report on the existing runs
+    python benchmarks/reproduction/reproduce.py --site-only                 # only the results site
 
 Runs (each resumable, each its own results folder under --root):
   synthetic            the paper's grid, profile `default`
   synthetic-paper      the same grid, profile `paper` (the paper's literal settings)
   synthetic-variants   the robustness suite (other data processes), profile `default`
 
-Writes ``benchmarks/REPRODUCTION.md`` and copies the figures to ``benchmarks/figures/``. Every
-verdict cites a paired test, an effect size with its interval and the number of pairs; where
-the data cannot decide, it says "not distinguishable".
+Writes ``benchmarks/reproduction/REPRODUCTION.md`` and copies the figures to
+``benchmarks/reproduction/figures/``. Every verdict cites a paired test, an effect size with its
+interval and the number of pairs; where the data cannot decide, it says "not distinguishable".
 
 Also writes the results site ``benchmarks/site/`` (``oodfs report``: open ``index.html``) of the
 synthetic suite's runs, both profiles side by side. Where those runs are not on this machine
@@ -42,9 +42,9 @@ from oodfs.report.site import build_site
 from oodfs.results.store import ResultStore, load_results
 
 HERE = Path(__file__).resolve().parent
-SITE = HERE / "site"
+SITE = HERE.parent / "site"  # the results page stays at benchmarks/site/, where README links it
 #: figure files of the committed site: SVG only (what the page shows; PNG and PDF of the main
-#: figures are in benchmarks/figures/), so that the site stays a few MB
+#: figures are in benchmarks/reproduction/figures/), so that the site stays a few MB
 SITE_FORMATS = ("svg",)
 IW = ("dwr", "srdo")
 PAPER_METHODS = ("dwr", "srdo", "mi", "correlation", "gb", "xgb", "rf", "ols", "lasso", "stg")
@@ -587,9 +587,10 @@ def main() -> None:
         "",
         f"Default profile: {wall_of(default_dir)} ({n_tasks} tasks, {n_failed} failed{read}).",
         f"Versions: {', '.join(f'{k} {v}' for k, v in sorted(versions.items()))}.",
-        "Regenerate: `python benchmarks/reproduce.py --jobs 2` (runs what is missing, resumable), or "
+        "Regenerate: `python benchmarks/reproduction/reproduce.py --jobs 2` (runs what is missing, "
+        "resumable), or "
         "`--report-only`. The protocol, and every choice the paper leaves open, is in "
-        "[docs/PROTOCOL.md](../docs/PROTOCOL.md).",
+        "[docs/PROTOCOL.md](../../docs/PROTOCOL.md).",
         "",
         "How to read the verdicts: every comparison is a two-sided Wilcoxon signed-rank test paired over "
         "the (r_train, run) blocks both methods share (the same training and test data), Holm-corrected "
@@ -683,12 +684,13 @@ def main() -> None:
             variants_table(selected_values(vrep)),
             "",
         ]
-    theory = HERE / "THEORY.md"
+    theory = HERE.parent / "theory" / "THEORY.md"
     if theory.exists():
         parts += [
             "## The theorems, checked numerically",
             "",
-            "See [THEORY.md](THEORY.md): the coefficient error of weighted least squares against n for the "
+            "See [THEORY.md](../theory/THEORY.md): the coefficient error of weighted least squares against "
+            "n for the "
             "oracle weights, DWR and SRDO, against what the paper's theorems predict.",
             "",
         ]

@@ -1,7 +1,8 @@
 """The screenshot of the results page README shows (benchmarks/site.png): the top of
 benchmarks/site/index.html in headless Chromium, at a laptop's window width.
 
-    python benchmarks/site_screenshot.py            # after python benchmarks/reproduce.py --site-only
+    python benchmarks/reproduction/site_screenshot.py  # after python \
+        benchmarks/reproduction/reproduce.py --site-only
 
 Needs `chromium` (Debian: apt-get install chromium).
 """
@@ -21,8 +22,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--page", default=str(HERE / "site" / "index.html"))
-    parser.add_argument("--out", default=str(HERE / "site.png"))
+    parser.add_argument("--page", default=str(HERE.parent / "site" / "index.html"))
+    parser.add_argument("--out", default=str(HERE.parent / "site.png"))
     parser.add_argument("--size", default="1280,1000", help="window width,height in pixels")
     args = parser.parse_args()
     browser = next(

@@ -11,8 +11,8 @@ process per run, interleaved over repeats, medians of wall time:
 
 The reference methods' rows of the first must equal the reference run's rows (checked).
 
-    python benchmarks/bench_reference.py                      # quick suite, all methods, 3 repeats
-    python benchmarks/bench_reference.py --methods ols,correlation,lasso --repeats 5
+    python benchmarks/runner_overhead/bench_reference.py  # quick suite, all methods, 3 repeats
+    python benchmarks/runner_overhead/bench_reference.py --methods ols,correlation,lasso --repeats 5
 """
 
 from __future__ import annotations

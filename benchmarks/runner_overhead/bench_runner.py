@@ -8,8 +8,8 @@ both alike; the table shows medians of wall time. Both backends must give identi
 and skipped; the command's wall time and, in-process, the runner's own time) and on a run that
 lost half of its tasks, whose results must equal the uninterrupted run's.
 
-    python benchmarks/bench_runner.py                       # quick suite, 3 repeats, --jobs 2
-    python benchmarks/bench_runner.py --methods ols,correlation,dwr --repeats 5
+    python benchmarks/runner_overhead/bench_runner.py                       # quick suite, 3 repeats, --jobs 2
+    python benchmarks/runner_overhead/bench_runner.py --methods ols,correlation,dwr --repeats 5
 """
 
 from __future__ import annotations

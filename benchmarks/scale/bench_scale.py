@@ -1,13 +1,13 @@
 """DWR at high dimension, and what DWR, SRDO, OLS and LASSO cost as n and d grow.
 
-    python benchmarks/bench_scale.py table [--n 20000] [--d 10 50 200] [--converge]
-    python benchmarks/bench_scale.py paper-grid [--n 10000] [--runs 2]
-    python benchmarks/bench_scale.py cost  [--repeats 2] 2> cost.log
-    python benchmarks/bench_scale.py cost --from-log cost.log   # summary of an unfinished run
+    python benchmarks/scale/bench_scale.py table [--n 20000] [--d 10 50 200] [--converge]
+    python benchmarks/scale/bench_scale.py paper-grid [--n 10000] [--runs 2]
+    python benchmarks/scale/bench_scale.py cost  [--repeats 2] 2> cost.log
+    python benchmarks/scale/bench_scale.py cost --from-log cost.log   # summary of an unfinished run
 
 Data: the synthetic generator, setting ``poly``, r_train = 2.5, 5 stable features S1..S5 and
 d - 5 others V1..V_{d-5} (V4, V5 spurious, as in the paper), data seed 0; stable set from the
-environment. Notes and measured numbers: benchmarks/SCALE.md.
+environment. Notes and measured numbers: benchmarks/scale/SCALE.md.
 
 ``table``: DWR's default grid point (``lambda1 = lambda2 = 0.05``, L-BFGS-B, tol 5e-3) at each d:
 iterations, objective, largest |corr| between two features before -> after, ``converged_``,
@@ -309,7 +309,7 @@ def suite_methods(binary: bool = False) -> list[str]:
     import tomllib
 
     name = "synthetic-binary.toml" if binary else "synthetic.toml"
-    here = Path(__file__).resolve().parent.parent / "oodfs" / "suites" / name
+    here = Path(__file__).resolve().parents[2] / "oodfs" / "suites" / name
     return tomllib.loads(here.read_text())["methods"]
 
 
@@ -665,7 +665,9 @@ def suite_report(args):
 
 
 # -- the facts shipped inside oodfs: largest measured sizes and memory curves (`ship`) -----------------
-FACTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "oodfs", "results", "scale_facts.json")
+FACTS = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "oodfs", "results", "scale_facts.json"
+)
 #: peak-memory figures below this many MB are left out of the memory curves: the counter's noise and
 #: lower bounds (COST_CURVES.md, section 1)
 MEMORY_MIN_MB = 5.0
@@ -776,9 +778,10 @@ def ship(args):
     facts = {
         "what": "each method's default grid point fitted once per size on the synthetic generator (poly, "
         "r_train 2.5): fit CPU seconds (one thread), wall seconds, and the growth of the process's peak "
-        "resident memory during the fit (benchmarks/SCALE.md, section 3); under a method's `binary`, "
+        "resident memory during the fit (benchmarks/scale/SCALE.md, section 3); under a method's `binary`, "
         "the same on the synthetic binary generator (section 3c)",
-        "source": "benchmarks/scale_results.jsonl, written by `python benchmarks/bench_scale.py ship`",
+        "source": "benchmarks/scale/scale_results.jsonl, written by `python "
+        "benchmarks/scale/bench_scale.py ship`",
         "methods": methods,
         "not_run": NOT_RUN,
         "worker_mb": round(worker_rss_mb(), 1),
@@ -1142,7 +1145,7 @@ def main():
     s.add_argument("--methods", nargs="+")
     s.add_argument("--binary", action="store_true", help="the synthetic-binary generator")
     s.add_argument("--cpu-budget", type=float, default=CPU_BUDGET_S)
-    s.add_argument("--out", default="benchmarks/scale_results.jsonl")
+    s.add_argument("--out", default="benchmarks/scale/scale_results.jsonl")
     s.add_argument("--until", help="start no fit after this UTC time, HH:MM")
     s.add_argument("--report", action="store_true", help="print the tables of --out and stop")
     s.add_argument("--fresh", action="store_true", help="one process per method (exact peak memory)")
@@ -1154,14 +1157,14 @@ def main():
     rm.add_argument("--jobs", type=int, default=1)
     rm.add_argument("--runs", type=int, default=1)
     sh = sub.add_parser("ship", help="write oodfs/results/scale_facts.json from --out")
-    sh.add_argument("--out", default="benchmarks/scale_results.jsonl")
+    sh.add_argument("--out", default="benchmarks/scale/scale_results.jsonl")
     sh.add_argument(
         "--unstamped-machine-is-this",
         action="store_true",
         help="rows recorded before rows named their machine were measured on this machine",
     )
     me = sub.add_parser("memory-error", help="the fitted memory curves against the measured peaks")
-    me.add_argument("--out", default="benchmarks/scale_results.jsonl")
+    me.add_argument("--out", default="benchmarks/scale/scale_results.jsonl")
     me.add_argument("--min-mb", type=float, default=5.0, help="leave out peaks below this (counter noise)")
     au = sub.add_parser("authors")
     au.add_argument("--svi-repo", required=True)

@@ -1,8 +1,8 @@
 """Replaying stored fits: a suite run again with every method's fit (scores at every grid point)
 read from stored results instead of refitted, so that only the downstream models are trained
 (docs/PROTOCOL.md section 10, "The k grid"). A new downstream model, or a k grid, costs the
-downstream step alone. benchmarks/realdata.py, benchmarks/binary_results.py and
-benchmarks/kgrid_cost.py use it.
+downstream step alone. benchmarks/real_data/realdata.py, benchmarks/binary/binary_results.py and
+benchmarks/real_data/kgrid_cost.py use it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """HRM's and RSW's compiled training loops against the numpy loops they replaced, in one process.
 
-    python benchmarks/bench_stable_speed.py [--repeats 3] [--short] [--old-commit c2dfd7a] [--out FILE.md]
+    python benchmarks/stable_line/bench_stable_speed.py [--repeats 3] [--short] [--old-commit c2dfd7a] \
+        [--out FILE.md]
 
 The numpy implementation is read from git (``plugins/independence/{hrm,rsw}.py`` at
 ``--old-commit``, the last commit before the numba kernels) into throwaway modules; the current
@@ -34,7 +35,7 @@ from oodfs_plugins.environments.markov import MarkovBoundaryEnv
 from oodfs_plugins.independence.hrm import HRM
 from oodfs_plugins.independence.rsw import RSW
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HEADING = "## Compiled HRM and RSW: the numba loops against the numpy loops they replaced"
 CASES = [
     ("hrm", {}),
@@ -99,9 +100,8 @@ def main(argv=None):
     lines = [
         HEADING,
         "",
-        f"`python benchmarks/bench_stable_speed.py --repeats {args.repeats} --old-commit {args.old_commit}"
-        + (" --short" if args.short else "")
-        + "` "
+        f"`python benchmarks/stable_line/bench_stable_speed.py --repeats {args.repeats} --old-commit "
+        f"{args.old_commit}" + (" --short" if args.short else "") + "` "
         "(its docstring says what is timed): seconds per fit at n = 500, d = 13 (median), the speed-up "
         "of the compiled loop, and the largest difference of the gate means (the scores).",
         "",

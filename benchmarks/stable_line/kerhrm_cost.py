@@ -1,6 +1,7 @@
 """What a kerhrm fit costs at the default point, and where the time goes.
 
-    python benchmarks/kerhrm_cost.py [--sizes 500 10000] [--repeats 3] [--out benchmarks/KERHRM_COST.md]
+    python benchmarks/stable_line/kerhrm_cost.py [--sizes 500 10000] [--repeats 3] \
+        [--out benchmarks/stable_line/KERHRM_COST.md]
 
 Data: the paper generator's poly setting at r = 2.5 (d = 10), the synthetic suite's size n = 10 000
 and n = 500. Per size: the median wall time of ``--repeats`` whole fits (seed 0, default point), and

@@ -2,13 +2,14 @@
 
     oodfs bench --suite SUITE --methods iamb,hiton_mb,hrm,rsw --reference --jobs 1 \\
         --out results/stable-real/SUITE                   # for each suite below
-    python benchmarks/stable_line_real.py [--root results/stable-real] [--out benchmarks/STABLE_LINE_REAL.md]
+    python benchmarks/stable_line/stable_line_real.py [--root results/stable-real] \
+        [--out benchmarks/stable_line/STABLE_LINE_REAL.md]
 
-Suites: the real single-training-environment regression suites of benchmarks/REALDATA.md (the
+Suites: the real single-training-environment regression suites of benchmarks/real_data/REALDATA.md (the
 `table` suites whose r_train are single environments), those with a results folder under
 ROOT. ``--reference`` takes DWR, SRDO and the rest from the shipped reference (their fits are
 not redone) and runs the four new methods on the same tasks; the report reads each folder as
-benchmarks/realdata.py does: the `val` rule (grid point and k chosen together on held-out rows
+benchmarks/real_data/realdata.py does: the `val` rule (grid point and k chosen together on held-out rows
 of the training environment), both downstream models, test RMSE (``rmse_mean``).
 
 Claims: each new method against DWR and against SRDO (8 claims per downstream model).
@@ -32,7 +33,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# the real-data study's report code (benchmarks/real_data/realdata.py) and what it imports
+sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("shared", "real_data")]
 import realdata  # noqa: E402
 
 from oodfs.report import stats  # noqa: E402
@@ -221,7 +223,8 @@ def main(argv=None) -> int:
     lines = [
         "# The stable line on the real regression suites: IAMB, HITON-MB, HRM, RSW against DWR and SRDO",
         "",
-        "Written by `python benchmarks/stable_line_real.py` (its docstring says what is compared and how).",
+        "Written by `python benchmarks/stable_line/stable_line_real.py` (its docstring says what is "
+        "compared and how).",
         f"Suites run: {', '.join(f'`{s}`' for s in suites)} ({len(suites)}); rule `val` (grid point and k "
         "chosen together on the training environment's held-out rows); DWR's and SRDO's fits are the "
         "shipped references', the four new methods run on the same tasks.",

@@ -2,13 +2,14 @@
 
     oodfs bench --suite markov --methods hrm,rsw,dwr,srdo,ols,kerhrm --settings n500 \\
         --selection default --jobs 1 --out results/markov-stable
-    python benchmarks/stable_line_report.py results/markov-stable [--out benchmarks/STABLE_LINE.md]
+    python benchmarks/stable_line/stable_line_report.py results/markov-stable \
+        [--out benchmarks/stable_line/STABLE_LINE.md]
 
-The `markov` suite's data (the paper's generator plus a variance-only parent H, a shifting child C
-and its other parent W; docs/PROTOCOL.md section 12) are the ones the seed's claims are tested on,
-so the later methods of the line are compared there, on the same columns as benchmarks/MARKOV.md
-(``f1``, ``f1_boundary``, ``has_C`` / ``has_H`` / ``has_V45``, RMSE mean and max over the ten test
-bias rates; benchmarks/markov_report.py says what each is).
+The `markov` suite's data (the paper's generator plus a variance-only parent H, a shifting child C and its
+other parent W; docs/PROTOCOL.md section 12) are the ones the seed's claims are tested on, so the later
+methods of the line are compared there, on the same columns as benchmarks/markov_boundary/MARKOV.md (``f1``,
+``f1_boundary``, ``has_C`` / ``has_H`` / ``has_V45``, RMSE mean and max over the ten test bias rates;
+benchmarks/markov_boundary/markov_report.py says what each is).
 
 Claims: HRM, KerHRM and RSW each against DWR and SRDO, paired by run within a setting; two-sided
 Wilcoxon signed-rank tests, Holm-corrected over the six claims of each (setting, metric), with the mean
@@ -22,7 +23,8 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# the Markov study's columns (benchmarks/markov_boundary/) and the shared report tables
+sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("shared", "markov_boundary")]
 import markov_report  # noqa: E402
 from report_tables import write_keeping_verdicts  # noqa: E402
 
@@ -46,7 +48,8 @@ def main(argv=None) -> int:
     lines = [
         "# HRM, KerHRM and RSW against DWR and SRDO, tested (the `markov` suite)",
         "",
-        "Written by `python benchmarks/stable_line_report.py` (its docstring says what is compared).",
+        "Written by `python benchmarks/stable_line/stable_line_report.py` (its docstring says what is "
+        "compared).",
         "",
         "Metrics: "
         + "; ".join(f"`{m}` {what}" for m, _, what in markov_report.METRICS)

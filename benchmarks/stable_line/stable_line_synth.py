@@ -1,7 +1,8 @@
 """The stable line (IAMB, HITON-MB, HRM, RSW) against DWR and SRDO on the paper's synthetic grid.
 
     oodfs bench --suite synthetic --methods iamb,hiton_mb,hrm,rsw --jobs 2 --out RUN   # (optional)
-    python benchmarks/stable_line_synth.py [RUN ...] [--out benchmarks/STABLE_LINE_SYNTH.md]
+    python benchmarks/stable_line/stable_line_synth.py [RUN ...] \
+        [--out benchmarks/stable_line/STABLE_LINE_SYNTH.md]
 
 Reads the shipped `synthetic-default` reference (every method of the suite's list, the paper's
 grid: settings mlp and poly, seven training bias rates x five runs) and, if given, results
@@ -27,14 +28,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from report_tables import claim_line, claim_rows, means_table, write_keeping_verdicts
 
 from oodfs.report.report import Report
 from oodfs.results.store import ResultStore, load_results
 from oodfs.run.reference import load_reference
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shared"))  # report_tables.py
+from report_tables import claim_line, claim_rows, means_table, write_keeping_verdicts
 
 NEW = ["iamb", "hiton_mb", "hrm", "rsw"]
 #: added after the four's verdicts were written: its claims are a Holm family of their own, so
@@ -125,7 +129,8 @@ def main(argv=None) -> int:
         "# The stable line on the paper's synthetic grid: IAMB, HITON-MB, HRM, RSW, KerHRM against DWR"
         " and SRDO",
         "",
-        "Written by `python benchmarks/stable_line_synth.py` (its docstring says what is compared and how).",
+        "Written by `python benchmarks/stable_line/stable_line_synth.py` (its docstring says what is "
+        "compared and how).",
         f"Results: {source}; rule `val`; the unit of replication the (r_train, run) block (35 per setting).",
         "",
         "Columns: " + "; ".join(f"`{m}` {what}" for m, _, what in METRICS) + "; `all_S` share of blocks "

@@ -12,7 +12,7 @@ Timed side by side in one process, medians of ``--repeats`` runs:
 * a 3-point grid over ``lam`` with ``fit_grid`` (shared round 1) against three separate fits,
   for both profiles' DWR (the paper profile's budget reduced by ``--paper-scale`` to stay short).
 
-    python benchmarks/bench_svi.py [--repeats 3]
+    python benchmarks/svi/bench_svi.py [--repeats 3]
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@
     oodfs bench --suite svi --profile paper --out results/svi-paper --jobs 2
     oodfs bench --suite synthetic --out results/synthetic --jobs 2
     oodfs bench --suite synthetic --profile paper --methods svi,svi_d --out results/svi-synthetic-paper
-    python benchmarks/svi_report.py results/svi results/svi-paper results/synthetic \
-        results/paper+results/svi-synthetic-paper [--out benchmarks/SVI.md]
+    python benchmarks/svi/svi_report.py results/svi results/svi-paper results/synthetic \
+        results/paper+results/svi-synthetic-paper [--out benchmarks/svi/SVI.md]
 
 (``A+B`` reads two folders of one suite and profile as one: SVI's paper-profile run beside the
 reproduction's paper-profile run of the other methods.)
@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shared"))  # report_tables.py
 from report_tables import claim_line, claim_rows, means_table, write_keeping_verdicts
 
 CLAIMS = [("svi", "dwr"), ("svi", "srdo"), ("svi", "svi_d"), ("svi_d", "dwr"), ("svi_d", "stg")]

@@ -2,7 +2,7 @@
 the same sign patterns (oodfs.report.stats._paired), on differences with ties or zeros as the
 real suites give them (10-12 blocks, methods that often choose the same subset).
 
-    python benchmarks/bench_wilcoxon.py [--tests 200] [--repeats 3]
+    python benchmarks/whole_benchmark/bench_wilcoxon.py [--tests 200] [--repeats 3]
 
 Prints the median seconds of each way over the repeats, their ratio, and that every p is equal.
 """

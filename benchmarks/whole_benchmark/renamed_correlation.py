@@ -1,6 +1,6 @@
-"""`correlation` under another name, as a new method for benchmarks/whole_benchmark.py new-method: its
-feature subsets are the reference's `correlation`'s, the case where every subset is taken from the
-reference (benchmarks/WHOLE_BENCHMARK.md, last section)."""
+"""`correlation` under another name, as a new method for benchmarks/whole_benchmark/whole_benchmark.py
+new-method: its feature subsets are the reference's `correlation`'s, the case where every subset is taken
+from the reference (benchmarks/whole_benchmark/WHOLE_BENCHMARK.md, last section)."""
 
 import oodfs
 from oodfs_plugins.baselines.linear import Correlation

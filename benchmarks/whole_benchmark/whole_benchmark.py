@@ -1,14 +1,17 @@
 """The whole benchmark: every shipped suite, its cost by suite, method and part, and its wall time.
 
-    python benchmarks/whole_benchmark.py estimate [--recorded synthetic@paper=DIR ...] [--jobs 2]
-    python benchmarks/whole_benchmark.py run --root ROOT [--jobs 2] [--only a,b@paper] [--no-reuse]
-    python benchmarks/whole_benchmark.py check --root ROOT     # estimate vs measured, suites run there
-    python benchmarks/whole_benchmark.py new-method --root ROOT --methods NAME [--plugin MODULE]
-        [--lanes 2] [--per-suite-process] [--figures] [--no-reference-subsets]
+    python benchmarks/whole_benchmark/whole_benchmark.py estimate [--recorded synthetic@paper=DIR ...] \
+        [--jobs 2]
+    python benchmarks/whole_benchmark/whole_benchmark.py run --root ROOT [--jobs 2] [--only a,b@paper] \
+        [--no-reuse]
+    python benchmarks/whole_benchmark/whole_benchmark.py check --root ROOT  # estimate vs measured, run suites
+    python benchmarks/whole_benchmark/whole_benchmark.py new-method --root ROOT --methods NAME \
+        [--plugin MODULE] [--lanes 2] [--per-suite-process] [--figures] [--no-reference-subsets]
 
 The whole benchmark is every suite shipped in ``oodfs/suites`` under the ``default`` profile, plus
 ``synthetic`` and ``svi`` under ``paper`` (``synthetic`` with the paper's ten methods, as
-benchmarks/REPRODUCTION.md runs it). See benchmarks/WHOLE_BENCHMARK.md for what the figures say.
+benchmarks/reproduction/REPRODUCTION.md runs it). See benchmarks/whole_benchmark/WHOLE_BENCHMARK.md for
+what the figures say.
 
 ``estimate`` reads what each suite's recorded run stored, per task: ``fit_seconds`` (the whole grid
 of one method on one data set) and ``downstream_seconds`` (the task's share of its data set's
