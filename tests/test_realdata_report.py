@@ -1,4 +1,4 @@
-"""benchmarks/REALDATA.md as a reader relies on it: every interval of a bounded or positive quantity
+"""benchmarks/real_data/REALDATA.md as a reader relies on it: every interval of a bounded or positive quantity
 stays inside its range (an RMSE at or above 0, a relative RMSE difference above -100 %, a share of
 fits in [0, 100] %), and the verdict at the top states the k it is at."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .conftest import tables
 
-TEXT = (Path(__file__).resolve().parents[1] / "benchmarks" / "REALDATA.md").read_text()
+TEXT = (Path(__file__).resolve().parents[1] / "benchmarks" / "real_data" / "REALDATA.md").read_text()
 NUMBER = r"[+-]?\d+(?:\.\d+)?"
 INTERVAL = re.compile(rf"({NUMBER}) \[({NUMBER}), ({NUMBER})\]")
 PERCENT = re.compile(rf"({NUMBER}) %")

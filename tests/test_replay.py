@@ -1,4 +1,4 @@
-"""Replaying stored fits (benchmarks/replay.py; docs/PROTOCOL.md section 10, "The k grid"): a suite
+"""Replaying stored fits (benchmarks/shared/replay.py; docs/PROTOCOL.md section 10, "The k grid"): a suite
 run again with every method's fit read from stored results trains only the downstream models, and
 gives the numbers a refit gives. The binary suites' MLP and k-grid results rest on it."""
 
@@ -14,7 +14,7 @@ import pytest
 from oodfs.cli import main
 from oodfs.results.store import load_results
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "shared"))
 from replay import fixed_k_block, replay_run  # noqa: E402
 
 SUITE = """

@@ -26,7 +26,12 @@ RANGES = {
 }
 #: a header naming a difference, a comparison or a relative change: its interval may be negative
 DIFFERENCE = ("−", " vs ", "difference", "relative", "interval", "diff")
-REPORTS = ["REPRODUCTION.md", "MULTIENV_RESULTS.md", "BINARY_RESULTS.md", "MULTIENV_REAL.md"]
+REPORTS = [
+    "reproduction/REPRODUCTION.md",
+    "multienv/MULTIENV_RESULTS.md",
+    "binary/BINARY_RESULTS.md",
+    "multienv_real/MULTIENV_REAL.md",
+]
 
 
 def metric_cells(text: str):

@@ -1,4 +1,4 @@
-"""The tables the claim reports share (benchmarks/report_tables.py: STABLE_LINE_SYNTH.md, MARKOV.md,
+"""The tables the claim reports share (benchmarks/shared/report_tables.py: STABLE_LINE_SYNTH.md, MARKOV.md,
 SVI.md, STABLE_LINE.md): a cell is the mean with its interval, a lone value has no interval, a
 claim's difference is a − b when asked, and rewriting a report keeps its hand-written verdicts."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "shared"))
 from report_tables import (  # noqa: E402
     VERDICTS,
     claim_line,

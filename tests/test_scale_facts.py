@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def bench_scale():
-    spec = importlib.util.spec_from_file_location("bench_scale", ROOT / "benchmarks" / "bench_scale.py")
+    path = ROOT / "benchmarks" / "scale" / "bench_scale.py"
+    spec = importlib.util.spec_from_file_location("bench_scale", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -60,10 +61,10 @@ def test_plugins_table_says_the_largest_measured_size_or_not_measured(capsys):
 
 
 def test_the_shipped_facts_are_those_of_the_measurements():
-    """scale_facts.json is what ``bench_scale.py ship`` derives from benchmarks/scale_results.jsonl
+    """scale_facts.json is what ``bench_scale.py ship`` derives from benchmarks/scale/scale_results.jsonl
     (no figure typed by hand, none left behind by a newer measurement)."""
     bs = bench_scale()
-    rows = bs.last_rows(str(ROOT / "benchmarks" / "scale_results.jsonl"))
+    rows = bs.last_rows(str(ROOT / "benchmarks" / "scale" / "scale_results.jsonl"))
     shipped = scale.facts()["methods"]
     assert set(shipped) == {r["method"] for r in rows if r["status"] == "ok"}
     for method, entry in shipped.items():
@@ -274,7 +275,7 @@ def test_until_is_the_next_such_time_of_day_even_past_midnight():
 
 def test_the_shipped_binary_facts_are_those_of_the_binary_measurements():
     bs = bench_scale()
-    rows = bs.last_rows(str(ROOT / "benchmarks" / "scale_results.jsonl"), binary=True)
+    rows = bs.last_rows(str(ROOT / "benchmarks" / "scale" / "scale_results.jsonl"), binary=True)
     shipped = {m: e["binary"] for m, e in scale.facts()["methods"].items() if "binary" in e}
     assert set(shipped) == {r["method"] for r in rows if r["status"] == "ok"}
     for method, entry in shipped.items():

@@ -1,6 +1,6 @@
 """HRM's and RSW's compiled training loops give the numbers of the numpy loops they replaced:
 gate means stored from the numpy implementation (commit c2dfd7a) at a short schedule, matched
-to 1e-10 (docs/PROTOCOL.md, section 12; benchmarks/MARKOV_COST.md compares full fits)."""
+to 1e-10 (docs/PROTOCOL.md, section 12; benchmarks/markov_boundary/MARKOV_COST.md compares full fits)."""
 
 import numpy as np
 import pytest

@@ -173,8 +173,8 @@ def test_downstream_classifiers_predict_probabilities_that_beat_the_prior(name):
 
 def test_the_logistic_mlp_engines_agree():
     """The numba kernel's logistic output trains the torch engine's algorithm (measured in
-    benchmarks/bench_downstream_engines.py --task binary): after a few epochs the two agree up to
-    float order."""
+    benchmarks/downstream_engines/bench_downstream_engines.py --task binary): after a few epochs the two
+    agree up to float order."""
     from oodfs.run.downstream import fit_downstream
 
     X, y = _binary_data(800, 2)

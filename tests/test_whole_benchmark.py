@@ -1,7 +1,7 @@
-"""The whole benchmark's cut (benchmarks/whole_benchmark.py, benchmarks/WHOLE_BENCHMARK.md): a
-``paper``-profile run that replays, from the ``default``-profile run of the same suite, the fits of
-the methods whose settings are the same under both profiles stores the numbers a run that fits
-them again stores."""
+"""The whole benchmark's cut (benchmarks/whole_benchmark/whole_benchmark.py,
+benchmarks/whole_benchmark/WHOLE_BENCHMARK.md): a ``paper``-profile run that replays, from the
+``default``-profile run of the same suite, the fits of the methods whose settings are the same under both
+profiles stores the numbers a run that fits them again stores."""
 
 import importlib.util
 import json
@@ -22,7 +22,7 @@ NOT_RESULTS = {"fit_seconds", "downstream_seconds", "data_seconds", "versions", 
 
 def whole_benchmark():
     spec = importlib.util.spec_from_file_location(
-        "whole_benchmark", ROOT / "benchmarks" / "whole_benchmark.py"
+        "whole_benchmark", ROOT / "benchmarks" / "whole_benchmark" / "whole_benchmark.py"
     )
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
@@ -36,7 +36,7 @@ def bench(suite: Path, out: Path, profile: str, jobs: int, replay: dict | None =
     argv = ["bench", "--suite", str(suite), "--profile", profile, "--jobs", str(jobs), "--out", str(out)]
     argv += ["--quiet"]
     if replay is not None:
-        argv += ["--plugin", str(ROOT / "benchmarks" / "replay_fits.py")]
+        argv += ["--plugin", str(ROOT / "benchmarks" / "whole_benchmark" / "replay_fits.py")]
     before = os.environ.get("OODFS_REPLAY_FITS")
     try:
         if replay is not None:
@@ -101,8 +101,9 @@ def test_new_method_in_lanes_keeps_each_reference_and_adds_the_method_on_every_t
     reference's tasks, and each suite's timing says how it ran."""
     from oodfs.run.reference import load_reference
 
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # a lane process imports the script's function
-    plugin = str(ROOT / "benchmarks" / "renamed_correlation.py")
+    # a lane process imports the script's function
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks" / "whole_benchmark"))
+    plugin = str(ROOT / "benchmarks" / "whole_benchmark" / "renamed_correlation.py")
     suites = {"irm-sem", "synthetic-multienv"}
     timings = whole_benchmark().against_references(
         tmp_path, "correlation_renamed", [plugin], jobs=2, only=suites, lanes=2

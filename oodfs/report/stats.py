@@ -270,7 +270,7 @@ def _signed_rank_permutation_p(ranks: np.ndarray, r_plus: float) -> float:
     tail, clipped to 1). scipy evaluates the statistic once per pattern in Python, about a second a
     test; all 2^m sums of the m non-zero ranks are one matrix product here (zero differences flip
     to themselves, so leaving them out scales both counts alike). Equal to scipy's p
-    (tests/test_stats.py; benchmarks/bench_wilcoxon.py measures the speed)."""
+    (tests/test_stats.py; benchmarks/whole_benchmark/bench_wilcoxon.py measures the speed)."""
     m = len(ranks)
     signs = (np.arange(2**m)[:, None] >> np.arange(m)) & 1
     null = signs @ ranks

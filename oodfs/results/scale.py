@@ -1,8 +1,8 @@
 """What each method was measured to cost at the largest sizes it ran at, and the peak memory a run
 is expected to need (docs/PROTOCOL.md, "Measured sizes and the memory estimate").
 
-The facts are ``scale_facts.json`` beside this module, written by ``python benchmarks/bench_scale.py
-ship`` from the scale grid's measurements (benchmarks/scale_results.jsonl, benchmarks/SCALE.md);
+The facts are ``scale_facts.json`` beside this module, written by ``python benchmarks/scale/bench_scale.py
+ship`` from the scale grid's measurements (benchmarks/scale/scale_results.jsonl, benchmarks/scale/SCALE.md);
 nothing in it is typed by hand.
 """
 

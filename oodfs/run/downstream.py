@@ -1,10 +1,10 @@
 """The downstream regressor: one small MLP per feature subset, all trained at once.
 
-The paper trains an MLP with hidden layers (5, 5), ReLU and Adam (lr 0.001) on the top-k features
-and reports its RMSE in the test environments. The benchmark needs thousands of these fits, so
-:func:`fit_downstream` trains every subset of one data set in one call (one compiled kernel, or one
-tensor program). The measurements behind each choice below are in benchmarks/bench_regressor.py
-and benchmarks/bench_downstream_engines.py.
+The paper trains an MLP with hidden layers (5, 5), ReLU and Adam (lr 0.001) on the top-k features and
+reports its RMSE in the test environments. The benchmark needs thousands of these fits, so
+:func:`fit_downstream` trains every subset of one data set in one call (one compiled kernel, or one tensor
+program). The measurements behind each choice below are in benchmarks/downstream_engines/bench_regressor.py
+and benchmarks/downstream_engines/bench_downstream_engines.py.
 
 * **Engines.** ``engine="numba"`` (the default) trains each model with a fused kernel
   (:mod:`oodfs.run.downstream_kernel`: forward, backward and Adam of one model in one compiled
@@ -12,7 +12,7 @@ and benchmarks/bench_downstream_engines.py.
   ``engine="torch"``, the tensor program of the next three points, is kept for audits. Both run
   the same algorithm (initial weights, validation split, minibatch order, float32 Adam, schedule
   and stopping rule, below) and differ in the order of float operations only; docs/PROTOCOL.md,
-  section 4, gives the measured effect (benchmarks/bench_downstream_engines.py). The kernel
+  section 4, gives the measured effect (benchmarks/downstream_engines/bench_downstream_engines.py). The kernel
   trains every model on its own, so it needs no packing and a subset's result cannot depend on
   its batch.
 * **One network per subset, packed block-diagonally.** Every model sees the same rows, so the

@@ -322,7 +322,7 @@ def available_suites() -> list[str]:
 
 
 #: the methods of the paper-profile run of ``synthetic`` in the whole benchmark: the paper's ten
-#: (benchmarks/REPRODUCTION.md; SVI and SVIᵈ are left out)
+#: (benchmarks/reproduction/REPRODUCTION.md; SVI and SVIᵈ are left out)
 PAPER_METHODS = ("dwr", "srdo", "mi", "correlation", "gb", "xgb", "rf", "ols", "lasso", "stg")
 
 
@@ -340,7 +340,7 @@ def whole_benchmark() -> list[BenchmarkRun]:
     """The whole benchmark (``oodfs bench --suite all``; docs/PROTOCOL.md, "The whole benchmark in
     one command"): every shipped suite under the ``default`` profile, plus ``synthetic`` under
     ``paper`` with the paper's ten methods and ``svi`` under ``paper``. The one list of it:
-    benchmarks/whole_benchmark.py reads it from here."""
+    benchmarks/whole_benchmark/whole_benchmark.py reads it from here."""
     return [BenchmarkRun(name) for name in available_suites()] + [
         BenchmarkRun("synthetic", "paper", PAPER_METHODS),
         BenchmarkRun("svi", "paper"),

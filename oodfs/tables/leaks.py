@@ -13,7 +13,7 @@ known); the third, for a binary target, refuses unless the column is kept:
   names the feature. The day's return when the target is "the day went up" has AUC 1. On
   bikeshare's six numeric features a 32-leaf regression tree per feature (scikit-learn, 5
   shuffled folds) gives R² within 0.022 of the step function's (``registered``: 0.947 and
-  0.944) at 5 to 63 times the time (``benchmarks/bench_select_leaks.py``); binning a feature is
+  0.944) at 5 to 63 times the time (``benchmarks/own_tables/bench_select_leaks.py``); binning a feature is
   what histogram gradient boosting does too.
 * **an identity** (regression): the target is a linear function of a few features, R² of at least
   :data:`IDENTITY_R2` with at most :data:`IDENTITY_FEATURES` of them (orthogonal matching pursuit,

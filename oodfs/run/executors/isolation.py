@@ -79,7 +79,7 @@ class _Reaper:
     acts on the end of the pipe: nothing in the fit has to react, however busy it is in compiled
     code, and nothing depends on which thread of the worker started it. One small process per
     worker, not one per fit (a supervisor forked per fit cost 10-15 ms a fit, twice the fork:
-    benchmarks/FIT_CLEANUP.md)."""
+    benchmarks/fit_isolation/FIT_CLEANUP.md)."""
 
     _MESSAGE = struct.Struct("<q")
     _lock = threading.Lock()

@@ -1,0 +1,67 @@
+"""Regenerate shipped references from fresh runs, then replay and stamp them (docs/PROTOCOL.md
+section 6, "Replaying a reference").
+
+    python benchmarks/references/regenerate_reference.py auto-default wage-default --root /tmp/regen
+    python benchmarks/references/regenerate_reference.py synthetic-default --methods srdo,dwr \
+        --root /tmp/regen
+
+Without ``--methods`` the suite is run whole (``oodfs bench``, the reference's profile and the
+downstream models it holds) and the reference is written anew from that run. With ``--methods`` only
+those methods are run and every other is taken from the reference (``--reference``: they must have
+replayed, which ``oodfs replay --stamp`` records), and the reference is written from that folder.
+With ``--methods`` and ``--fresh`` only those methods are run and the reference is written from that
+run alone (it then holds those methods only: a costly method can follow in a second call).
+Either way the new reference is then replayed on its data set and stamped; one that does not replay
+is left written but unstamped, and the script says what differed. Runs are resumable (``--resume``
+into ``ROOT/NAME``): an interrupted regeneration goes on where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from oodfs.run.reference import load_reference, write_reference
+from oodfs.run.reference.replay import load_named, replay, stamp
+
+
+def regenerate(name: str, root: Path, methods: list[str] | None, jobs: int, fresh: bool = False) -> bool:
+    suite, profile = name.rsplit("-", 1)
+    ref = load_named(name)
+    models = ",".join(dict.fromkeys(ref.results["downstream"].dropna().astype(str)))
+    out = root / name
+    argv = ["oodfs", "bench", "--suite", suite, "--profile", profile, "--downstream", models]
+    argv += ["--out", str(out), "--jobs", str(jobs), "--quiet", "--no-figures"]
+    if methods:
+        argv += ["--methods", ",".join(methods)] + ([] if fresh else ["--reference"])
+    if (out / "results.sqlite").exists():
+        argv.append("--resume")
+    print("+", " ".join(argv), flush=True)
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+    write_reference(out, ref.path)
+    fresh = load_reference(suite, profile)
+    result = replay(fresh)
+    for method, m in result.methods.items():
+        print(f"  {'ok  ' if m.ok else 'DIFF'} {method}: {m.line()}", flush=True)
+    if result.ok:
+        print(f"  stamped: {', '.join(stamp(fresh, result))}", flush=True)
+    return result.ok
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("names", nargs="+", help="references, <suite>-<profile>")
+    p.add_argument("--methods", help="comma-separated: run only these, take the others from the reference")
+    p.add_argument("--root", type=Path, required=True, help="the folder of the runs (one per reference)")
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--fresh", action="store_true", help="with --methods: a reference of those methods alone")
+    args = p.parse_args()
+    methods = args.methods.split(",") if args.methods else None
+    ok = [regenerate(n, args.root, methods, args.jobs, args.fresh) for n in args.names]
+    return 0 if all(ok) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
