@@ -331,19 +331,26 @@ def _name_line_ends(ax, ends: list, fontsize: float = 8) -> None:
         )
 
 
+def family_rows(methods, styles) -> tuple[dict, float]:
+    """Each method's row position in a dot plot, its family's methods together with a little
+    space between families, and the height they take."""
+    rows, y, family = {}, 0.0, None
+    for method in methods:
+        if family is not None and styles[method]["family"] != family:
+            y += 0.6
+        family = styles[method]["family"]
+        rows[method] = y
+        y += 1
+    return rows, y
+
+
 def _dot_figure(cells: pd.DataFrame, metrics: dict, styles: dict):
     """One panel per setting and metric: a row per method (named on the axis), grouped by family
     and drawn in its colour and marker, the interval as a bar."""
     plt = pyplot()
     settings = list(dict.fromkeys(cells["setting"]))
     methods = list(styles)  # grouped by family
-    rows, y, family = {}, 0.0, None
-    for method in methods:
-        if family is not None and styles[method]["family"] != family:
-            y += 0.6  # a little space between families
-        family = styles[method]["family"]
-        rows[method] = y
-        y += 1
+    rows, y = family_rows(methods, styles)
     fig, axes = plt.subplots(
         len(settings),
         len(metrics),
@@ -646,13 +653,7 @@ def summary_figure(report: Report, out_dir: Path, stem: str = "summary") -> list
     pooled = "all settings" in set(summary["setting"])
     size = MAX_SERIES - 1
     parts = [settings[i : i + size] for i in range(0, len(settings), size)] or [[]]
-    rows, y, family = {}, 0.0, None
-    for method in methods:
-        if family is not None and styles[method]["family"] != family:
-            y += 0.6  # a little space between families
-        family = styles[method]["family"]
-        rows[method] = y
-        y += 1
+    rows, y = family_rows(methods, styles)
     fig, axes = plt.subplots(
         len(parts),
         len(metrics),
