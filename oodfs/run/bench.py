@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from oodfs.results.outputs import check_output
-from oodfs.run.progress import DEFAULT_INTERVAL
+from oodfs.run.progress import DEFAULT_INTERVAL, Steps
 from oodfs.validation import OodfsError, check_jobs
 
 #: options that name one suite's parts and so cannot apply to several suites at once
@@ -183,6 +183,8 @@ def run_bench(options: BenchOptions | None = None, **changes) -> BenchOutcome:
         show=o.show if root is None else None,
         say=o.say,
         inform=o.inform,
+        # each step after the tasks said as it begins and while it lasts (docs/PROTOCOL.md section 20)
+        steps=Steps(o.notes if o.progress else None, o.progress_interval),
     )
     suites = [BenchSuite(p, d, w) for p, d, w in zip(planned, done, written.suites)]
     if o.reference_verdicts and root is None:
