@@ -96,6 +96,9 @@ def main(argv=None) -> int:
         warnings.formatwarning = _default_formatwarning
         if program and _main_thread():
             _exit_quietly_on_signals()
+            from oodfs.run.executors.local import stop_idle_workers
+
+            stop_idle_workers()  # the prompt comes back with the last line, not seconds after it
 
 
 def _announce(argv: list[str]) -> None:

@@ -416,7 +416,9 @@ def test_every_step_after_the_tasks_is_said_as_it_begins_and_while_it_lasts(tmp_
     lines = [line for line in err.splitlines() if line.startswith("oodfs: ")]
     order = [
         "oodfs: 2/2 tasks done in",
+        "oodfs: reading the results of",
         "oodfs: writing",
+        "oodfs: testing the comparisons and writing",
         "oodfs: drawing figure 1 of 3 (figure1-",
         "oodfs: drawing figure 2 of 3 (ood_s-",
         "oodfs: still drawing figure 2 of 3 (ood_s-",
@@ -454,3 +456,22 @@ def test_bench_on_a_terminal_says_at_once_that_it_is_loading(monkeypatch):
     code = "import sys, oodfs.cli; print(sorted({'sklearn', 'torch', 'scipy'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_program_ends_its_idle_workers_instead_of_waiting_for_them(tmp_path, monkeypatch):
+    """As `oodfs bench` ends, joblib's idle workers are ended, not waited for; the next run in the
+    same process starts a pool again."""
+    from joblib.externals.loky import reusable_executor
+
+    from oodfs.run.executors.local import stop_idle_workers
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    run_suite(tiny(runs=2), tmp_path / "a", jobs=2, progress=False)
+    workers = list(reusable_executor._executor._processes.values())
+    assert workers
+    stop_idle_workers()
+    for process in workers:
+        process.join(timeout=30)
+        assert not process.is_alive()
+    store = run_suite(tiny(runs=2), tmp_path / "b", jobs=2, progress=False)
+    assert {r["status"] for r in store.task_records().values()} == {"ok"}

@@ -114,7 +114,7 @@ def suite_outputs(
     from oodfs.results.store import export
 
     rule = get_rule(suite.selection)  # looked up once: the report and each model's report take it
-    with step(f"reading the results of {out} and testing the comparisons"):
+    with step(f"reading the results of {out}"):
         results = store.frame()
         metrics = store.get_meta("metrics")
         columns = list(suite.metrics) or None  # the suite's table metrics
@@ -126,9 +126,10 @@ def suite_outputs(
             say(f"the suite's metrics cannot be shown ({exc}); showing the headline metrics")
             report = Report(results, rule, metrics, list(suite.methods), unit=suite.unit, task=suite.task)
     try:
-        with step(f"writing {out / 'results.parquet'} and the leaderboard"):
-            text = Leaderboard(report).to_markdown() + skipped_note(skipped, suite.task)
+        with step(f"writing {out / 'results.parquet'}"):
             export(results, out)
+        with step(f"testing the comparisons and writing {out / 'leaderboard.md'}"):
+            text = Leaderboard(report).to_markdown() + skipped_note(skipped, suite.task)
             write_text(out / "leaderboard.md", text)
             for other in report.model_reports()[1:]:  # the other downstream models, same fits
                 write_text(
