@@ -542,14 +542,17 @@ class Progress:
             self._line(self.text())
 
     def _tick(self) -> None:
-        # off a terminal: the plan within a second, then a line every interval
-        every = REDRAW if self.bar is not None else min(FIRST_LINE, self.interval)
-        while not self.closed.wait(every):
+        # off a terminal: the plan within a second, then a line every interval, on a fixed
+        # schedule (the time a line takes to make does not add up into gaps longer than the interval)
+        every = REDRAW if self.bar is not None else self.interval
+        due = time.monotonic() + (REDRAW if self.bar is not None else min(FIRST_LINE, self.interval))
+        while not self.closed.wait(max(0.0, due - time.monotonic())):
             try:
                 self._draw()
             except Exception:  # noqa: BLE001 -- a closed stream, a terminal gone: the run goes on
                 pass
-            every = REDRAW if self.bar is not None else self.interval
+            now = time.monotonic()
+            due = due + every if due + every > now else now + every  # after a stall: one line, not a burst
 
     def close(self, completed: bool = True) -> None:
         """End the display with a last line; a run stopped before any job began (``completed``
@@ -608,7 +611,12 @@ class Steps:
             self.thread.join()
 
     def _watch(self) -> None:
-        while not self.stopped.wait(min(1.0, self.interval)):
+        while True:
+            with self.lock:  # wake when the step under way is due to say "still", or look again soon
+                due = self.last + self.interval if self.current is not None else None
+            wait = min(1.0, self.interval) if due is None else max(0.0, due - self.clock())
+            if self.stopped.wait(wait):
+                return
             try:
                 self.beat()
             except Exception:  # noqa: BLE001 -- a closed stream: the outputs are written all the same
