@@ -3,8 +3,8 @@
 A job draws its data once, then runs its pending methods (each a *task*) one after another: fits
 the method, trains the downstream models on the feature subsets it needs (a subset an earlier
 method of the job needed is taken from the job's caches, not trained again) and commits the task's
-rows, so that its tasks finish one by one. A task that
-fails is recorded with its message and the job goes on: a failing plugin never stops a run.
+rows, so that its tasks finish one by one. A task that fails is recorded with its message and
+the job goes on: a failing plugin never stops a run.
 By default each method is fitted in a forked child process (:func:`call_isolated`), so a
 plugin that crashes its process, calls ``sys.exit`` or edits its input is a failed task too.
 A storage error (disk full, I/O error) is not a method's failure: it stops the run

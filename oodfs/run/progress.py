@@ -313,7 +313,6 @@ class Progress:
         self.started: set = set()  # jobs that have begun (drawing their data)
         self.drawn: set = set()  # jobs that have drawn their data (fitting)
         self.step_start: dict = {}  # job -> when its current step (a method's fit, its downstream) began
-        self.last_line: float | None = None  # when the last line was printed (off a terminal)
         self.total = sum(self._weight(job, m) for job in jobs for m in job.methods) or 1.0
         self.bar = None
         self.header = None
@@ -358,6 +357,7 @@ class Progress:
             kind, job = message[0], int(message[1])
         except (TypeError, ValueError, IndexError, KeyError):
             return
+        note = None
         with self.lock:
             if job not in self.jobs:
                 return
