@@ -7,21 +7,44 @@ import oodfs.run.executors.lifeline  # noqa: F401 -- arms at import
 
 # before numpy loads: the same numeric kernels on every machine (docs/PROTOCOL.md section 6)
 import oodfs.run.kernels  # noqa: F401,I001 -- pins at import
-from oodfs.contract.api import (
-    Environment,
-    GridFit,
-    Selector,
-    WeightCollapseWarning,
-    Weighter,
-    ranking_from_scores,
-    weight_diagnostics,
-)
-from oodfs.contract.hookspecs import hookimpl
-from oodfs.contract.metrics import Evaluation, Metric, SuspectRule, diagnostic
-from oodfs.contract.progress import point_done
-from oodfs.contract.wls import WLSSelector, selector_for_weighter
-from oodfs.numeric import weighted_least_squares
-from oodfs.validation import OodfsError
+
+# The public names below are imported when first used (PEP 562): `oodfs bench` says its first line
+# before the seconds that scikit-learn and the plugins take to import (docs/PROTOCOL.md section 20).
+_PUBLIC = {
+    "Environment": "oodfs.contract.api",
+    "GridFit": "oodfs.contract.api",
+    "Selector": "oodfs.contract.api",
+    "WeightCollapseWarning": "oodfs.contract.api",
+    "Weighter": "oodfs.contract.api",
+    "ranking_from_scores": "oodfs.contract.api",
+    "weight_diagnostics": "oodfs.contract.api",
+    "hookimpl": "oodfs.contract.hookspecs",
+    "Evaluation": "oodfs.contract.metrics",
+    "Metric": "oodfs.contract.metrics",
+    "SuspectRule": "oodfs.contract.metrics",
+    "diagnostic": "oodfs.contract.metrics",
+    "point_done": "oodfs.contract.progress",
+    "WLSSelector": "oodfs.contract.wls",
+    "selector_for_weighter": "oodfs.contract.wls",
+    "weighted_least_squares": "oodfs.numeric",
+    "OodfsError": "oodfs.validation",
+}
+
+
+def __getattr__(name: str):
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'oodfs' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once: later uses are plain attribute reads
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *_PUBLIC})
+
 
 try:
     __version__ = version("oodfs")

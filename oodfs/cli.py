@@ -89,12 +89,29 @@ def main(argv=None) -> int:
     if not debug:
         warnings.filterwarnings("ignore", category=FutureWarning)
         warnings.formatwarning = _one_line_warning
+    _announce(argv)
     try:
         return _main(argv)
     finally:
         warnings.formatwarning = _default_formatwarning
         if program and _main_thread():
             _exit_quietly_on_signals()
+            from oodfs.run.executors.local import stop_idle_workers
+
+            stop_idle_workers()  # the prompt comes back with the last line, not seconds after it
+
+
+def _announce(argv: list[str]) -> None:
+    """``oodfs bench`` on a terminal says at once that it has begun: building the parser loads
+    every plugin (scikit-learn, torch, numba), seconds of silence on a loaded machine
+    (docs/PROTOCOL.md section 20). Not off a terminal, where bad input stays one line of error."""
+    if argv[:1] != ["bench"] or {"--quiet", "-h", "--help"} & set(argv):
+        return
+    try:
+        if sys.stderr.isatty():
+            print("oodfs: bench: loading oodfs and its plugins ...", file=sys.stderr, flush=True)
+    except (AttributeError, ValueError, OSError):  # no real stream (an embedding host): nothing to say
+        pass
 
 
 def _main(argv: list[str]) -> int:

@@ -276,3 +276,21 @@ def test_select_hands_the_environment_column_to_label_using_methods(tmp_path, ca
         run(capsys, "select", str(path), "--target", "y", "--method", "icp", "--env-column", "period"),
         "exact subset search is limited to 12 features",
     )
+
+
+def test_a_jobs_methods_sharing_its_downstream_caches_give_the_numbers_each_gives_alone(tmp_path):
+    """A job takes its methods one after another and takes the subsets (and leave-one-environment-
+    out subsets) an earlier method trained from its caches: every stored number is the one the
+    method gets in a job of its own (docs/PROTOCOL.md section 20)."""
+    from oodfs.run.runner import run_suite
+
+    suite = load_suite(write_suite(tmp_path, methods=("anchor", "ols", "correlation"), extra_set=""))
+    shared = run_suite(suite, tmp_path / "shared", jobs=1, isolate=False, progress=False)
+    alone = run_suite(suite, tmp_path / "alone", jobs=3, isolate=False, progress=False)  # a job each
+    timing = ["fit_seconds", "downstream_seconds", "data_seconds", "versions"]
+    frames = []
+    for store in (shared, alone):
+        df = store.frame().drop(columns=timing, errors="ignore")
+        frames.append(df.sort_values(list(df.columns[:8])).reset_index(drop=True))
+    assert "rmse_loeo" in set(frames[0]["metric"])  # the leave-one-environment-out losses are compared too
+    pd.testing.assert_frame_equal(frames[0], frames[1])

@@ -75,7 +75,10 @@ def summary(lines: list[tuple[float, str]]) -> str:
                 points.append((stamp, int(m.group(1)) / int(m.group(2)), left))
         if re.search(r"(\d+)/\1 tasks done|\[(\d+)/\2 tasks", text):
             end = stamp
-    rows = [f"- first line on standard error: {lines[0][0]:.0f} s" if lines else "- no output"]
+    rows = [f"- first line on standard error: {lines[0][0]:.1f} s" if lines else "- no output"]
+    if len(lines) > 1:  # the longest wait for a line, the end of the process included
+        gap, at = max((b[0] - a[0], a[0]) for a, b in zip(lines, lines[1:]))
+        rows.append(f"- longest silence: {gap:.1f} s (after the line at {at:.1f} s)")
     if points:
         rows.append(f"- first progress line: {points[0][0]:.0f} s")
         with_eta = [p for p in points if p[2] is not None]

@@ -4,6 +4,7 @@ figures; for a pool of several suites ROOT/summary.md (:mod:`oodfs.report.summar
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Callable
@@ -45,6 +46,7 @@ def write_bench_outputs(
     show: Callable[[str], None] | None = None,
     say: Callable[[str], None] = _print_note,
     inform: Callable[[str], None] = lambda line: None,
+    steps=None,
 ) -> BenchOutputs:
     """Write what follows a ``bench`` run. ``runs``: ``(suite, out, suite_run, skipped)`` per
     suite (:class:`oodfs.run.runner.SuiteRun` after the pool, its store open to read; ``skipped``:
@@ -52,11 +54,21 @@ def write_bench_outputs(
     stops here (:class:`RunAborted`). A pool (``root``, its folder): a suite whose outputs cannot be
     written is said (``say``) and the others are written, then ROOT/summary.md (its wall time from
     ``started``, a :func:`time.perf_counter` reading). ``show``: called with one suite's leaderboard
-    as soon as it is written; ``inform``: the figures written."""
+    as soon as it is written; ``inform``: the figures written. ``steps``: what says each step as
+    it begins and while it lasts (:class:`oodfs.run.progress.Steps`), closed here once all is
+    written (None: nothing said)."""
+    with steps if steps is not None else contextlib.nullcontext():
+        return _write_bench_outputs(runs, root, figures, started, show, say, inform, steps)
+
+
+def _write_bench_outputs(runs, root, figures, started, show, say, inform, steps) -> BenchOutputs:
+    step = steps.step if steps is not None else _unsaid
     outputs = []
     for suite, out, run, skipped in runs:
         try:
-            outputs.append(suite_outputs(suite, out, run.store, skipped, figures=figures, show=show, say=say))
+            outputs.append(
+                suite_outputs(suite, out, run.store, skipped, figures=figures, show=show, say=say, step=step)
+            )
         except OodfsError as exc:
             if root is None:
                 raise
@@ -72,20 +84,28 @@ def write_bench_outputs(
 
     wall = time.perf_counter() - (started if started is not None else time.perf_counter())
     reports = [o.error if o.error is not None else o.report for o in outputs]
-    text = summary_markdown([run for _, _, run, _ in runs], reports, wall)
-    try:
-        write_text(root / "summary.md", text)
-    except OSError as exc:
-        raise RunAborted(f"cannot write {root / 'summary.md'}: {exc.strerror or exc}") from None
+    with step(f"writing {root / 'summary.md'}"):
+        text = summary_markdown([run for _, _, run, _ in runs], reports, wall)
+        try:
+            write_text(root / "summary.md", text)
+        except OSError as exc:
+            raise RunAborted(f"cannot write {root / 'summary.md'}: {exc.strerror or exc}") from None
     return BenchOutputs(outputs, text)
 
 
+@contextlib.contextmanager
+def _unsaid(text: str):
+    yield
+
+
 def suite_outputs(
-    suite, out: Path, store, skipped: dict, *, figures: bool = True, show=None, say=_print_note
+    suite, out: Path, store, skipped: dict, *, figures: bool = True, show=None, say=_print_note, step=None
 ) -> SuiteOutputs:
     """One suite's outputs, as ``bench`` writes them after its run: results.parquet,
     leaderboard.md (and leaderboard-MODEL.md for each other downstream model), the figures unless
-    not ``figures``; ``show`` called with the leaderboard once it is written."""
+    not ``figures``; ``show`` called with the leaderboard once it is written; ``step``: a context
+    manager called with what each step does (the analysis, the leaderboard, each figure)."""
+    step = step or _unsaid
     from oodfs.contract.registry import get_rule
     from oodfs.report.escape import write_text
     from oodfs.report.leaderboard import Leaderboard
@@ -94,28 +114,31 @@ def suite_outputs(
     from oodfs.results.store import export
 
     rule = get_rule(suite.selection)  # looked up once: the report and each model's report take it
-    results = store.frame()
-    metrics = store.get_meta("metrics")
-    columns = list(suite.metrics) or None  # the suite's table metrics
-    try:
-        report = Report(
-            results, rule, metrics, list(suite.methods), columns=columns, unit=suite.unit, task=suite.task
-        )
-    except OodfsError as exc:  # e.g. a β error where the data declare no true coefficients
-        say(f"the suite's metrics cannot be shown ({exc}); showing the headline metrics")
-        report = Report(results, rule, metrics, list(suite.methods), unit=suite.unit, task=suite.task)
-    text = Leaderboard(report).to_markdown() + skipped_note(skipped, suite.task)
-    try:
-        export(results, out)
-        write_text(out / "leaderboard.md", text)
-        for other in report.model_reports()[1:]:  # the other downstream models, same fits
-            write_text(
-                out / f"leaderboard-{other.downstream}.md",
-                Leaderboard(other).to_markdown() + skipped_note(skipped, suite.task),
+    with step(f"reading the results of {out}"):
+        results = store.frame()
+        metrics = store.get_meta("metrics")
+        columns = list(suite.metrics) or None  # the suite's table metrics
+        try:
+            report = Report(
+                results, rule, metrics, list(suite.methods), columns=columns, unit=suite.unit, task=suite.task
             )
+        except OodfsError as exc:  # e.g. a β error where the data declare no true coefficients
+            say(f"the suite's metrics cannot be shown ({exc}); showing the headline metrics")
+            report = Report(results, rule, metrics, list(suite.methods), unit=suite.unit, task=suite.task)
+    try:
+        with step(f"writing {out / 'results.parquet'}"):
+            export(results, out)
+        with step(f"testing the comparisons and writing {out / 'leaderboard.md'}"):
+            text = Leaderboard(report).to_markdown() + skipped_note(skipped, suite.task)
+            write_text(out / "leaderboard.md", text)
+            for other in report.model_reports()[1:]:  # the other downstream models, same fits
+                write_text(
+                    out / f"leaderboard-{other.downstream}.md",
+                    Leaderboard(other).to_markdown() + skipped_note(skipped, suite.task),
+                )
         if show is not None:
             show(text)
-        paths = make_figures(report, out) if figures else []
+        paths = make_figures(report, out, step=step) if figures else []
     except OSError as exc:
         raise RunAborted(
             f"cannot write to {exc.filename or out}: {exc.strerror or exc} (the results are stored in "

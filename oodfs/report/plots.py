@@ -12,6 +12,7 @@ model-selection rule, e.g. ``figure1-val.png``, so that the rules' figures sit s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import textwrap
 from pathlib import Path
@@ -561,22 +562,31 @@ def failures_figure(report: Report, out_dir: Path, stem: str = "failures") -> li
     return paths
 
 
-def make_figures(report: Report, out_dir) -> list[Path]:
-    """Write every figure and the ranking table to ``out_dir/figures``; return the paths."""
+def make_figures(report: Report, out_dir, step=None) -> list[Path]:
+    """Write every figure and the ranking table to ``out_dir/figures``; return the paths.
+    ``step``: a context manager called with what is being drawn ("drawing figure 2 of 3
+    (ood_s-val)"), around each figure (``oodfs bench`` says each as it begins)."""
+    step = step or _unsaid
     fig_dir = inside(out_dir, "figures")  # (a link to elsewhere is refused)
     fig_dir.mkdir(parents=True, exist_ok=True)
     rule = report.rule.name  # every rule's figures side by side, never over each other
-    paths = (
-        figure1(report, fig_dir, f"figure1-{rule}")
-        + ood_s_figure(report, fig_dir, f"ood_s-{rule}")
-        + summary_figure(report, fig_dir, f"summary-{rule}")
-    )
+    drawn = [("figure1", figure1), ("ood_s", ood_s_figure), ("summary", summary_figure)]
     if (report.tasks["status"] != "ok").all():  # every task failed: that is the result
-        paths += failures_figure(report, fig_dir, f"failures-{rule}")
-    table = feature_ranking_table(report)
-    if table:
-        paths.append(write_text(inside(fig_dir, f"feature_ranking-{rule}.md"), table))
+        drawn.append(("failures", failures_figure))
+    paths = []
+    for i, (name, draw) in enumerate(drawn, 1):
+        with step(f"drawing figure {i} of {len(drawn)} ({name}-{rule})"):
+            paths += draw(report, fig_dir, f"{name}-{rule}")
+    with step(f"writing the feature ranking table (feature_ranking-{rule}.md)"):
+        table = feature_ranking_table(report)
+        if table:
+            paths.append(write_text(inside(fig_dir, f"feature_ranking-{rule}.md"), table))
     return paths
+
+
+@contextlib.contextmanager
+def _unsaid(text: str):
+    yield
 
 
 def rank_summary(report: Report) -> pd.DataFrame:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from oodfs.results.outputs import check_output
-from oodfs.run.progress import DEFAULT_INTERVAL
+from oodfs.run.progress import DEFAULT_INTERVAL, Steps
 from oodfs.validation import OodfsError, check_jobs
 
 #: options that name one suite's parts and so cannot apply to several suites at once
@@ -183,14 +183,17 @@ def run_bench(options: BenchOptions | None = None, **changes) -> BenchOutcome:
         show=o.show if root is None else None,
         say=o.say,
         inform=o.inform,
+        # each step after the tasks said as it begins and while it lasts (docs/PROTOCOL.md section 20)
+        steps=Steps(o.notes if o.progress else None, o.progress_interval),
     )
     suites = [BenchSuite(p, d, w) for p, d, w in zip(planned, done, written.suites)]
     if o.reference_verdicts and root is None:
-        suites[0].reference_verdicts = _reference_verdicts(suites[0])
+        with Steps(o.notes if o.progress else None, o.progress_interval) as steps:  # said as the others
+            suites[0].reference_verdicts = _reference_verdicts(suites[0], steps.step)
     return BenchOutcome(suites, root, written.summary, time.perf_counter() - start)
 
 
-def _reference_verdicts(done: BenchSuite) -> dict | None:
+def _reference_verdicts(done: BenchSuite, step=None) -> dict | None:
     """The shipped reference's verdicts for a shipped suite whose run cannot test a setting (the
     quick job's one unit per comparison), read from the reference, never from the run."""
     from oodfs.report.analysis import Analysis, shipped_verdicts
@@ -199,11 +202,12 @@ def _reference_verdicts(done: BenchSuite) -> dict | None:
     report = done.outputs.report
     if report is None or not done.planned.suite.shipped or not Analysis(report).undecidable_settings():
         return None
-    try:
-        reference = load_reference(report.suite, report.profile)
-    except OodfsError:  # no reference for this suite and profile (or a damaged one: replay says so)
-        return None
-    return shipped_verdicts(report, reference)
+    with (step or (lambda text: contextlib.nullcontext()))("reading the shipped reference's verdicts"):
+        try:
+            reference = load_reference(report.suite, report.profile)
+        except OodfsError:  # no reference for this suite and profile (or a damaged one: replay says so)
+            return None
+        return shipped_verdicts(report, reference)
 
 
 def _checked(o: BenchOptions) -> tuple[list[Planned], Path | None, list]:

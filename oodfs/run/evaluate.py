@@ -214,13 +214,21 @@ def subsets_needed(fit: MethodFit, ks: list) -> list[tuple[int, ...]]:
 
 
 def leave_one_out_loss(
-    fits: dict, data: DataSet, k: int, seed: int, profile: str, task: str | None = "regression"
+    fits: dict,
+    data: DataSet,
+    k: int,
+    seed: int,
+    profile: str,
+    task: str | None = "regression",
+    caches: dict | None = None,
 ) -> dict:
     """``{method: [value per point]}``: the mean over training environments e of the downstream
     validation loss of the task (RMSE; log-loss for binary) in e (all its rows) of the MLP trained
     on the other environments' training rows, on the top-k features of the point refitted without
     e; None where a refit is missing. Each held-out environment's subsets are trained in one call
-    (docs/PROTOCOL.md, "Several training environments")."""
+    (docs/PROTOCOL.md, "Several training environments"). ``caches``: a dict kept across calls on
+    the same data set and seed (``{environment: its cache}``), so that a subset trained for one
+    call is taken by the next (the same numbers)."""
     from oodfs.run.downstream_models import DownstreamCache
 
     task = task or "regression"
@@ -236,18 +244,22 @@ def leave_one_out_loss(
         if not wanted:
             results.append({})
             continue
-        keep = data.groups_train != e
-        X_e, y_e = data.environment_rows(e)
-        held_out = DataSet(
-            data.X_train[keep],
-            data.y_train[keep],
-            None,
-            None,
-            ((data.train_envs[e], X_e, y_e),),
-            data.stable_set,
-            data.feature_names,
-        )
-        cache = DownstreamCache.for_profile(held_out, derive_seed(seed, "loeo", e), profile, task=task)
+        cache = (caches or {}).get(e)
+        if cache is None:
+            keep = data.groups_train != e
+            X_e, y_e = data.environment_rows(e)
+            held_out = DataSet(
+                data.X_train[keep],
+                data.y_train[keep],
+                None,
+                None,
+                ((data.train_envs[e], X_e, y_e),),
+                data.stable_set,
+                data.feature_names,
+            )
+            cache = DownstreamCache.for_profile(held_out, derive_seed(seed, "loeo", e), profile, task=task)
+            if caches is not None:
+                caches[e] = cache
         results.append(cache.evaluate(wanted))
     out = {}
     for method, f in fits.items():

@@ -1,8 +1,10 @@
 """Jobs: one data set and the methods still to run on it, planned, then executed by a worker.
 
-A job draws its data once, fits every pending method (each a *task*), trains all the feature
-subsets those methods need in one downstream call, and commits each task's rows. A task that
-fails is recorded with its message and the job goes on: a failing plugin never stops a run.
+A job draws its data once, then runs its pending methods (each a *task*) one after another: fits
+the method, trains the downstream models on the feature subsets it needs (a subset an earlier
+method of the job needed is taken from the job's caches, not trained again) and commits the task's
+rows, so that its tasks finish one by one. A task that fails is recorded with its message and
+the job goes on: a failing plugin never stops a run.
 By default each method is fitted in a forked child process (:func:`call_isolated`), so a
 plugin that crashes its process, calls ``sys.exit`` or edits its input is a failed task too.
 A storage error (disk full, I/O error) is not a method's failure: it stops the run
@@ -213,6 +215,9 @@ def _run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
                 task, status, error, None if store is not None else rows, ident, fit_warnings.get(method, ())
             )
         )
+        # counted by the run's progress as it finishes, not when the whole job returns
+        first = (error or "").splitlines()[0] if error else None
+        progress.send(["done", job.index, method, status, first])
 
     progress.send(["start", job.index])
     try:
@@ -225,8 +230,17 @@ def _run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
             finish(method, "failed", error_message(exc), [{}])
         return finished
 
-    fits = {}
+    # method after method, each task ends before the next fit begins: its fit, the downstream
+    # models on the subsets it needs, its rows committed, so that a run's tasks finish one by one
+    # (docs/PROTOCOL.md section 20). The caches carry over from method to method: a subset an earlier
+    # method needed is taken, not trained again (a subset's model is seeded from the data set and
+    # the subset alone, so the batching changes no number).
     refits = len(data.train_envs) if data.groups_train is not None else 0  # leave one environment out
+    d = data.X_train.shape[1]
+    sizes = grid_ks(suite, d)
+    seed = key.seed(suite.seed, "downstream")
+    caches: dict = {}  # model -> DownstreamCache of this data set
+    held_out: dict = {}  # training environment -> the cache of the models trained without it
     for method in job.methods:
         try:
 
@@ -240,77 +254,71 @@ def _run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
                 return fitted, _counted(caught)
 
             isolate = context.isolate or context.task_timeout or context.task_memory
-            fits[method], fit_warnings[method] = (
+            f, fit_warnings[method] = (
                 call_isolated(fit, context.task_timeout, context.task_memory) if isolate else fit()
             )
         except (Exception, SystemExit) as exc:  # a failing plugin is recorded; the benchmark goes on
+            progress.send(["fitted", job.index, method])
             finish(method, "failed", named(error_message(exc), data.feature_names), [{}])
+            continue
         progress.send(["fitted", job.index, method])
-
-    # every subset of every method in one downstream call (batching changes no result)
-    d = data.X_train.shape[1]
-    # each method at every size of the suite's k grid (docs/PROTOCOL.md section 10, "The k grid")
-    ks = {m: point_ks(suite, f, d) for m, f in fits.items()}
-    curves = {m: curve_ks(suite, f, key, d) for m, f in fits.items()}
-    wanted = {m: subsets_needed(f, ks[m] + [c for c in curves[m] if c not in ks[m]]) for m, f in fits.items()}
-    subsets = [s for subsets in wanted.values() for s in subsets]
-    results, seconds = {}, {}
-    try:
-        for model in suite.downstream:  # every model on the same fits (docs/PROTOCOL.md, "Real data")
-            t0 = time.perf_counter()
-            seed = key.seed(suite.seed, "downstream")
-            cache = DownstreamCache.for_profile(data, seed, suite.profile, model, suite.task or "regression")
-            cache.add_stored((job.trained or {}).get(model, {}))
-            results[model] = cache.evaluate(subsets)
-            seconds[model] = time.perf_counter() - t0
-            progress.send(["downstream", job.index, len(results) / len(suite.downstream)])
-    except Exception as exc:
-        for method in fits:
-            finish(method, "failed", f"downstream regressor: {error_message(exc)}", [{}])
-        return finished
-    loeo, sizes = {}, grid_ks(suite, d)
-    if data.groups_train is not None and fits:  # several training environments: leave one out
+        # the method at every size of the suite's k grid (docs/PROTOCOL.md section 10, "The k grid")
+        ks = point_ks(suite, f, d)
+        curve = curve_ks(suite, f, key, d)
+        wanted = subsets_needed(f, ks + [c for c in curve if c not in ks])
+        results, seconds = {}, {}
         try:
-            loeo = {
-                kk: leave_one_out_loss(
-                    fits, data, kk, key.seed(suite.seed, "downstream"), suite.profile, suite.task
-                )
-                for kk in sizes
-            }
+            for model in suite.downstream:  # every model on the same fits (docs/PROTOCOL.md, "Real data")
+                t0 = time.perf_counter()
+                if model not in caches:
+                    task_type = suite.task or "regression"
+                    caches[model] = DownstreamCache.for_profile(data, seed, suite.profile, model, task_type)
+                    caches[model].add_stored((job.trained or {}).get(model, {}))
+                results[model] = caches[model].evaluate(wanted)
+                # the training this task's subsets cost (nothing for those an earlier method trained)
+                seconds[model] = time.perf_counter() - t0
+                progress.send(["downstream", job.index, method, len(results) / len(suite.downstream)])
         except Exception as exc:
-            for method in fits:
+            finish(method, "failed", f"downstream regressor: {error_message(exc)}", [{}])
+            continue
+        loeo = {}
+        if data.groups_train is not None:  # several training environments: leave one out
+            try:
+                loeo = {
+                    kk: leave_one_out_loss(
+                        {method: f}, data, kk, seed, suite.profile, suite.task, caches=held_out
+                    ).get(method)
+                    for kk in sizes
+                }
+            except Exception as exc:
                 finish(
                     method,
                     "failed",
                     f"downstream regressor (leave one environment out): {error_message(exc)}",
                     [{}],
                 )
-            return finished
-    total = sum(len(s) for s in wanted.values()) or 1
-    for method, f in fits.items():
+                continue
         try:
             rows = []
             for model in suite.downstream:
-                # a method's share of the batch, by the number of subsets it asked for
-                share = seconds[model] * len(wanted[method]) / total
                 rows += [
                     {**r, "downstream": model}
                     for r in method_rows(
                         f,
                         data,
                         results[model],
-                        ks[method],
+                        ks,
                         metrics,
-                        share,
+                        seconds[model],
                         # a yardstick's one size reads the loss at the suite's k, as before the k grid
                         [
-                            loeo[kk].get(method) if kk in loeo else None  # not at a support: refits differ
-                            for kk in (ks[method] if f.kind != "yardstick" else sizes[:1])
+                            loeo.get(kk) if kk in loeo else None  # not at a support: refits differ
+                            for kk in (ks if f.kind != "yardstick" else sizes[:1])
                         ]
                         if loeo
                         else None,
                         suite.task,
-                        curves[method],
+                        curve,
                     )
                 ]
         except Exception as exc:

@@ -1,9 +1,10 @@
 """A run's progress, counted in units of work rather than finished tasks (docs/PROTOCOL.md, "Progress").
 
-A job fits its methods one after another and trains their downstream models together, so its
-tasks all finish within a second at its end: counted in tasks, a run looks stalled and then done.
-Here the jobs report as they go, through :mod:`oodfs.contract.progress` (the grid points a fit
-has finished, each method fitted, each downstream model trained), and every step weighs what it
+A job runs its methods one after another (each fitted, its downstream models trained, its task
+committed), and a task can take minutes: counted in tasks alone, a run looks stalled. Here the
+jobs report as they go, through :mod:`oodfs.contract.progress` (the grid points a fit has
+finished, each method fitted, each downstream model trained for it, each task finished, counted
+at once rather than when its job returns), and every step weighs what it
 is expected to cost: the median seconds of that method's fits (and its share of the downstream
 training) in the suite's shipped reference results, or, with no reference, its number of grid
 points (:func:`work_weights`). The time left is the work left at the rate the run has done work
@@ -11,8 +12,9 @@ since its first fit, a step under way credited with its running time (:meth:`Pro
 "estimating" until some work is done.
 
 On a terminal the run draws one bar updated in place (tqdm); otherwise (a log file, a pipe) it
-prints one line every ``interval`` seconds. Everything goes to standard error; ``--quiet``
-draws nothing.
+prints its plan within a second and then one line every ``interval`` seconds. Everything goes to
+standard error; ``--quiet`` draws nothing. :class:`Steps` says the steps after the tasks (the
+leaderboard, each figure, the summary), each as it begins and again while it lasts.
 
 Worker side: :class:`PointCounter` (one fit's grid points) and :class:`FileOutlet` /
 :class:`FileInbox` (worker processes of this machine report through a folder of files, one per
@@ -21,6 +23,7 @@ process; the dask backends use dask's events instead).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -38,6 +41,8 @@ from oodfs.numeric import clock
 DEFAULT_INTERVAL = 10.0
 #: seconds between two redraws of the bar on a terminal
 REDRAW = 0.5
+#: seconds before the plan's line off a terminal (a run stopped at once says only why)
+FIRST_LINE = 1.0
 
 
 # -- the worker side -----------------------------------------------------------------------------
@@ -276,7 +281,9 @@ class Progress:
         stream=None,
         workers: int = 1,
         labels: dict | None = None,
+        clock=time.monotonic,
     ):
+        self.clock = clock  # (a test's fake clock)
         self.jobs = {job.index: job for job in jobs}
         self.job_of = {job.data.task(m): job.index for job in jobs for m in job.methods}
         if isinstance(weights, dict):  # a pool of suites: {job index: its suite's Weights}
@@ -294,13 +301,13 @@ class Progress:
         self.enabled = enabled and self.tasks > 0
         self.interval = interval
         self.lock = threading.RLock()
-        self.start = time.monotonic()
+        self.start = self.clock()
         self.work_start: float | None = None  # when the first job had drawn its data
         self.last_progress: float | None = None  # when work was last reported done
         self.fit: dict = {}  # (job, method) -> fraction of its fit done
         self.points: dict = {}  # (job, method) -> (points done, expected)
         self.fitted: dict = {}  # job -> methods fitted (in order)
-        self.downstream: dict = {}  # job -> fraction of its downstream training done
+        self.downstream: dict = {}  # (job, method) -> fraction of its downstream training done
         self.finished: set = set()  # (job, method) of finished tasks
         self.failed = 0
         self.started: set = set()  # jobs that have begun (drawing their data)
@@ -343,23 +350,26 @@ class Progress:
     def receive(self, message) -> None:
         """One message of a job (see :mod:`oodfs.run.jobs`): ``["start", job]`` (drawing its data),
         ``["drawn", job]``, ``["points", job, method, done, expected]``, ``["fitted", job,
-        method]``, ``["downstream", job, fraction]``. Unknown or malformed messages are ignored."""
+        method]``, ``["downstream", job, method, fraction]`` (of its downstream models trained),
+        ``["done", job, method, status, error's first line or None]`` (its task finished and, from
+        a worker that commits, stored). Unknown or malformed messages are ignored."""
         try:
             kind, job = message[0], int(message[1])
         except (TypeError, ValueError, IndexError, KeyError):
             return
+        note = None
         with self.lock:
             if job not in self.jobs:
                 return
-            now = time.monotonic()
+            now = self.clock()
             self.started.add(job)
             if kind == "start":  # drawing its data, which weighs nothing: the clock waits
                 return
             if self.work_start is None:  # the rate is taken from the first fit on
                 self.work_start = now
-            if job not in self.drawn or kind == "fitted":  # the job's next step begins
+            if job not in self.drawn or kind in ("fitted", "done"):  # the job's next step begins
                 self.step_start[job] = now
-            if kind in ("points", "fitted", "downstream"):
+            if kind in ("points", "fitted", "downstream", "done"):
                 self.last_progress = now
             self.drawn.add(job)
             if kind == "points":
@@ -374,26 +384,45 @@ class Progress:
                 if method not in self.fitted.setdefault(job, []):
                     self.fitted[job].append(method)
             elif kind == "downstream":
-                self.downstream[job] = max(self.downstream.get(job, 0.0), min(float(message[2]), 1.0))
+                key = (job, message[2])
+                self.downstream[key] = max(self.downstream.get(key, 0.0), min(float(message[3]), 1.0))
+            elif kind == "done":
+                method, status = message[2], message[3]
+                error = message[4] if len(message) > 4 else None
+                note = self._finish(job, method, status, error)
+        if kind == "done" and note and self.enabled:
+            self._line(note)
+
+    def _finish(self, index, method, status, error) -> str | None:
+        """Count the task of ``method`` in job ``index`` finished (once); its note if it failed."""
+        if (index, method) in self.finished:
+            return None
+        self.finished.add((index, method))
+        if status == "ok":
+            return None
+        self.failed += 1
+        error = (error or "").splitlines()[0] if error else ""
+        error = error if len(error) <= 200 else error[:197] + "..."
+        data = self.jobs[index].data
+        where = f"{self.labels.get(index, '')}{data.setting} r_train={data.task('').r_train} run={data.run}"
+        return f"task {where} {method} failed: {error}"
 
     def update(self, finished, job: int | None = None) -> None:
         """Count finished tasks (TaskResult objects) of job ``job`` (default: the job that holds
-        each task's key); a failed one is named at once."""
+        each task's key); a failed one is named at once. A task its job already said was done
+        (``["done", ...]``) is not counted again."""
         notes = []
         with self.lock:
             if self.work_start is None:  # a backend that sends no messages: time from the first result
                 self.work_start = self.start
-            self.last_progress = time.monotonic()
+            self.last_progress = self.clock()
             for task in finished:
-                setting, r_train, run, method = task.key
                 index = self.job_of.get(task.key) if job is None else job
-                self.finished.add((index, method))
-                if task.status != "ok":
-                    self.failed += 1
-                    error = (task.error or "").splitlines()[0] if task.error else ""
-                    error = error if len(error) <= 200 else error[:197] + "..."
-                    where = f"{self.labels.get(index, '')}{setting} r_train={r_train} run={run}"
-                    notes.append(f"task {where} {method} failed: {error}")
+                if index not in self.jobs:
+                    continue
+                note = self._finish(index, task.key[3], task.status, task.error)
+                if note:
+                    notes.append(note)
         if self.enabled:
             for note in notes:
                 self._line(note)
@@ -408,7 +437,7 @@ class Progress:
                 else:
                     w = self._w(index)
                     total += w.fit.get(m, 1.0) * self.fit.get((index, m), 0.0)
-                    total += w.downstream.get(m, 0.0) * self.downstream.get(index, 0.0)
+                    total += w.downstream.get(m, 0.0) * self.downstream.get((index, m), 0.0)
         return total
 
     def _current_step(self, index) -> tuple[float, float] | None:
@@ -417,14 +446,12 @@ class Progress:
         open_ = [m for m in job.methods if (index, m) not in self.finished]
         if not open_:
             return None
-        fitted = self.fitted.get(index, [])
-        left = [m for m in open_ if m not in fitted]
-        w = self._w(index)
-        if left:
-            weight = w.fit.get(left[0], 1.0)
-            return weight, weight * self.fit.get((index, left[0]), 0.0)
-        weight = sum(w.downstream.get(m, 0.0) for m in open_)
-        return weight, weight * self.downstream.get(index, 0.0)
+        method, w = open_[0], self._w(index)  # a job's methods run in order, each to its end
+        if method not in self.fitted.get(index, []):
+            weight = w.fit.get(method, 1.0)
+            return weight, weight * self.fit.get((index, method), 0.0)
+        weight = w.downstream.get(method, 0.0)
+        return weight, weight * self.downstream.get((index, method), 0.0)
 
     def estimate(self, now: float | None = None) -> tuple[float, float | None]:
         """(fraction done, seconds left or None while there is no basis).
@@ -435,7 +462,7 @@ class Progress:
         weight; the time left is the work left after that credit at the rate over the whole
         time since the first fit. So it counts down while a long step runs as expected and grows
         once the step overruns."""
-        now = time.monotonic() if now is None else now
+        now = self.clock() if now is None else now
         with self.lock:
             done = min(self.done(), self.total)
             start = self.work_start
@@ -462,18 +489,17 @@ class Progress:
             job = self.jobs[index]
             if all((index, m) in self.finished for m in job.methods):
                 continue
-            fitted = self.fitted.get(index, [])
-            left = [m for m in job.methods if m not in fitted and (index, m) not in self.finished]
+            open_ = [m for m in job.methods if (index, m) not in self.finished]
             data = job.data
             where = f"{data.setting} r_train={data.task('').r_train} run={data.run}"
             where = self.labels.get(index, "") + where
             if index not in self.drawn:
                 doing.append(f"drawing the data of {where}")
                 continue
-            if not left:
-                doing.append(f"downstream on {where}")
+            method = open_[0]
+            if method in self.fitted.get(index, []):
+                doing.append(f"{method} downstream on {where}")
                 continue
-            method = left[0]
             done, expected = self.points.get((index, method), (0, 1))
             count = f" {done}/{expected} points" if 0 < done < expected else ""
             doing.append(f"{method}{count} on {where}")
@@ -484,7 +510,7 @@ class Progress:
         return "; ".join(doing)
 
     def text(self, now: float | None = None) -> str:
-        now = time.monotonic() if now is None else now
+        now = self.clock() if now is None else now
         fraction, left = self.estimate(now)
         with self.lock:
             tasks = len(self.finished)
@@ -509,19 +535,24 @@ class Progress:
             self.bar.n = int(1000 * fraction)
             self.bar.set_description_str(self.text(), refresh=False)
             self.bar.refresh()
+        elif self.header is not None:  # the first line: the plan
+            self._line(self.header)
+            self.header = None
         else:
-            if self.header is not None:
-                self._line(self.header)
-                self.header = None
             self._line(self.text())
 
     def _tick(self) -> None:
+        # off a terminal: the plan within a second, then a line every interval, on a fixed
+        # schedule (the time a line takes to make does not add up into gaps longer than the interval)
         every = REDRAW if self.bar is not None else self.interval
-        while not self.closed.wait(every):
+        due = time.monotonic() + (REDRAW if self.bar is not None else min(FIRST_LINE, self.interval))
+        while not self.closed.wait(max(0.0, due - time.monotonic())):
             try:
                 self._draw()
             except Exception:  # noqa: BLE001 -- a closed stream, a terminal gone: the run goes on
                 pass
+            now = time.monotonic()
+            due = due + every if due + every > now else now + every  # after a stall: one line, not a burst
 
     def close(self, completed: bool = True) -> None:
         """End the display with a last line; a run stopped before any job began (``completed``
@@ -536,7 +567,7 @@ class Progress:
                 self.bar.leave = False
                 self.bar.close()
             return
-        elapsed = clock(time.monotonic() - self.start)
+        elapsed = clock(self.clock() - self.start)
         tasks = len(self.finished)
         failed = f", {self.failed} failed" if self.failed else ""
         if self.bar is not None:
@@ -545,3 +576,79 @@ class Progress:
             self.bar.close()
         else:
             self._line(f"{tasks}/{self.tasks} tasks done{failed} in {elapsed}")
+
+
+class Steps:
+    """The steps that follow a run's tasks (the analysis, the leaderboard, each figure, the summary;
+    docs/PROTOCOL.md section 20), said through ``say`` as each begins ("drawing figure 2 of 3
+    (ood_s)") and again every ``interval`` seconds while it lasts ("still drawing figure 2 of 3
+    (ood_s), 20 s"), so that none is a silence longer than ``interval``. ``say`` None (``--quiet``):
+    nothing is said and no thread runs. Plain lines, on a terminal too: no bar is left to redraw.
+
+    Use as a context manager (the thread that says "still" ends with it); :meth:`step` is a
+    context manager around one step. ``clock`` and ``ticking`` let a test drive :meth:`beat`."""
+
+    def __init__(self, say=None, interval: float = DEFAULT_INTERVAL, *, clock=time.monotonic, ticking=True):
+        self.say, self.interval, self.clock = say, interval, clock
+        self.current: str | None = None
+        self.began = self.last = 0.0
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.thread = None
+        if say is not None and ticking:
+            self.thread = threading.Thread(target=self._watch, name="oodfs-steps", daemon=True)
+            self.thread.start()
+
+    def __enter__(self) -> Steps:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.stopped.set()
+        if self.thread is not None:
+            self.thread.join()
+
+    def _watch(self) -> None:
+        while True:
+            with self.lock:  # wake when the step under way is due to say "still", or look again soon
+                due = self.last + self.interval if self.current is not None else None
+            wait = min(1.0, self.interval) if due is None else max(0.0, due - self.clock())
+            if self.stopped.wait(wait):
+                return
+            try:
+                self.beat()
+            except Exception:  # noqa: BLE001 -- a closed stream: the outputs are written all the same
+                pass
+
+    def begin(self, text: str) -> None:
+        """Step ``text`` begins (the one before it, if any, has ended)."""
+        if self.say is None:
+            return
+        with self.lock:
+            self.current, self.began = text, self.clock()
+            self.last = self.began
+        self.say(f"{text} ...")
+
+    def end(self) -> None:
+        with self.lock:
+            self.current = None
+
+    @contextlib.contextmanager
+    def step(self, text: str):
+        self.begin(text)
+        try:
+            yield
+        finally:
+            self.end()
+
+    def beat(self, now: float | None = None) -> None:
+        """Say "still ..." when the step under way has said nothing for ``interval`` seconds."""
+        with self.lock:
+            now = self.clock() if now is None else now
+            if self.current is None or now - self.last < self.interval:
+                return
+            self.last = now
+            text = f"still {self.current}, {clock(now - self.began)}"
+        self.say(text)

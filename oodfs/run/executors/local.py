@@ -161,3 +161,20 @@ def _remove(folder: Path, owner: int) -> None:
             from joblib.externals.loky.backend import resource_tracker
 
             resource_tracker.unregister(str(folder), "folder")
+
+
+def stop_idle_workers() -> None:
+    """End joblib's worker processes, idle once a run is over: as the program ends (``oodfs
+    bench``), waiting for each to wind down its own imports (torch, numba) kept the prompt from
+    coming back for 12-35 s after the last line on a loaded machine (docs/PROTOCOL.md section 20).
+    Within a process that runs again (tests, a notebook) the pool is kept and reused."""
+    import sys
+
+    if "joblib.externals.loky.reusable_executor" not in sys.modules:  # no pool was ever started
+        return
+    from joblib.externals.loky import reusable_executor
+
+    executor = getattr(reusable_executor, "_executor", None)
+    if executor is not None:
+        with contextlib.suppress(Exception):  # the program ends either way
+            executor.shutdown(wait=True, kill_workers=True)
