@@ -50,7 +50,11 @@ def _measured():
     spec = importlib.util.spec_from_file_location("bench_scale", script)
     bs = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bs)
-    rows = [r for r in bs.last_rows(str(ROOT / "benchmarks" / "scale_results.jsonl")) if r["status"] == "ok"]
+    rows = [
+        r
+        for r in bs.last_rows(str(ROOT / "benchmarks" / "scale" / "scale_results.jsonl"))
+        if r["status"] == "ok"
+    ]
     peaks = ROOT / "benchmarks" / "memory_estimate" / "peaks.jsonl"
     rows += [json.loads(line) for line in peaks.read_text().splitlines() if line.strip()]
     return [r for r in rows if r["peak_mb"] >= 5]
