@@ -20,13 +20,15 @@ def _print_note(line: str) -> None:
 
 @dataclass
 class SuiteOutputs:
-    """What was written for one suite: its Report, the text of its leaderboard.md, its figures'
-    paths; or, for a suite of a pool, the error that kept them from being written."""
+    """What was written for one suite: its Report, the text of its leaderboard.md, the analysis
+    behind it (:class:`oodfs.report.analysis.Analysis`, its tests done once), its figures' paths;
+    or, for a suite of a pool, the error that kept them from being written."""
 
     report: object = None
     leaderboard: str = ""
     figures: list[Path] = field(default_factory=list)
     error: OodfsError | None = None
+    analysis: object = None
 
 
 @dataclass
@@ -129,7 +131,8 @@ def suite_outputs(
         with step(f"writing {out / 'results.parquet'}"):
             export(results, out)
         with step(f"testing the comparisons and writing {out / 'leaderboard.md'}"):
-            text = Leaderboard(report).to_markdown() + skipped_note(skipped, suite.task)
+            board = Leaderboard(report)
+            text = board.to_markdown() + skipped_note(skipped, suite.task)
             write_text(out / "leaderboard.md", text)
             for other in report.model_reports()[1:]:  # the other downstream models, same fits
                 write_text(
@@ -144,7 +147,7 @@ def suite_outputs(
             f"cannot write to {exc.filename or out}: {exc.strerror or exc} (the results are stored in "
             f"{store.path}; `oodfs leaderboard {out}` prints them)"
         ) from None
-    return SuiteOutputs(report, text, paths)
+    return SuiteOutputs(report, text, paths, analysis=board.analysis)
 
 
 def skipped_note(skipped: dict, task: str) -> str:
