@@ -165,7 +165,7 @@ def write_failed(exc: OSError, what: str) -> OodfsError:
     return RunAborted(message) if exc.errno in OUTPUT_FAILURES else OodfsError(message)
 
 
-#: bounds on what a user hands in, checked before any work starts (README, "Limits"). A user who
+#: bounds on what a user hands in, checked before any work starts (docs/guide/cli.md, "Limits"). A user who
 #: needs more raises one with the environment variable OODFS_LIMITS, e.g.
 #: ``OODFS_LIMITS="r_test=5000,tasks=2000000"``
 LIMITS = {

@@ -1,5 +1,6 @@
-"""The code blocks of README.md and CONTRIBUTING.md, read from the files themselves (so the two
-cannot drift apart), run as a reader would run them.
+"""The code blocks of README.md, CONTRIBUTING.md and the pages under docs/ (the user guide, the
+protocol's index and chapters), read from the files themselves (so the two cannot drift apart), run
+as a reader would run them.
 
 Every fenced block is claimed by exactly one rule below; a new block that no rule claims fails
 :func:`test_every_block_is_run_or_checked`, so it gets a rule before it is merged.
@@ -29,10 +30,20 @@ Only checked, and why:
   far beyond this test; each is parsed by oodfs's own parser (an unknown option or a bad value
   fails), its suite must exist, and a ``--plugin`` file it names must be one the docs show. The
   quick suite itself runs in tests/test_cli.py and tests/test_runner.py;
+* ``python -m sphinx ...``: the documentation build, which tests/test_docs.py runs with warnings as
+  errors; it must be the command the results page names (``oodfs.report.site.GUIDE_COMMAND``);
 * ``python benchmarks/X.py``: benchmarks run for minutes; the script must exist;
+* another slow ``oodfs`` command (``leaderboard`` of a whole reference) in a block marked not-run:
+  parsed by oodfs's own parser;
 * the command-line synopsis: every option it shows exists, and every option of a command is shown
   (:func:`test_the_synopsis_lists_every_option_and_only_real_ones`);
-* CONTRIBUTING's layout list: compared with the source tree (:func:`test_the_layout_list_matches_the_tree`).
+* CONTRIBUTING's layout list: compared with the source tree (:func:`test_the_layout_list_matches_the_tree`);
+* a ``{toctree}`` block of docs/index.md: a Sphinx directive, which tests/test_docs.py builds.
+
+On the pages under docs/ every block is executed (its python and its fast commands run, its output
+block compared) unless the line before it says why not, ``<!-- not-run: REASON -->``, naming the
+test that covers it where one does: a block that is only checked must carry that line, and a block
+that runs must not (:func:`test_docs_blocks_run_or_say_why_not`).
 """
 
 from __future__ import annotations
@@ -54,7 +65,14 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = ("README.md", "CONTRIBUTING.md")
+#: the pages of the user guide and the protocol (docs/), in the order a reader meets them
+PAGES = tuple(
+    p.relative_to(ROOT).as_posix()
+    for p in [ROOT / "docs" / "index.md", ROOT / "docs" / "PROTOCOL.md"]
+    + sorted((ROOT / "docs" / "guide").glob("*.md"))
+    + sorted((ROOT / "docs" / "protocol").glob("*.md"))
+)
+DOCS = ("README.md", "CONTRIBUTING.md", *PAGES)
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 #: oodfs commands that finish in seconds: run as written
 FAST_COMMANDS = {"select", "plugins", "suites"}
@@ -68,6 +86,7 @@ class Block:
     lang: str
     text: str
     line: int
+    not_run: str | None = None  # the reason of a `<!-- not-run: REASON -->` line right before it
 
     @property
     def id(self) -> str:
@@ -77,9 +96,19 @@ class Block:
 def blocks(doc: str) -> list[Block]:
     from markdown_it import MarkdownIt
 
-    tokens = MarkdownIt().parse((ROOT / doc).read_text())
+    source = (ROOT / doc).read_text()
+    lines = source.splitlines()
+    tokens = MarkdownIt().parse(source)
     fences = [t for t in tokens if t.type == "fence"]
-    return [Block(doc, i, t.info.strip(), t.content, t.map[0] + 1) for i, t in enumerate(fences)]
+
+    def not_run(start: int) -> str | None:
+        marked = re.fullmatch(r"<!-- not-run: (.*) -->", lines[start - 1]) if start else None
+        return marked.group(1).strip() if marked else None
+
+    return [
+        Block(doc, i, t.info.strip(), t.content, t.map[0] + 1, not_run(t.map[0]))
+        for i, t in enumerate(fences)
+    ]
 
 
 ALL_BLOCKS = [b for doc in DOCS for b in blocks(doc)]
@@ -100,6 +129,8 @@ def kind(block: Block) -> str:
     first = block.text.lstrip().splitlines()[0] if block.text.strip() else ""
     if block.lang == "python":
         return "python"
+    if block.lang.startswith("{") and block.doc == "docs/index.md":
+        return "directive"
     if block.lang == "toml" and first.startswith("# pyproject.toml"):
         return "pyproject"
     if block.lang == "":
@@ -118,7 +149,43 @@ def test_every_block_is_run_or_checked():
     unclaimed = [b.id for b in ALL_BLOCKS if kind(b) == "unclaimed"]
     assert not unclaimed, f"blocks no rule of this test runs or checks: {unclaimed}"
     kinds = {kind(b) for b in ALL_BLOCKS}
-    assert {"python", "pyproject", "layout", "synopsis", "output", "shell"} <= kinds
+    assert {"python", "pyproject", "layout", "synopsis", "output", "shell", "directive"} <= kinds
+
+
+def executed(block: Block) -> bool:
+    """Whether running the block (:func:`test_block_runs_as_written`) executes all of it: python,
+    an output compared with what its command printed, or shell commands that all run."""
+    if kind(block) in ("python", "output"):
+        return True
+    if kind(block) != "shell":
+        return False  # a file's schema, a synopsis, a layout list, a directive: checked only
+    return all(runs(command) for command in shell_commands(block.text))
+
+
+def runs(command: str) -> bool:
+    words = shlex.split(command)
+    if words[0] in ("pip",) or words[:3] in (["python", "-m", "pytest"], ["python", "-m", "sphinx"]):
+        return False
+    if words[0] == "python":
+        return not (len(words) > 1 and words[1].startswith("benchmarks/"))
+    if words[0] == "oodfs":
+        return words[1] in FAST_COMMANDS
+    return words[0] == "ruff"
+
+
+def test_docs_blocks_run_or_say_why_not():
+    """Every block of the guide and the protocol runs, or says on the line before it why it does
+    not (and what covers it); a block that runs does not claim otherwise. A test it names exists."""
+    for block in (b for b in ALL_BLOCKS if b.doc in PAGES and kind(b) != "directive"):
+        if executed(block):
+            assert block.not_run is None, f"{block.id} runs here but is marked not-run: {block.not_run}"
+            continue
+        assert block.not_run, (
+            f"{block.id} is not executed by this test: run it, or say why on the line before it "
+            "(<!-- not-run: REASON -->)"
+        )
+        for path in re.findall(r"tests/test_\w+\.py", block.not_run):
+            assert (ROOT / path).is_file(), f"{block.id}'s reason names {path}, which does not exist"
 
 
 # -- running the blocks -------------------------------------------------------------------------------
@@ -248,6 +315,10 @@ class Reader:
                 check_pip_install(command)
             elif words[:3] == ["python", "-m", "pytest"]:
                 check_pytest(command)
+            elif words[:3] == ["python", "-m", "sphinx"]:  # the docs build: tests/test_docs.py runs it
+                from oodfs.report.site import GUIDE_COMMAND
+
+                assert command == GUIDE_COMMAND, (command, GUIDE_COMMAND)
             elif words[0] == "python" and len(words) > 1 and words[1].startswith("benchmarks/"):
                 assert (ROOT / words[1]).is_file(), command
             elif words[0] == "ruff":  # the repository's style, as CI checks it
@@ -266,6 +337,13 @@ class Reader:
                 done = run([sys.executable, "-m", "oodfs.cli", *words[1:]], self.folder)
                 assert done.returncode == 0, f"{command!r}:\n{done.stderr[-3000:]}"
                 outputs.append(done.stderr + done.stdout)
+            elif words[0] == "oodfs" and block.not_run:  # a slow command: it must parse
+                from oodfs.cli import build_parser
+
+                try:
+                    build_parser().parse_args(words[1:])
+                except SystemExit as exc:
+                    raise AssertionError(f"{command!r} does not parse (exit {exc.code})") from None
             else:
                 raise AssertionError(f"{block.id}: no rule for the command {command!r}")
         self.last_output = "\n".join(outputs) if outputs else None
@@ -287,7 +365,7 @@ README_TEST_COMMAND = next(
 
 @pytest.fixture(scope="module")
 def readers(tmp_path_factory):
-    return {doc: Reader(doc, tmp_path_factory.mktemp(doc.split(".")[0].lower())) for doc in DOCS}
+    return {doc: Reader(doc, tmp_path_factory.mktemp(re.sub(r"\W", "-", doc.lower()))) for doc in DOCS}
 
 
 @pytest.mark.parametrize(
@@ -410,11 +488,14 @@ def test_docs_name_only_what_oodfs_exports():
 
 
 def test_every_repository_path_the_docs_name_exists():
-    placeholders = {"oodfs/suites/NAME.toml", "tests/test_my_plugin.py"}  # a reader's own files
+    # a reader's own files, and the pattern of a protocol chapter's name
+    placeholders = {"oodfs/suites/NAME.toml", "tests/test_my_plugin.py", "docs/protocol/NN-name.md"}
     for doc in DOCS:
         text = (ROOT / doc).read_text()
         for path in set(
             re.findall(r"(?<![\w/])((?:benchmarks|docs|examples|oodfs|plugins|tests)/[\w./-]+)", text)
         ):
             path = path.rstrip(".")
+            if path.startswith("docs/_build/"):  # what the documented docs build writes
+                continue
             assert path in placeholders or (ROOT / path).exists(), f"{doc} names {path}, which does not exist"

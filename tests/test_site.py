@@ -291,6 +291,21 @@ def test_the_reference_tables_come_after_the_leaderboard_collapsed(site):
     assert links == sorted(links, key=lambda a: html.index(f'id="{a}"'))
 
 
+def test_the_page_links_the_user_guide_where_its_documented_build_puts_it(site):
+    """The page says how to read it: a link to the guide's "Results" page, relative from the page
+    to where CONTRIBUTING.md's docs build writes it in this repository, and the build command."""
+    from oodfs.report.site import GUIDE_BUILT, GUIDE_COMMAND
+
+    root = Path(__file__).resolve().parents[1]
+    html = site.read_text()
+    (href,) = set(re.findall(r'<a href="([^"]*guide/results\.html)">', html))
+    assert (site.parent / href).resolve() == root / GUIDE_BUILT
+    assert GUIDE_COMMAND in html and "docs/guide/results.md" in html
+    assert GUIDE_COMMAND in (root / "CONTRIBUTING.md").read_text()
+    assert (root / "docs" / "guide" / "results.md").is_file()
+    assert GUIDE_BUILT.parts[:3] == tuple(GUIDE_COMMAND.split()[-1].split("/"))  # the command's output
+
+
 def test_a_run_that_cannot_be_tested_says_so_and_lists_no_undecidable_pairs(tmp_path):
     run = folder(
         tmp_path / "run",

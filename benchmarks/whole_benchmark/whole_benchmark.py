@@ -51,7 +51,8 @@ from oodfs.run.suite import PAPER_METHODS, customise, load_suite, whole_benchmar
 
 HERE = Path(__file__).resolve().parent
 #: a suite's fixed cost beyond its jobs (start, leaderboard, figures): the synthetic grid's whole
-#: command took 8:47 by /usr/bin/time, its store's clock (first job to last task) 8.6 min (README)
+#: command took 8:47 by /usr/bin/time, its store's clock (first job to last task) 8.6 min
+#: (docs/guide/results.md)
 OVERHEAD_S = 11.0
 FACTS = HERE / "whole_benchmark.json"
 DATA_KEY = ["setting", "r_train", "run"]

@@ -143,7 +143,8 @@ class Registry:
             if not self.pm.get_hookcallers(self.pm.get_plugin(name)):  # `--plugin os`: nothing to register
                 raise OodfsError(
                     f"--plugin {spec}: the module implements no oodfs hook (oodfs_selectors, "
-                    'oodfs_environments, ...), so it registers nothing; see README, "Writing a plugin"'
+                    "oodfs_environments, ...), so it registers nothing; see CONTRIBUTING.md, "
+                    '"Writing a plugin"'
                 )
 
     # -- loading -------------------------------------------------------------------------

@@ -10,6 +10,7 @@ model-selection rule is rendered in advance and a switch shows one, so the page 
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -595,22 +596,34 @@ def build_site(
     )  # an unknown name: one line naming the valid ones
     with staged(out) as tmp:
         if len(suites) == 1:
-            _suite_page(next(iter(suites)), runs_info, tmp, selection, formats, columns, diagnose)
+            _suite_page(next(iter(suites)), runs_info, tmp, selection, formats, columns, diagnose, out)
         else:
             pages = []
             for i, (suite, infos) in enumerate(suites.items()):
                 folder = tmp / f"{i + 1}-{_slug(suite or 'suite')}"
                 folder.mkdir()
-                pages.append(_suite_page(suite, infos, folder, selection, formats, columns, diagnose))
+                page = _suite_page(
+                    suite, infos, folder, selection, formats, columns, diagnose, out / folder.name
+                )
+                pages.append(page)
                 pages[-1]["href"] = f"{folder.name}/index.html"
-            _index_page(pages, tmp)
+            _index_page(pages, tmp, out)
     return out / "index.html"
 
 
 def _suite_page(
-    suite: str, runs_info: list[RunInfo], tmp: Path, selection, formats, columns, diagnose=None
+    suite: str,
+    runs_info: list[RunInfo],
+    tmp: Path,
+    selection,
+    formats,
+    columns,
+    diagnose=None,
+    page_dir: Path | None = None,
 ) -> dict:
-    """Write the page of one suite's folders to ``tmp/index.html``; return what an index shows."""
+    """Write the page of one suite's folders to ``tmp/index.html``; return what an index shows.
+    ``page_dir``: where the page ends up (its links to the guide are relative to it; default ``tmp``)."""
+    page_dir = tmp if page_dir is None else page_dir
     # a suite file is diagnosed from what its run stored (never as a shipped suite of its name)
     own = next((i for i in runs_info if i.from_suite_file), None)
     shift = _shift(suite if own is None else own.invocations[-1]["suite"], diagnose)
@@ -657,6 +670,7 @@ def _suite_page(
         side_by_side={rule: _side_by_side(runs, rule) for rule in known} if len(runs) > 1 else {},
         scale=measured_sizes(list(page_methods)),
         version=_version(),
+        guide=guide_link(page_dir),
         assets=assets(env),
     )
     (tmp / "index.html").write_text(html, encoding="utf-8")
@@ -684,9 +698,10 @@ def _shift(suite, diagnose) -> dict | None:
         return dict(error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
 
 
-def _index_page(pages: list[dict], tmp: Path) -> None:
+def _index_page(pages: list[dict], tmp: Path, page_dir: Path | None = None) -> None:
     """The index of a site over several suites: the verdict across suites (the suite as the
-    unit), then each suite's page with its own verdicts."""
+    unit), then each suite's page with its own verdicts. ``page_dir``: where it ends up."""
+    page_dir = tmp if page_dir is None else page_dir
     from oodfs.report.analysis import REFERENCE, across_suites
 
     analyses = {p["suite"]: p["analysis"] for p in pages if p["analysis"] is not None}
@@ -718,9 +733,26 @@ def _index_page(pages: list[dict], tmp: Path) -> None:
         why_not=why_not,
         reference=REFERENCE,
         version=_version(),
+        guide=guide_link(page_dir),
         assets=assets(env),
     )
     (tmp / "index.html").write_text(html, encoding="utf-8")
+
+
+#: how the user guide is built in oodfs's repository (CONTRIBUTING.md, "Documentation"), and where
+GUIDE_COMMAND = "python -m sphinx -W -b html docs docs/_build/html"
+GUIDE_BUILT = Path("docs") / "_build" / "html" / "guide" / "results.html"
+
+
+def guide_link(page_dir: Path) -> dict:
+    """The page's link to the user guide's "Results" page (how to read this page): relative, from
+    the folder the page is written to, to where the documented build puts it in the repository
+    this oodfs runs from; an installed oodfs, with no repository, names the page and the build."""
+    repository = Path(__file__).resolve().parents[2]
+    href = None
+    if (repository / "docs" / "conf.py").is_file():
+        href = Path(os.path.relpath(repository / GUIDE_BUILT, Path(page_dir).resolve())).as_posix()
+    return dict(href=href, source="docs/guide/results.md", command=GUIDE_COMMAND)
 
 
 def _applies(view: dict) -> bool:

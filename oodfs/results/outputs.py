@@ -1,4 +1,4 @@
-"""Where a command may write: one rule for every output path of every command (README, "One rule
+"""Where a command may write: one rule for every output path of every command (docs/guide/cli.md, "One rule
 for every output path").
 
 An output path is refused, in one line and before any work, when it is or lies inside

@@ -59,7 +59,7 @@ QUICK_KEYS = ("r_train", "r_test", "runs", "methods", "n_train", "n_val", "n_tes
 #: against typos such as n_train = 100000000000; a real data set's n_test may exceed its rows
 MAX_ROWS = 10_000_000
 #: worker seconds per task of the paper's synthetic grid with --jobs 2 (840 tasks in 8.8 min,
-#: README "Results"): the estimate a refused grid is told
+#: docs/guide/results.md): the estimate a refused grid is told
 SECONDS_PER_TASK = 1.3
 
 
