@@ -15,8 +15,9 @@ Run as written, each in a temporary folder, in the order of the file:
   to the plugin's module and hook, and the extra it names must exist (building a wheel here would
   need the ``wheel`` package or an online, isolated build);
 * shell lines ``python -c ...``, ``ruff ...`` and the ``oodfs`` commands that finish in seconds
-  (``select``, ``plugins``, ``suites``): run; README's output block of ``oodfs select`` must be
-  what that run printed, line for line (its ``...`` lines stand for rows left out).
+  (``select``, ``plugins``, ``suites``): run; the output block of ``oodfs select``
+  (docs/guide/own-table.md) must be what that run printed, line for line (its ``...`` lines stand
+  for rows left out).
 
 Only checked, and why:
 
@@ -413,10 +414,10 @@ def test_the_synopsis_lists_every_option_and_only_real_ones():
         }
         real.discard("--help")
         assert options <= real, (
-            f"README's synopsis of `oodfs {name}` shows options it does not have: {options - real}"
+            f"docs/guide/cli.md's synopsis of `oodfs {name}` shows options it does not have: {options - real}"
         )
         omitted = real - options - SYNOPSIS_OMITS.get(name, set())
-        assert not omitted, f"README's synopsis of `oodfs {name}` leaves out {sorted(omitted)}"
+        assert not omitted, f"docs/guide/cli.md's synopsis of `oodfs {name}` leaves out {sorted(omitted)}"
 
 
 def _layout() -> dict[str, str]:
