@@ -157,7 +157,7 @@ def add_downstream(parser) -> None:
 
 def add_env_weighting(p, default: str | None) -> None:
     """``--env-weighting`` and ``--min-env-rows``: how the test environments count in the mean, sd
-    and worst over them (docs/PROTOCOL.md section 10, "Weighting the test environments").
+    and worst over them (docs/PROTOCOL.md section 3, "Weighting the test environments").
     ``default``: the command's (None: the suite's own)."""
     from oodfs.contract.env_weights import ENV_WEIGHTINGS
 

@@ -411,7 +411,7 @@ def _print_evaluation(result, envs: str, target: str) -> None:
         for score in task.scores
     ]
     print(tabulate(rows, headers=["score", *columns], disable_numparse=True))
-    for line in a.env_notes():  # how the environments count (docs/PROTOCOL.md section 10)
+    for line in a.env_notes():  # how the environments count (docs/PROTOCOL.md section 3)
         print(f"\nnote: {terminal(line)}")
     note = result.worse_than_mean_note()
     if note:

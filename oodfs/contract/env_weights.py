@@ -1,4 +1,4 @@
-"""How the test environments count in the statistics over them (docs/PROTOCOL.md section 10,
+"""How the test environments count in the statistics over them (docs/PROTOCOL.md section 3,
 "Weighting the test environments").
 
 A downstream model's score in each test environment is summarised over the environments by its
@@ -19,7 +19,7 @@ import pandas as pd
 
 from oodfs.validation import OodfsError
 
-#: the ways the test environments can count (docs/PROTOCOL.md section 10)
+#: the ways the test environments can count (docs/PROTOCOL.md section 3)
 ENV_WEIGHTINGS = ("equal", "rows")
 #: the statistics over test environments, by the suffix of their stored metric name
 STATISTICS = ("mean", "std", "worst")

@@ -177,7 +177,7 @@ class Report:
         #: the task type of the run (oodfs.contract.task_types): stored with the run, else read off its
         #: metrics
         self.task = task or task_of_results(ok)
-        #: how the test environments count in the statistics over them (docs/PROTOCOL.md section 10,
+        #: how the test environments count in the statistics over them (docs/PROTOCOL.md section 3,
         #: "Weighting the test environments"): the stored statistics are the default's; another
         #: weighting computes them again from the stored per-environment rows (``env_rows``: each
         #: test environment's rows per data set), and ``env_left_out`` names the environments it

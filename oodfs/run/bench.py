@@ -83,7 +83,7 @@ class BenchOptions:
     profile: str | None = None
     downstream: tuple | list | None = None
     #: how the test environments count in the statistics over them (None: the suite's own;
-    #: docs/PROTOCOL.md section 10, "Weighting the test environments")
+    #: docs/PROTOCOL.md section 3, "Weighting the test environments")
     env_weighting: str | None = None
     min_env_rows: int | None = None
     resume: bool = False
@@ -453,7 +453,7 @@ def plan_suites(o: BenchOptions) -> list[Planned]:
 def checked_env_rows(suite, where: str = "") -> list | None:
     """Each test environment's rows per data set when ``suite`` does not count every test
     environment once (None when it does), checked: a minimum size must leave a test environment in
-    every data set (docs/PROTOCOL.md section 10, "Weighting the test environments")."""
+    every data set (docs/PROTOCOL.md section 3, "Weighting the test environments")."""
     from oodfs.contract.env_weights import EnvWeighting
     from oodfs.run.dataset import test_env_rows
 

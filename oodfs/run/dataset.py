@@ -144,7 +144,7 @@ def _true_coef(env, d: int) -> np.ndarray | None:
 def test_env_rows(suite: Suite) -> list[dict]:
     """The number of rows of every test environment of every data set of ``suite`` (one
     ``{"setting", "run", "env", "rows"}`` per setting x run x test environment): what the weighting
-    of the test environments reads (docs/PROTOCOL.md section 10, "Weighting the test environments").
+    of the test environments reads (docs/PROTOCOL.md section 3, "Weighting the test environments").
     The test draws are the ones a task makes (they depend on the run, not on r_train)."""
     from oodfs.contract.task import env_key
 

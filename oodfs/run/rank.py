@@ -460,7 +460,7 @@ class RankOptions:
     check_leaks: bool = True
     check_memory: bool = True
     #: with ``evaluate``: how the held-out environments count in the mean, sd and worst over them
-    #: (:class:`oodfs.contract.env_weights.EnvWeighting`; docs/PROTOCOL.md section 10, "Weighting the
+    #: (:class:`oodfs.contract.env_weights.EnvWeighting`; docs/PROTOCOL.md section 3, "Weighting the
     #: test environments")
     env_weighting: str = "equal"
     min_env_rows: int | None = None

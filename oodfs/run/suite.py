@@ -282,7 +282,7 @@ class Suite:
     #: how the test environments count in the statistics over them: "equal" or "rows", and the
     #: fewest test rows an environment needs to count (None: every one counts); not part of the
     #: identity: the report computes them from the stored per-environment values (docs/PROTOCOL.md
-    #: section 10, "Weighting the test environments")
+    #: section 3, "Weighting the test environments")
     env_weighting: str = "equal"
     min_env_rows: int | None = None
 
