@@ -8,6 +8,7 @@ import sys
 
 from oodfs.commands.options import (
     MAX_SECONDS,
+    add_env_weighting,
     add_jobs,
     add_selection,
     available_cpus,
@@ -93,6 +94,7 @@ def add_parser(sub) -> None:
         "first model; each other model has its leaderboard-MODEL.md, and `oodfs leaderboard DIR "
         "--downstream MODEL` prints it",
     )
+    add_env_weighting(p, None)
     p.add_argument(
         "--resume",
         action="store_true",
@@ -244,6 +246,8 @@ def bench_options(args) -> BenchOptions:
         selection=args.selection,
         profile=args.profile,
         downstream=args.downstream,
+        env_weighting=args.env_weighting,
+        min_env_rows=args.min_env_rows,
         resume=args.resume,
         force=tuple(args.force),
         reference=args.reference,

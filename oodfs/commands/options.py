@@ -153,3 +153,26 @@ def add_downstream(parser) -> None:
         help="the downstream model whose scores to show and test, when the run trained several (default: "
         "its first; each model's tests are its own)",
     )
+
+
+def add_env_weighting(p, default: str | None) -> None:
+    """``--env-weighting`` and ``--min-env-rows``: how the test environments count in the mean, sd
+    and worst over them (docs/PROTOCOL.md section 3, "Weighting the test environments").
+    ``default``: the command's (None: the suite's own)."""
+    from oodfs.contract.env_weights import ENV_WEIGHTINGS
+
+    said = f"default {default}" if default else "default: the suite's, equal unless it says env_weighting"
+    p.add_argument(
+        "--env-weighting",
+        choices=ENV_WEIGHTINGS,
+        default=default,
+        help="how the test environments count in the mean and sd over them: equal (each once, as in the "
+        f"paper) or rows (weighted by each environment's test rows); the worst is never weighted ({said})",
+    )
+    p.add_argument(
+        "--min-env-rows",
+        type=positive_int,
+        metavar="N",
+        help="leave test environments with fewer than N test rows out of the mean, sd and worst over "
+        "environments (named in a note; their own rows are still shown; default: none left out)",
+    )

@@ -9,7 +9,7 @@ import math
 import sys
 import warnings
 
-from oodfs.commands.options import csv_list, positive_int, seed
+from oodfs.commands.options import add_env_weighting, csv_list, positive_int, seed
 from oodfs.report.escape import terminal
 from oodfs.run.rank import GROUP_AGGREGATES, RankOptions, evaluated, rank_features
 from oodfs.tables import CATEGORICAL_MODES, DATE_MODES, MAX_LEVELS, MIN_LEVEL_ROWS, TASKS, TableWarning
@@ -152,6 +152,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "for binary), ridge (regression), logistic (binary: L2 LogisticRegressionCV) or gbm "
         "(scikit-learn histogram gradient boosting)",
     )
+    add_env_weighting(p, "equal")
     p.add_argument(
         "--target-transform",
         choices=("none", "log", "log1p"),
@@ -287,6 +288,8 @@ def _options(args, params: dict, declared: list) -> RankOptions:
         task=args.task,
         positive=args.positive,
         check_memory=not args.ignore_memory_estimate,
+        env_weighting=args.env_weighting,
+        min_env_rows=args.min_env_rows,
     )
 
 
@@ -391,8 +394,11 @@ def _print_evaluation(result, envs: str, target: str) -> None:
     print(tabulate(rows, headers=headers, disable_numparse=True))
     summary = a.summary().set_index(["score", "statistic"])
     n = len(evaluation)
+    kept = n - len(a.env_left_out())
+    over = f"the {n} environment{'s' if n != 1 else ''}" if kept == n else f"{kept} of the {n} environments"
+    weighted = ", weighted by their rows" if a.weighting.weighting == "rows" else ""
     print(
-        f"\nmean ± sd and worst over the {n} environment{'s' if n != 1 else ''} (no best is marked: "
+        f"\nmean ± sd and worst over {over}{weighted} (no best is marked: "
         f"compare the means of {title}, the validation loss):"
     )
     rows = [
@@ -405,6 +411,8 @@ def _print_evaluation(result, envs: str, target: str) -> None:
         for score in task.scores
     ]
     print(tabulate(rows, headers=["score", *columns], disable_numparse=True))
+    for line in a.env_notes():  # how the environments count (docs/PROTOCOL.md section 3)
+        print(f"\nnote: {terminal(line)}")
     note = result.worse_than_mean_note()
     if note:
         print(f"\nnote: {note}")

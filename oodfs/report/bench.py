@@ -66,10 +66,20 @@ def write_bench_outputs(
 def _write_bench_outputs(runs, root, figures, started, show, say, inform, steps) -> BenchOutputs:
     step = steps.step if steps is not None else _unsaid
     outputs = []
-    for suite, out, run, skipped in runs:
+    for suite, out, run, skipped, *env_rows in runs:
         try:
             outputs.append(
-                suite_outputs(suite, out, run.store, skipped, figures=figures, show=show, say=say, step=step)
+                suite_outputs(
+                    suite,
+                    out,
+                    run.store,
+                    skipped,
+                    figures=figures,
+                    show=show,
+                    say=say,
+                    step=step,
+                    env_rows=env_rows[0] if env_rows else None,
+                )
             )
         except OodfsError as exc:
             if root is None:
@@ -87,7 +97,7 @@ def _write_bench_outputs(runs, root, figures, started, show, say, inform, steps)
     wall = time.perf_counter() - (started if started is not None else time.perf_counter())
     reports = [o.error if o.error is not None else o.report for o in outputs]
     with step(f"writing {root / 'summary.md'}"):
-        text = summary_markdown([run for _, _, run, _ in runs], reports, wall)
+        text = summary_markdown([entry[2] for entry in runs], reports, wall)
         try:
             write_text(root / "summary.md", text)
         except OSError as exc:
@@ -101,13 +111,26 @@ def _unsaid(text: str):
 
 
 def suite_outputs(
-    suite, out: Path, store, skipped: dict, *, figures: bool = True, show=None, say=_print_note, step=None
+    suite,
+    out: Path,
+    store,
+    skipped: dict,
+    *,
+    figures: bool = True,
+    show=None,
+    say=_print_note,
+    step=None,
+    env_rows: list | None = None,
 ) -> SuiteOutputs:
     """One suite's outputs, as ``bench`` writes them after its run: results.parquet,
     leaderboard.md (and leaderboard-MODEL.md for each other downstream model), the figures unless
     not ``figures``; ``show`` called with the leaderboard once it is written; ``step``: a context
-    manager called with what each step does (the analysis, the leaderboard, each figure)."""
-    step = step or _unsaid
+    manager called with what each step does (the analysis, the leaderboard, each figure).
+    ``env_rows``: each test environment's rows per data set, for a suite that does not count every
+    test environment once (stored with the results, so that a later report reads them too)."""
+    import pandas as pd
+
+    from oodfs.contract.env_weights import ENV_ROWS_COLUMNS, EnvWeighting
     from oodfs.contract.registry import get_rule
     from oodfs.report.escape import write_text
     from oodfs.report.leaderboard import Leaderboard
@@ -115,6 +138,13 @@ def suite_outputs(
     from oodfs.report.report import Report
     from oodfs.results.store import export
 
+    step = step or _unsaid
+    if env_rows is not None:
+        store.set_meta("test_rows", env_rows)
+    counted = dict(
+        env_weighting=EnvWeighting(suite.env_weighting, suite.min_env_rows),
+        env_rows=None if env_rows is None else pd.DataFrame(env_rows, columns=ENV_ROWS_COLUMNS),
+    )
     rule = get_rule(suite.selection)  # looked up once: the report and each model's report take it
     with step(f"reading the results of {out}"):
         results = store.frame()
@@ -122,11 +152,20 @@ def suite_outputs(
         columns = list(suite.metrics) or None  # the suite's table metrics
         try:
             report = Report(
-                results, rule, metrics, list(suite.methods), columns=columns, unit=suite.unit, task=suite.task
+                results,
+                rule,
+                metrics,
+                list(suite.methods),
+                columns=columns,
+                unit=suite.unit,
+                task=suite.task,
+                **counted,
             )
         except OodfsError as exc:  # e.g. a β error where the data declare no true coefficients
             say(f"the suite's metrics cannot be shown ({exc}); showing the headline metrics")
-            report = Report(results, rule, metrics, list(suite.methods), unit=suite.unit, task=suite.task)
+            report = Report(
+                results, rule, metrics, list(suite.methods), unit=suite.unit, task=suite.task, **counted
+            )
     try:
         with step(f"writing {out / 'results.parquet'}"):
             export(results, out)

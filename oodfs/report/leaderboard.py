@@ -296,6 +296,8 @@ class Leaderboard:
             f"Profile: **{esc(self.report.profile)}** — {PROFILES.get(self.report.profile, '')}.",
             f"Model selection: **{self.rule.label}** — {self.rule.description}.",
             self._downstream_note(),
+            # how the test environments count (docs/PROTOCOL.md section 3): names from the data
+            *[esc(n[0].upper() + n[1:] + ".") for n in self.report.env_notes()],
             self.analysis.family.describe(),
             # the note names settings: escaped as a whole (it has no markup of its own)
             *([esc(self.analysis.undecidable_note())] if self.analysis.undecidable_note() else []),

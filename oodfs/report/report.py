@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from oodfs.contract.downstream import DEFAULT_MODEL
+from oodfs.contract.env_weights import ENV_ROWS_COLUMNS, EnvWeighting, reweighted
 from oodfs.contract.metrics import BUILTIN_METRICS, Metric
 from oodfs.contract.registry import get_rule, get_task
 from oodfs.contract.selection import SelectionRule
@@ -73,6 +74,12 @@ def stored_unit(suite: dict) -> str:
     return suite.get("unit") or suite_file_unit(suite.get("name")) or default_unit(suite.get("environment"))
 
 
+def stored_env_weighting(suite: dict) -> EnvWeighting:
+    """How a stored suite counts its test environments (a suite stored before the choice existed:
+    every one once, none left out)."""
+    return EnvWeighting(suite.get("env_weighting") or "equal", suite.get("min_env_rows"))
+
+
 def suite_file_unit(name) -> str | None:
     """The unit the shipped suite ``name`` declares in its file (its environment's default when the
     file says none); None for a suite oodfs does not ship."""
@@ -124,12 +131,21 @@ class Report:
         columns: list[str] | None = None,
         unit: str | None = None,
         task: str | None = None,
+        env_weighting: EnvWeighting | None = None,
+        env_rows: pd.DataFrame | None = None,
     ):
         if results.empty:
             raise OodfsError("the results table is empty: nothing to report")
         # what for_model builds another downstream model's report from
         self._given = dict(
-            results=results, rule=rule, metrics=metrics, method_order=method_order, unit=unit, task=task
+            results=results,
+            rule=rule,
+            metrics=metrics,
+            method_order=method_order,
+            unit=unit,
+            task=task,
+            env_weighting=env_weighting,
+            env_rows=env_rows,
         )
         results, self.downstream, self.downstream_models = _one_downstream(results, downstream)
         # methods in the suite's order (then any others, in order of appearance): tables and
@@ -158,10 +174,25 @@ class Report:
             .reset_index()
         )
         ok = results[results["status"] == "ok"]
-        self._ok = ok
         #: the task type of the run (oodfs.contract.task_types): stored with the run, else read off its
         #: metrics
         self.task = task or task_of_results(ok)
+        #: how the test environments count in the statistics over them (docs/PROTOCOL.md section 3,
+        #: "Weighting the test environments"): the stored statistics are the default's; another
+        #: weighting computes them again from the stored per-environment rows (``env_rows``: each
+        #: test environment's rows per data set), and ``env_left_out`` names the environments it
+        #: left out ({environment: rows})
+        self.env_weighting = env_weighting or EnvWeighting()
+        self._stored_ok = ok  # the curves' extra k have no per-environment rows: they stay as stored
+        empty = pd.DataFrame(columns=ENV_ROWS_COLUMNS)
+        ok, self.env_left_out = reweighted(
+            ok,
+            get_task(self.task),
+            env_rows if env_rows is not None else empty,
+            self.env_weighting,
+            TASK_KEY + ["point", "k", "downstream"],
+        )
+        self._ok = ok
         self.points = self._points(ok)
         self.chosen = (
             self.rule.choose(self.points, ok, get_task(self.task)) if len(self.points) else self.points
@@ -214,6 +245,7 @@ class Report:
 
         store = ResultStore(path)
         stored = order = stored_rule = stored_columns = stored_task = None
+        weighting, env_rows = None, None
         if Path(path).is_dir() and store.exists():
             stored = store.get_meta("metrics")
             runs = store.invocations()
@@ -223,6 +255,9 @@ class Report:
                 stored_columns = list(runs[-1]["suite"].get("metrics") or []) or None
                 unit = unit or stored_unit(runs[-1]["suite"])
                 stored_task = runs[-1]["suite"].get("task")
+                weighting = stored_env_weighting(runs[-1]["suite"])
+            if weighting is not None and not weighting.is_default:
+                env_rows = pd.DataFrame(store.get_meta("test_rows") or [], columns=ENV_ROWS_COLUMNS)
         return cls(
             load_results(path),
             rule or stored_rule or "val",
@@ -232,6 +267,8 @@ class Report:
             columns if columns is not None else stored_columns,
             unit=unit,
             task=stored_task,
+            env_weighting=weighting,
+            env_rows=env_rows,
         )
 
     # -- building ------------------------------------------------------------------------
@@ -264,14 +301,18 @@ class Report:
     def curves(self) -> pd.DataFrame:
         """Chosen points' curve metrics at every k (only for tasks evaluated at several k)."""
         curve = [n for n, m in self.metrics.items() if m.curve]
-        rows = self._ok[self._ok["env"].isna() & self._ok["metric"].isin(curve)]
-        rows = self._of_chosen(rows)
+        stored = self._stored_ok
+        rows = self._of_chosen(stored[stored["env"].isna() & stored["metric"].isin(curve)])
         many = rows.groupby(TASK_KEY)["k"].transform("nunique") > 1
         return rows[many].reset_index(drop=True)
 
     @cached_property
     def per_env(self) -> pd.DataFrame:
         return self._of_chosen(self._ok[self._ok["env"].notna()])
+
+    def env_notes(self) -> list[str]:
+        """What the outputs say about how the test environments count (none under the default)."""
+        return self.env_weighting.notes(self.env_left_out)
 
     # -- what tables and tests read ------------------------------------------------------
     @property

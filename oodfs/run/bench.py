@@ -82,6 +82,10 @@ class BenchOptions:
     selection: str | None = None
     profile: str | None = None
     downstream: tuple | list | None = None
+    #: how the test environments count in the statistics over them (None: the suite's own;
+    #: docs/PROTOCOL.md section 3, "Weighting the test environments")
+    env_weighting: str | None = None
+    min_env_rows: int | None = None
     resume: bool = False
     force: tuple | list = ()
     reference: str | None = None
@@ -118,6 +122,9 @@ class Planned:
     reference: object = None
     reference_methods: tuple | None = None
     force: tuple = ()
+    #: each test environment's rows per data set (:func:`oodfs.run.dataset.test_env_rows`), read
+    #: when the suite does not count every environment once (None: it does)
+    env_rows: list | None = None
 
 
 @dataclass
@@ -176,7 +183,7 @@ def run_bench(options: BenchOptions | None = None, **changes) -> BenchOutcome:
     with _plugin_output(o):  # what methods print never mixes into the leaderboard on stdout
         done = run_suites(entries, held=held)
     written = write_bench_outputs(
-        [(p.suite, p.out, d, p.skipped) for p, d in zip(planned, done)],
+        [(p.suite, p.out, d, p.skipped, p.env_rows) for p, d in zip(planned, done)],
         root=root,
         figures=o.figures,
         started=start,
@@ -390,6 +397,8 @@ def plan_suites(o: BenchOptions) -> list[Planned]:
             selection=o.selection,
             profile=o.profile or entry.profile,
             downstream=o.downstream,
+            env_weighting=o.env_weighting,
+            min_env_rows=o.min_env_rows,
         )
         loaded = load_suite(entry.suite, o.tables_anywhere)
         methods = o.methods if o.methods is not None else entry.methods
@@ -431,13 +440,38 @@ def plan_suites(o: BenchOptions) -> list[Planned]:
                 f"({', '.join(unable)}); methods that can: {', '.join(able)}"
             )
         force = tuple(m for m in o.force if m in suite.methods) if many else tuple(o.force)
-        planned.append(Planned(suite, out, skipped, reference, reference_methods, force))
+        env_rows = checked_env_rows(suite, f" of suite {suite.name}" if many else "")
+        planned.append(Planned(suite, out, skipped, reference, reference_methods, force, env_rows))
     if many:
         named = {m for p in planned for m in p.suite.methods}
         unknown = [m for m in o.force if m not in named]
         if unknown:
             raise OodfsError(f"--force names {unknown[0]!r}, which none of these suites includes")
     return planned
+
+
+def checked_env_rows(suite, where: str = "") -> list | None:
+    """Each test environment's rows per data set when ``suite`` does not count every test
+    environment once (None when it does), checked: a minimum size must leave a test environment in
+    every data set (docs/PROTOCOL.md section 3, "Weighting the test environments")."""
+    from oodfs.contract.env_weights import EnvWeighting
+    from oodfs.run.dataset import test_env_rows
+
+    weighting = EnvWeighting(suite.env_weighting, suite.min_env_rows)
+    if weighting.is_default:
+        return None
+    try:
+        rows = test_env_rows(suite)
+    except OodfsError:
+        raise
+    except Exception as exc:  # the environment cannot draw its test rows: the run's checks name why
+        raise OodfsError(f"cannot count the test rows of suite {suite.name}: {exc}") from None
+    for setting in suite.settings:
+        for run in range(suite.runs):
+            weighting.check_leaves_some(
+                {r["env"]: r["rows"] for r in rows if r["setting"] == setting.name and r["run"] == run}, where
+            )
+    return rows
 
 
 def run_memory_estimate(suites, jobs: int) -> dict | None:

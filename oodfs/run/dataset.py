@@ -139,3 +139,24 @@ def _true_coef(env, d: int) -> np.ndarray | None:
             f"got shape {coef.shape}"
         )
     return _read_only(coef)
+
+
+def test_env_rows(suite: Suite) -> list[dict]:
+    """The number of rows of every test environment of every data set of ``suite`` (one
+    ``{"setting", "run", "env", "rows"}`` per setting x run x test environment): what the weighting
+    of the test environments reads (docs/PROTOCOL.md section 3, "Weighting the test environments").
+    The test draws are the ones a task makes (they depend on the run, not on r_train)."""
+    from oodfs.contract.task import env_key
+
+    env_cls = registry().get("environment", suite.environment)
+    out = []
+    with warnings.catch_warnings():  # a table's notes were given once, when the suite was checked
+        warnings.simplefilter("ignore", TableWarning)
+        for setting in suite.settings:
+            for run in range(suite.runs):
+                env = env_cls(**setting.environment_params(run, suite.seed))
+                key = DataKey(setting.name, suite.r_train[0], run)
+                for r_te in suite.r_test:
+                    _, y = env.sample(r_te, suite.n_test, key.test_seed(suite.seed, r_te))
+                    out.append({"setting": setting.name, "run": run, "env": env_key(r_te), "rows": len(y)})
+    return out

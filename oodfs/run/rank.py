@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from oodfs.contract.api import WeightCollapseWarning, check_scores, ranking_from_scores, support_mask
+from oodfs.contract.env_weights import EnvWeighting, check_env_weighting, check_min_env_rows
 from oodfs.contract.task import env_sort_key
 from oodfs.numeric import constant_columns, sample_probabilities
 from oodfs.tables.names import named_columns, short_list
@@ -369,17 +370,29 @@ def evaluated(evaluation: pd.DataFrame, task: str = "regression") -> tuple[str, 
     return tuple(w for w in ("selected", "all", yardstick) if f"{score}_{w}" in evaluation)
 
 
-def summarize_evaluation(evaluation: pd.DataFrame, task: str = "regression") -> pd.DataFrame:
+def summarize_evaluation(
+    evaluation: pd.DataFrame, task: str = "regression", weighting: EnvWeighting | None = None
+) -> pd.DataFrame:
     """Each score of :func:`evaluate_selection` over the held-out environments: rows ``(score,
     statistic)`` with statistic mean, sd (ddof 0) and worst (the largest loss, the smallest
     accuracy or AUC), columns ``selected``, ``all`` and the yardstick; an environment where a score
     is undefined (AUC with one class) is left out of that score's statistics. No column is marked
-    best: a spread (sd) ranks nothing, and the mean of the validation loss is what to read."""
+    best: a spread (sd) ranks nothing, and the mean of the validation loss is what to read.
+    ``weighting``: how the environments count (:class:`oodfs.contract.env_weights.EnvWeighting`;
+    default: each once, none left out), by their ``rows``."""
     from oodfs.contract.registry import get_task
 
     task_type = get_task(task)
     whos = evaluated(evaluation, task)
     rows = []
+    if weighting is not None and not weighting.is_default:
+        n = evaluation["rows"].to_numpy(dtype=float)
+        for score in task_type.scores:
+            lower = task_type.lower_is_better[score]
+            by_who = {w: weighting.summarize(evaluation[f"{score}_{w}"], n, lower) for w in whos}
+            for stat, name in (("mean", "mean"), ("std", "sd"), ("worst", "worst")):
+                rows.append({"score": score, "statistic": name, **{w: by_who[w][stat] for w in whos}})
+        return pd.DataFrame(rows)
     for score in task_type.scores:
         values = evaluation[[f"{score}_{w}" for w in whos]].to_numpy(dtype=float)
         worst = np.nanmax if task_type.lower_is_better[score] else np.nanmin
@@ -446,6 +459,18 @@ class RankOptions:
     positive: object = None
     check_leaks: bool = True
     check_memory: bool = True
+    #: with ``evaluate``: how the held-out environments count in the mean, sd and worst over them
+    #: (:class:`oodfs.contract.env_weights.EnvWeighting`; docs/PROTOCOL.md section 3, "Weighting the
+    #: test environments")
+    env_weighting: str = "equal"
+    min_env_rows: int | None = None
+
+    @property
+    def weighting(self) -> EnvWeighting:
+        return EnvWeighting(
+            check_env_weighting(self.env_weighting, "env_weighting (--env-weighting)"),
+            check_min_env_rows(self.min_env_rows, "min_env_rows (--min-env-rows)"),
+        )
 
     def checked(self) -> RankOptions:
         """These options with the seed checked, or an OodfsError naming the option (and its flag)."""
@@ -462,6 +487,7 @@ class RankOptions:
                 f"group_levels (--group-levels) must be one of {', '.join(GROUP_AGGREGATES)}, "
                 f"got {self.group_levels!r}"
             )
+        self.weighting  # noqa: B018 (checks both options)
         return replace(self, random_state=random_state)
 
     def check_environments(self) -> None:
@@ -525,6 +551,8 @@ class FeatureRanking:
     #: with ``evaluate``: how much of the drop from the training rows to the held-out environments
     #: is a change of X and how much of Y | X (:func:`oodfs.shift.diagnose_rows`), or None
     shift: dict | None = None
+    #: with ``evaluate``: how the held-out environments count in the mean, sd and worst over them
+    weighting: EnvWeighting = field(default_factory=EnvWeighting)
 
     #: the fields of the JSON form that are plain values, in its order
     _PLAIN = (
@@ -595,6 +623,12 @@ class FeatureRanking:
                 "note": self.worse_than_mean_note() or None,
                 "shift": self.shift_json(),
             }
+            if not self.weighting.is_default:  # said only when asked for: the default's form is as before
+                out["evaluation"]["env_weighting"] = self.weighting.weighting
+                out["evaluation"]["min_env_rows"] = self.weighting.min_rows
+                out["evaluation"]["left_out_envs"] = [
+                    {"env": e, "rows": int(n)} for e, n in self.env_left_out().items()
+                ]
         return out
 
     def shift_json(self) -> dict | None:
@@ -621,7 +655,20 @@ class FeatureRanking:
     def summary(self) -> pd.DataFrame | None:
         """Mean, sd and worst of every score over the held-out environments
         (:func:`summarize_evaluation`), or None without an evaluation."""
-        return None if self.evaluation is None else summarize_evaluation(self.evaluation, self.task)
+        if self.evaluation is None:
+            return None
+        return summarize_evaluation(self.evaluation, self.task, self.weighting)
+
+    def env_left_out(self) -> dict:
+        """``{environment: test rows}`` of the held-out environments left out of the statistics over
+        them (fewer than ``min_env_rows`` rows)."""
+        if self.evaluation is None:
+            return {}
+        return self.weighting.left_out(dict(zip(self.evaluation["env"], self.evaluation["rows"])))
+
+    def env_notes(self) -> list[str]:
+        """What the outputs say about how the held-out environments count (none by default)."""
+        return self.weighting.notes(self.env_left_out()) if self.evaluation is not None else []
 
     def worse_than_mean_note(self) -> str:
         """A sentence when every model (selected features and all features) predicts an environment
@@ -732,6 +779,10 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
 
     X, y, names, env = table.X, table.y, table.names, table.env
     rows, wanted = _rows_used(env, o.train_envs, o.env_column, len(y))
+    if o.evaluate and wanted is not None:  # before the fit: a minimum size that leaves no environment
+        labels = np.asarray(env).astype(str)
+        held = pd.Series(labels[~np.isin(labels, [str(e) for e in wanted])])
+        o.weighting.check_leaves_some(held.value_counts(sort=False).to_dict())
     if choice.task == "binary":
         by_env = env is not None and (wanted is not None or getattr(cls, "uses_groups", False))
         _check_both_classes(y, env if by_env else None, rows, choice, target)
@@ -845,6 +896,7 @@ def rank_features(data, target, method: str, options: RankOptions | None = None,
         selection=selection,
         diagnostics=diagnostics,
         shift=shift,
+        weighting=o.weighting,
     )
 
 

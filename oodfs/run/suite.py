@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 from oodfs.contract.downstream import DEFAULT_MODEL
+from oodfs.contract.env_weights import check_env_weighting, check_min_env_rows
 from oodfs.contract.profiles import check_profile
 from oodfs.contract.seeds import derive_seed
 from oodfs.contract.task import UNITS, DataKey, TaskKey, default_unit, env_sort_key
@@ -45,6 +46,8 @@ SUITE_KEYS = (
     "metrics",
     "unit",
     "task",
+    "env_weighting",
+    "min_env_rows",
 )
 #: the keys a suite file must give (no default; docs/PROTOCOL.md section 8, "Suite files"); every
 #: other key has one: runs 1, n_val 0, k 5, selection "val" (with n_val) or "default", seed 0,
@@ -276,6 +279,12 @@ class Suite:
     #: named like a shipped suite: what oodfs keeps per shipped suite (its reference, its timings,
     #: its shift diagnosis) is never looked up for it by name
     shipped: bool = field(default=False, compare=False)
+    #: how the test environments count in the statistics over them: "equal" or "rows", and the
+    #: fewest test rows an environment needs to count (None: every one counts); not part of the
+    #: identity: the report computes them from the stored per-environment values (docs/PROTOCOL.md
+    #: section 3, "Weighting the test environments")
+    env_weighting: str = "equal"
+    min_env_rows: int | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -495,6 +504,8 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             metrics=tuple(_check_list(raw.get("metrics", ()), "metrics")),
             unit=raw.get("unit", default_unit(raw["environment"])),
             task=raw.get("task"),
+            env_weighting=raw.get("env_weighting", "equal"),
+            min_env_rows=raw.get("min_env_rows"),
         )
         suite = replace(suite, methods=with_yardsticks(suite.methods, suite.yardsticks))
     except KeyError as exc:
@@ -632,6 +643,8 @@ def validate_suite(suite: Suite) -> None:
     for m in suite.yardsticks:
         _check_text(m, "a yardstick name")
     _check_metrics(suite.metrics)
+    check_env_weighting(suite.env_weighting)
+    check_min_env_rows(suite.min_env_rows)
     if suite.unit not in UNITS:
         raise OodfsError(f"unit must be one of {', '.join(UNITS)}, got {suite.unit!r}")
     if suite.unit == "environment" and len(suite.r_train) < 2:
@@ -812,6 +825,8 @@ def customise(
     selection=None,
     profile=None,
     downstream=None,
+    env_weighting=None,
+    min_env_rows=None,
 ) -> Suite:
     """Apply ``--quick`` and command-line overrides to a suite (each checked)."""
     if quick:
@@ -845,5 +860,9 @@ def customise(
         suite = replace(suite, profile=profile)
     if downstream is not None:
         suite = replace(suite, downstream=_models(downstream))
+    if env_weighting is not None:
+        suite = replace(suite, env_weighting=check_env_weighting(env_weighting, "--env-weighting"))
+    if min_env_rows is not None:
+        suite = replace(suite, min_env_rows=check_min_env_rows(min_env_rows, "--min-env-rows"))
     validate_suite(suite)
     return suite
