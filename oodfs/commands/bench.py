@@ -96,6 +96,21 @@ def add_parser(sub) -> None:
     )
     add_env_weighting(p, None)
     p.add_argument(
+        "--feature-shift",
+        metavar="SHIFT",
+        help="remove or corrupt features in the test rows only, after every fit: missing:P (each test "
+        "cell missing with probability P), drop-top (the feature most correlated with the target on the "
+        "training rows, missing in every test row) or scale:C (that feature's test values times C); "
+        "the shifted losses are metrics of their own (rmse_fshift_mean, rmse_fshift_increase, ...; "
+        'docs/PROTOCOL.md, "Feature shift"). Default: the suite\'s, none',
+    )
+    p.add_argument(
+        "--feature-shift-impute",
+        metavar="HANDLING",
+        help="how the downstream model meets a missing value: train-mean (the feature's training mean; "
+        "default) or refit (drop-top only: the model refitted without the removed feature)",
+    )
+    p.add_argument(
         "--resume",
         action="store_true",
         help="continue the run in OUT: skip tasks stored with the current identity (method code, version, "
@@ -248,6 +263,8 @@ def bench_options(args) -> BenchOptions:
         downstream=args.downstream,
         env_weighting=args.env_weighting,
         min_env_rows=args.min_env_rows,
+        feature_shift=args.feature_shift,
+        feature_shift_impute=args.feature_shift_impute,
         resume=args.resume,
         force=tuple(args.force),
         reference=args.reference,

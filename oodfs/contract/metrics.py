@@ -120,6 +120,9 @@ class Evaluation:
     task: str = "regression"
     #: with several training environments: the scores on each one's validation rows ({env: {score: value}})
     validation_envs: dict = field(default_factory=dict)
+    #: with a feature shift: the scores on each test environment's shifted rows ({env: {score:
+    #: value}}, docs/PROTOCOL.md, "Feature shift"); empty without one
+    shifted: dict = field(default_factory=dict)
 
     def __post_init__(self):
         def scores(v):
@@ -289,6 +292,79 @@ def _summary(score: str, stat: str, lower_is_better: bool = True):
         return float(values.max() if lower_is_better else values.min())
 
     return compute
+
+
+def _shifted(score: str, stat: str, lower_is_better: bool = True):
+    """A feature shift's summary of one score over the test environments where both the shifted
+    and the unshifted value are defined: the shifted mean or worst, or ``increase``: the shifted
+    mean minus the unshifted mean (docs/PROTOCOL.md, "Feature shift"). None without a shift."""
+
+    def compute(e: Evaluation):
+        pairs = [
+            (float(e.tests[env][score]), float(t[score]))
+            for env, t in e.shifted.items()
+            if score in t and score in e.tests.get(env, {})
+        ]
+        pairs = [(a, b) for a, b in pairs if np.isfinite(a) and np.isfinite(b)]
+        if stat == "env":
+            return {env: float(t[score]) for env, t in e.shifted.items() if np.isfinite(t.get(score, np.nan))}
+        if not pairs:
+            return None
+        before, after = np.array(pairs).T
+        if stat == "mean":
+            return float(after.mean())
+        if stat == "increase":
+            return float(after.mean() - before.mean())
+        return float(after.max() if lower_is_better else after.min())
+
+    return compute
+
+
+def shift_metrics(score: str, title: str, task_types: tuple, bounds) -> tuple:
+    """The feature-shift metrics of a task's loss ``score`` (docs/PROTOCOL.md, "Feature shift"):
+    stored only when a suite declares a shift, so a run without one has none of them."""
+    name = f"{score}_fshift"
+    return (
+        Metric(
+            f"{name}_mean",
+            f"{title} mean, features shifted",
+            True,
+            _shifted(score, "mean"),
+            description=f"mean over test environments of the downstream {title} on the top-k features, "
+            "on test rows with the suite's feature shift",
+            task_types=task_types,
+            bounds=bounds,
+        ),
+        Metric(
+            f"{name}_increase",
+            f"{title} increase under the feature shift",
+            True,
+            _shifted(score, "increase"),
+            description=f"{name}_mean minus the unshifted mean {title} of the same subset and model",
+            task_types=task_types,
+        ),
+        Metric(
+            f"{name}_worst",
+            f"{title} worst, features shifted",
+            True,
+            _shifted(score, "worst"),
+            role="detail",
+            description=f"largest over test environments of the {title} on the shifted test rows",
+            task_types=task_types,
+            bounds=bounds,
+        ),
+        Metric(
+            name,
+            f"test {title}, features shifted",
+            True,
+            _shifted(score, "env"),
+            role="detail",
+            per_env=True,
+            description=f"downstream {title} on one test environment's shifted rows (column env)",
+            task_types=task_types,
+            bounds=bounds,
+        ),
+    )
 
 
 def _per_env(score: str):
@@ -496,6 +572,7 @@ BUILTIN_METRICS = (
     diagnostic(
         "ess", "ESS", False, "effective sample size (Σw)²/Σw² of a weighter's weights", bounds=NON_NEGATIVE
     ),
+    *shift_metrics("rmse", "RMSE", ("regression",), NON_NEGATIVE),
 )
 
 
@@ -540,6 +617,7 @@ def task_metrics(task) -> tuple[Metric, ...]:
             )
         )
     title = task.titles[loss]
+    out += shift_metrics(loss, title, (task.name,), SCORE_BOUNDS.get(loss))
     for quantity, what, compute, extra in (
         ("val", f"validation {title}", _validation(loss), {"curve": True}),
         (

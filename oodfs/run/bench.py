@@ -50,7 +50,8 @@ class BenchOptions:
     benchmark, :func:`oodfs.run.suite.whole_benchmark`); several suites run as one pool, each into
     ``out``/NAME (default results/NAME), one suite into ``out`` (default results/NAME). The suite's
     own values unless given: ``quick``, ``methods``, ``settings``, ``r_train``, ``runs``, ``seed``,
-    ``selection``, ``profile``, ``downstream`` (:func:`oodfs.run.suite.customise`). ``reference``:
+    ``selection``, ``profile``, ``downstream``, ``feature_shift``, ``feature_shift_impute``
+    (:func:`oodfs.run.suite.customise`). ``reference``:
     None (no reference), ``""`` (the one shipped for the suite) or a reference ``.parquet`` path.
     ``plugins``: unpackaged plugin modules registered for the run. ``backend_options``:
     ``NAME=VALUE`` texts; ``scheduler``: the dask backend's ``scheduler`` option. ``check_memory``:
@@ -86,6 +87,9 @@ class BenchOptions:
     #: docs/PROTOCOL.md section 3, "Weighting the test environments")
     env_weighting: str | None = None
     min_env_rows: int | None = None
+    #: a feature shift of the test rows and its handling (oodfs.run.feature_shift; None: the suite's)
+    feature_shift: str | None = None
+    feature_shift_impute: str | None = None
     resume: bool = False
     force: tuple | list = ()
     reference: str | None = None
@@ -372,6 +376,8 @@ def folder_name(suite, o: BenchOptions) -> str:
     ``default``; the models of ``downstream``)."""
     profile = "" if suite.profile == "default" else f"-{suite.profile}"
     profile += f"-{'-'.join(o.downstream)}" if o.downstream else ""
+    if suite.feature_shift is not None:  # never beside an unshifted run's folder
+        profile += f"-fshift-{suite.feature_shift.replace(':', '')}-{suite.feature_shift_impute}"
     return f"{suite.name}{profile}{'-quick' if o.quick else ''}"
 
 
@@ -399,6 +405,8 @@ def plan_suites(o: BenchOptions) -> list[Planned]:
             downstream=o.downstream,
             env_weighting=o.env_weighting,
             min_env_rows=o.min_env_rows,
+            feature_shift=o.feature_shift,
+            feature_shift_impute=o.feature_shift_impute,
         )
         loaded = load_suite(entry.suite, o.tables_anywhere)
         methods = o.methods if o.methods is not None else entry.methods

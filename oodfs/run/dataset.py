@@ -45,6 +45,12 @@ class DataSet:
     groups_val: np.ndarray | None = None
     train_envs: tuple = ()
     true_coef: np.ndarray | None = None
+    #: with a feature shift (oodfs.run.feature_shift): the test environments' rows shifted,
+    #: ``((env id, X, y), ...)`` in the order of ``tests``, and the columns a ``refit`` leaves out
+    #: (docs/PROTOCOL.md, "Feature shift"); None: no shift
+    shifted: tuple | None = None
+    shift_removed: tuple[int, ...] = ()
+    shift_impute: str | None = None
 
     def environment_rows(self, e: int):
         """(X, y) of every row (training and validation) of training environment ``e``."""
@@ -102,6 +108,15 @@ def _make_dataset(suite: Suite, key: DataKey) -> DataSet:
     if suite.task == "binary":
         for r_te, _, y_te in tests:  # a test environment may hold one class (its AUC is then undefined)
             _check_binary(y_te, f"test environment {r_te!r} of setting {key.setting!r}", both=False)
+    shifted, removed, impute = None, (), None
+    shift = suite.shift
+    if shift is not None:  # the test rows alone, after the draws: training rows are read, never changed
+        from oodfs.run.feature_shift import missing_seed, shifted_tests
+
+        seeds = [missing_seed(key.test_seed(suite.seed, r_te)) for r_te, _, _ in tests]
+        shifted, removed = shifted_tests(shift, X, y, tests, seeds)
+        shifted = tuple((r_te, _read_only(X_te), y_te) for r_te, X_te, y_te in shifted)
+        impute = shift.impute
     stable = env.stable_set
     return DataSet(
         _read_only(X),
@@ -115,6 +130,9 @@ def _make_dataset(suite: Suite, key: DataKey) -> DataSet:
         g_val,
         envs if len(envs) > 1 else (),
         _true_coef(env, X.shape[1]),
+        shifted,
+        removed,
+        impute,
     )
 
 

@@ -113,6 +113,8 @@ class DownstreamCache:
         {score: v}}, "val_envs": {env: {score: v}}}}``) instead of training them again; a score
         not stored (an undefined AUC, a score no metric keeps) reads as NaN, as no metric stores one."""
         d = self.data
+        if getattr(d, "shifted", None) is not None:  # stored scores hold no shifted ones: train again
+            return
         task = get_task(self.task)
         tests = [env_key(r) for r, _, _ in d.tests]
         g = getattr(d, "groups_val", None)
@@ -137,18 +139,41 @@ class DownstreamCache:
     def _train(self, missing) -> None:
         d = self.data
         targets = [(X, y) for _, X, y in d.tests]
+        # a feature shift (docs/PROTOCOL.md, "Feature shift"): the same models predict the shifted
+        # test rows (train-mean: a removed value is already the training mean there); a refit
+        # scores the subset without the removed columns on the test rows instead (_refit_shifted)
+        shifted = getattr(d, "shifted", None)
+        refit = shifted is not None and getattr(d, "shift_impute", None) == "refit"
+        n_shift = len(shifted) if shifted is not None and not refit else 0
+        if n_shift:
+            targets += [(X, y) for _, X, y in shifted]
         g = getattr(d, "groups_val", None)
         envs = [] if g is None or d.X_val is None else list(np.unique(g))
         if d.X_val is not None:  # each target predicted on its own rows, as oodfs always did
             targets += [(d.X_val, d.y_val)] + [(d.X_val[g == e], d.y_val[g == e]) for e in envs]
         scored = score_subsets(self.model, d.X_train, d.y_train, missing, self.seed, targets, self.task)
         n_test = len(d.tests)
-        tests, rest = scored[:n_test], scored[n_test:]
+        tests, moved, rest = scored[:n_test], scored[n_test : n_test + n_shift], scored[n_test + n_shift :]
         for i, s in enumerate(missing):
             result = {
                 "val": {k: float(v[i]) for k, v in rest[0].items()} if rest else {},
                 "test": {k: np.array([t[k][i] for t in tests]) for k in (tests[0] if tests else {})},
             }
+            if n_shift:
+                result["fshift"] = {k: np.array([t[k][i] for t in moved]) for k in moved[0]}
             if envs:  # several training environments: each one's held-out scores (train-domain, worst-env)
                 result["val_envs"] = {k: np.array([t[k][i] for t in rest[1:]]) for k in rest[0]}
             self.results[s] = result
+        if refit:
+            self._refit_shifted(missing)
+
+    def _refit_shifted(self, subsets) -> None:
+        """``refit``: a subset's shifted scores are those of the model refitted on it without the
+        removed columns, on the test rows (which it does not read there); a subset without them
+        keeps its own scores."""
+        removed = set(self.data.shift_removed)
+        for s in subsets:
+            reduced = tuple(c for c in s if c not in removed)
+            if reduced != s:
+                self.evaluate([reduced])  # trained once, like any subset; it holds no removed column
+            self.results[s]["fshift"] = dict(self.results[reduced]["test"])

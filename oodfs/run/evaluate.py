@@ -368,6 +368,10 @@ def method_rows(
                     data.true_coef,
                     task_type.name,
                     per_train_env,
+                    # with a feature shift: the scores on the shifted test rows (docs/PROTOCOL.md)
+                    {env: {score: v[e] for score, v in res["fshift"].items()} for e, env in enumerate(envs)}
+                    if "fshift" in res
+                    else {},
                 )
                 subset = json.dumps([int(c) for c in ranking[:k]])
                 for m in metrics:

@@ -13,7 +13,8 @@ besides its coordinates:
 * ``data`` -- the data the setting reads: the environment, its distribution and version, the
   setting's parameters, and the bytes of every file a parameter names (a table's CSV);
 * ``suite`` -- the suite identity (environment, settings, test environments, sizes, k, seed,
-  profile, and the task type when it is not regression): what a resume must not change.
+  profile, the task type when it is not regression, and the feature shift with its handling when
+  one is declared): what a resume must not change.
 
 The core (downstream regressor, metrics) is not part of a task's identity; its version is in
 every invocation's provenance, and the downstream models' settings are part of the suite
@@ -50,6 +51,8 @@ SUITE_IDENTITY = (
     "profile",
     "downstream",
     "task",
+    "feature_shift",
+    "feature_shift_impute",
 )
 
 #: how many hex digits of a SHA-256 are kept (64 bits: collisions are not a concern here)

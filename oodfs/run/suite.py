@@ -48,6 +48,8 @@ SUITE_KEYS = (
     "task",
     "env_weighting",
     "min_env_rows",
+    "feature_shift",
+    "feature_shift_impute",
 )
 #: the keys a suite file must give (no default; docs/PROTOCOL.md section 8, "Suite files"); every
 #: other key has one: runs 1, n_val 0, k 5, selection "val" (with n_val) or "default", seed 0,
@@ -285,12 +287,27 @@ class Suite:
     #: section 3, "Weighting the test environments")
     env_weighting: str = "equal"
     min_env_rows: int | None = None
+    #: a shift of the test rows' features (oodfs.run.feature_shift: "missing:P", "drop-top",
+    #: "scale:C") and its handling ("train-mean", "refit"); None: none, the default, and then
+    #: neither is part of the suite's dict or identity (docs/PROTOCOL.md, "Feature shift")
+    feature_shift: str | None = None
+    feature_shift_impute: str | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d.pop("quick")
         d.pop("card")
+        if self.feature_shift is None:  # off: the dict (and identity) of every earlier suite
+            d.pop("feature_shift")
+            d.pop("feature_shift_impute")
         return d
+
+    @property
+    def shift(self):
+        """The declared :class:`oodfs.run.feature_shift.FeatureShift`, or None."""
+        from oodfs.run.feature_shift import parse_feature_shift
+
+        return parse_feature_shift(self.feature_shift, self.feature_shift_impute)
 
     def data_keys(self):
         """Every data set of the suite, in a fixed order."""
@@ -506,8 +523,11 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             task=raw.get("task"),
             env_weighting=raw.get("env_weighting", "equal"),
             min_env_rows=raw.get("min_env_rows"),
+            feature_shift=raw.get("feature_shift"),
+            feature_shift_impute=raw.get("feature_shift_impute"),
         )
         suite = replace(suite, methods=with_yardsticks(suite.methods, suite.yardsticks))
+        suite = with_feature_shift(suite, suite.feature_shift, suite.feature_shift_impute)
     except KeyError as exc:
         key = exc.args[0]
         why = (
@@ -519,6 +539,18 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
     validate_suite(suite)
     _check_curve(suite)
     return suite
+
+
+def with_feature_shift(suite: Suite, spec, impute=None) -> Suite:
+    """The suite with the feature shift ``spec`` (None: none) and its handling stated (None: the
+    default, train-mean), so that the identity names the handling (docs/PROTOCOL.md, "Feature
+    shift"); one line naming the valid choices for a bad one."""
+    from oodfs.run.feature_shift import parse_feature_shift
+
+    shift = parse_feature_shift(spec, impute)
+    if shift is None:
+        return replace(suite, feature_shift=None, feature_shift_impute=None)
+    return replace(suite, feature_shift=shift.spec, feature_shift_impute=shift.impute)
 
 
 def _models(value) -> tuple[str, ...]:
@@ -645,6 +677,7 @@ def validate_suite(suite: Suite) -> None:
     _check_metrics(suite.metrics)
     check_env_weighting(suite.env_weighting)
     check_min_env_rows(suite.min_env_rows)
+    suite.shift  # noqa: B018 -- checked: one line naming the valid shifts or handlings
     if suite.unit not in UNITS:
         raise OodfsError(f"unit must be one of {', '.join(UNITS)}, got {suite.unit!r}")
     if suite.unit == "environment" and len(suite.r_train) < 2:
@@ -827,6 +860,8 @@ def customise(
     downstream=None,
     env_weighting=None,
     min_env_rows=None,
+    feature_shift=None,
+    feature_shift_impute=None,
 ) -> Suite:
     """Apply ``--quick`` and command-line overrides to a suite (each checked)."""
     if quick:
@@ -864,5 +899,11 @@ def customise(
         suite = replace(suite, env_weighting=check_env_weighting(env_weighting, "--env-weighting"))
     if min_env_rows is not None:
         suite = replace(suite, min_env_rows=check_min_env_rows(min_env_rows, "--min-env-rows"))
+    if feature_shift is not None or feature_shift_impute is not None:
+        suite = with_feature_shift(
+            suite,
+            feature_shift if feature_shift is not None else suite.feature_shift,
+            feature_shift_impute if feature_shift_impute is not None else None,
+        )
     validate_suite(suite)
     return suite
