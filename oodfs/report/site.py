@@ -562,7 +562,7 @@ def _side_by_side(runs: list[dict], rule: str) -> list[dict]:
 
 
 def build_site(
-    paths, out, selection: str | None = None, formats=FIGURE_FILES, columns=None, diagnose=None
+    paths, out, selection: str | None = None, formats=FIGURE_FILES, columns=None, diagnose=None, answer=None
 ) -> Path:
     """Write the site of the results folders ``paths`` to ``out``; return its index.html.
 
@@ -575,6 +575,11 @@ def build_site(
     ``columns``: the metrics tables, figures and tests show (default: the headline metrics).
     ``diagnose``: suite name -> its shift diagnosis (``oodfs.shift.diagnose_suite``: the command
     passes it, the report package never imports the runner) or None; shown on the suite's page.
+    ``answer``: None, or a function of a figure folder that returns the answer across suites of
+    selection against the kind of shift (dict: ``paragraph``, ``figure``: the SVG it wrote there,
+    ``diagnoses``: a row per suite, ``report``: where the study lives; made by
+    benchmarks/selection_vs_shift/selection_vs_shift.py's ``page_answer`` from
+    :mod:`oodfs.report.across_shift`); shown after the verdicts of the first page.
     """
     if not paths:
         raise OodfsError("give at least one results folder")
@@ -594,8 +599,9 @@ def build_site(
         selection or _stored_rule(runs_info[0]) or "val"
     )  # an unknown name: one line naming the valid ones
     with staged(out) as tmp:
+        across = _answer(answer, tmp)
         if len(suites) == 1:
-            _suite_page(next(iter(suites)), runs_info, tmp, selection, formats, columns, diagnose)
+            _suite_page(next(iter(suites)), runs_info, tmp, selection, formats, columns, diagnose, across)
         else:
             pages = []
             for i, (suite, infos) in enumerate(suites.items()):
@@ -603,12 +609,28 @@ def build_site(
                 folder.mkdir()
                 pages.append(_suite_page(suite, infos, folder, selection, formats, columns, diagnose))
                 pages[-1]["href"] = f"{folder.name}/index.html"
-            _index_page(pages, tmp)
+            _index_page(pages, tmp, across)
     return out / "index.html"
 
 
+def _answer(answer, tmp: Path) -> dict | None:
+    """The answer across suites of selection against the kind of shift, its figure in the site."""
+    if answer is None:
+        return None
+    fig_dir = tmp / "figures" / "across-shift"
+    fig_dir.mkdir(parents=True)
+    a = dict(answer(fig_dir))
+    a["figure"] = _figure(
+        [Path(a["figure"])],
+        _Where(tmp, fig_dir),
+        "Gain over all_features against the share of the drop due to Y ∣ X",
+        "one point per (suite, method family), one panel per downstream model",
+    )
+    return a
+
+
 def _suite_page(
-    suite: str, runs_info: list[RunInfo], tmp: Path, selection, formats, columns, diagnose=None
+    suite: str, runs_info: list[RunInfo], tmp: Path, selection, formats, columns, diagnose=None, across=None
 ) -> dict:
     """Write the page of one suite's folders to ``tmp/index.html``; return what an index shows."""
     # a suite file is diagnosed from what its run stored (never as a shipped suite of its name)
@@ -649,6 +671,7 @@ def _suite_page(
     html = env.get_template("site.html.j2").render(
         suite=suite,
         shift=shift,
+        across_shift=across,
         runs=runs,
         overview_labels=list(dict.fromkeys(label for run in runs for label in run["overview"])),
         rules=[known[r] for r in usable],
@@ -684,7 +707,7 @@ def _shift(suite, diagnose) -> dict | None:
         return dict(error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
 
 
-def _index_page(pages: list[dict], tmp: Path) -> None:
+def _index_page(pages: list[dict], tmp: Path, across_shift: dict | None = None) -> None:
     """The index of a site over several suites: the verdict across suites (the suite as the
     unit), then each suite's page with its own verdicts."""
     from oodfs.report.analysis import REFERENCE, across_suites
@@ -716,6 +739,7 @@ def _index_page(pages: list[dict], tmp: Path) -> None:
         pages=pages,
         across=across,
         why_not=why_not,
+        across_shift=across_shift,
         reference=REFERENCE,
         version=_version(),
         assets=assets(env),
