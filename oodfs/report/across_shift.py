@@ -82,6 +82,7 @@ def selection_vs_shift(
     shares: dict,
     known: dict | None = None,
     kinds: dict | None = None,
+    check: dict | None = None,
     alpha: float = stats.ALPHA,
 ) -> dict:
     """The gain of each family against the share of the drop due to Y | X, across suites.
@@ -90,7 +91,9 @@ def selection_vs_shift(
     (:func:`family_gains`)}; ``shares``: {suite: diagnosed share of the drop due to Y | X, NaN where
     the suite has no drop}; ``known``: {suite: known share} of synthetic suites (their gains are
     shown, and kept out of the test of the diagnosed suites: a known share is not a diagnosis);
-    ``kinds``: {suite: the diagnosis in words (oodfs.shift.drop_kind)}, else read off the share.
+    ``kinds``: {suite: the diagnosis in words (oodfs.shift.drop_kind)}, else read off the share;
+    ``check``: {suite of a known share: the share the diagnosis computes on its data}, said beside
+    the known one (how far the diagnosis is from a truth it should find).
 
     Returns dict(points: a row per (model, family, suite) with gain, share, source ("diagnosed" or
     "known"); tests: a row per (model, family) with n, rho, low, high, p, p_holm, verdict, mean gain,
@@ -140,7 +143,14 @@ def selection_vs_shift(
             adj[ok] = stats.adjust_pvalues(p[ok], "holm")
         tests["p_holm"] = adj
         tests["verdict"] = [relation_verdict(r.rho, r.p_holm, alpha) for r in tests.itertuples()]
-    return dict(points=pd.DataFrame(points), tests=tests, left_out=left_out, alpha=alpha)
+    return dict(
+        points=pd.DataFrame(points),
+        tests=tests,
+        left_out=left_out,
+        alpha=alpha,
+        check=check or {},
+        known=known,
+    )
 
 
 def _kind(share: float) -> str:
@@ -236,6 +246,20 @@ def paragraph(result: dict) -> str:
             " On the synthetic data, whose shift is in X alone by construction (share due to Y ∣ X = 0): "
             + "; ".join(parts)
             + "."
+        )
+    check = {s: v for s, v in result.get("check", {}).items() if np.isfinite(v)}
+    if check:
+        far = max(abs(v - result["known"].get(s, 0.0)) for s, v in check.items())
+        when += (
+            " A check of the diagnosis: on that data it finds a share due to Y ∣ X of "
+            + ", ".join(f"{v:.2f} ({s})" for s, v in check.items())
+            + f" where the truth is {result['known'].get(next(iter(check)), 0.0):g}"
+            + (
+                ": the diagnosed shares are noisy, biased measurements (a linear model on a curved "
+                "truth leaves X's part in the Y ∣ X term), so a weak relation could be hidden by them."
+                if far > MOSTLY_X / 2
+                else "."
+            )
         )
     strongest = tested.loc[tested["p"].idxmin()]
     left = sorted({s for v in result["left_out"].values() for s in v})

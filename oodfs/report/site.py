@@ -624,7 +624,7 @@ def _answer(answer, tmp: Path) -> dict | None:
         [Path(a["figure"])],
         _Where(tmp, fig_dir),
         "Gain over all_features against the share of the drop due to Y ∣ X",
-        "one point per (suite, method family), one panel per downstream model",
+        "One point per (suite, method family), one panel per downstream model",
     )
     return a
 
