@@ -200,6 +200,10 @@ def paragraph(result: dict) -> str:
     if not len(tested):
         return "Selection against the kind of shift: too few suites with a diagnosed drop to test a relation."
     found = tested[tested["p_holm"] < alpha]
+    strongest = tested.loc[tested["p"].idxmin()]
+    test = (
+        f"Spearman's rank correlation over the suites, each suite one unit, Holm over the {len(tested)} tests"
+    )
     if len(found):
         lead = (
             "Does feature selection help more where the shift is in X? Across suites, "
@@ -211,24 +215,26 @@ def paragraph(result: dict) -> str:
             )
             + (
                 f"; the other {len(tested) - len(found)} of the {len(tested)} relations are not "
-                "distinguishable from none."
+                "distinguishable from none"
                 if len(tested) > len(found)
-                else "."
+                else ""
             )
+            + f" ({test})."
         )
     else:
         lead = (
             "Does feature selection help more where the shift is in X? Not distinguishable: in none of the "
-            f"{len(tested)} (downstream model, method family) "
-            f"pairs does the gain over {REFERENCE} follow the "
-            "share of the drop due to Y ∣ X."
+            f"{len(tested)} (downstream model, method family) pairs does the gain over {REFERENCE} follow "
+            f"the share of the drop due to Y ∣ X ({test}; strongest: {strongest['family']} under "
+            f"{strongest['model']}, ρ = {strongest['rho']:+.2f} [{strongest['low']:+.2f}, "
+            f"{strongest['high']:+.2f}], p {_p(strongest['p'])}, Holm p {_p(strongest['p_holm'])}, "
+            f"n = {int(strongest['n'])} suites)."
         )
     kinds = _by_kind(points)
     diag = points[points["source"] == "diagnosed"]
     when = (
-        " When did selection help? A family's mean loss was below "
-        f"that of {REFERENCE} in {int((diag['gain'] > 0).sum())} "
-        f"of {len(diag)} (downstream model, family, suite) cells: "
+        f" When did selection help? A family's mean loss was below that of {REFERENCE} in "
+        f"{int((diag['gain'] > 0).sum())} of {len(diag)} (downstream model, family, suite) cells: "
         + ", ".join(f"{h} of {c} {_where(k)} ({_n(s, 'suite')})" for k, (h, c, s) in kinds.items() if c)
         + "."
     )
@@ -238,14 +244,13 @@ def paragraph(result: dict) -> str:
         for (model, suite), g in syn.groupby(["model", "suite"], sort=False):
             best = g.loc[g["gain"].idxmax()]
             parts.append(
-                f"{suite} under {model}: {int((g['gain'] > 0).sum())} "
-                f"of {len(g)} families beat {REFERENCE}, the best "
-                f"{best['family']} at {100 * best['gain']:+.1f} %"
+                f"{suite} under {model}: {int((g['gain'] > 0).sum())} of {len(g)} families beat {REFERENCE}, "
+                f"the best {best['family']} at {100 * best['gain']:+.1f} %"
             )
+        helped = " selection did not help" if not (syn["gain"] > 0).any() else ""
         when += (
-            " On the synthetic data, whose shift is in X alone by construction (share due to Y ∣ X = 0): "
-            + "; ".join(parts)
-            + "."
+            " On the synthetic data, whose shift is in X alone by construction (share due to Y ∣ X = 0),"
+            f"{helped}: " + "; ".join(parts) + "."
         )
     check = {s: v for s, v in result.get("check", {}).items() if np.isfinite(v)}
     if check:
@@ -261,24 +266,18 @@ def paragraph(result: dict) -> str:
                 else "."
             )
         )
-    strongest = tested.loc[tested["p"].idxmin()]
     left = sorted({s for v in result["left_out"].values() for s in v})
     method = (
-        " Test: Spearman's rank correlation of a family's gain "
-        f"over {REFERENCE} (the relative difference of the "
-        f"mean test loss, {REFERENCE} − method, averaged over "
-        "the family's methods; > 0: selection helped) with "
-        "the share of the suite's drop due to Y ∣ X (oodfs's shift diagnosis), the suite as the unit of "
-        f"replication, 95 % Fisher-z interval, Holm over the {len(tested)} tests"
+        f" Gain: the relative difference of the mean test loss, ({REFERENCE} − method) / {REFERENCE}, "
+        "averaged over a family's methods (> 0: selection helped); share: oodfs's shift diagnosis; "
+        "interval: 95 %, Fisher z"
         + (
             f"; left out, as the loss does not rise there (no share): {_n(len(left), 'suite')} "
             f"({', '.join(left)})"
             if left
             else ""
         )
-        + f". Strongest: {strongest['family']} under {strongest['model']}, ρ = {strongest['rho']:+.2f} "
-        f"[{strongest['low']:+.2f}, {strongest['high']:+.2f}], p {_p(strongest['p'])} "
-        f"(Holm {_p(strongest['p_holm'])}), n = {int(strongest['n'])} suites."
+        + "."
     )
     return lead + when + method
 
