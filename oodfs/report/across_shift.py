@@ -260,8 +260,8 @@ def paragraph(result: dict) -> str:
             + ", ".join(f"{v:.2f} ({s})" for s, v in check.items())
             + f" where the truth is {result['known'].get(next(iter(check)), 0.0):g}"
             + (
-                ": the diagnosed shares are noisy, biased measurements (a linear model on a curved "
-                "truth leaves X's part in the Y ∣ X term), so a weak relation could be hidden by them."
+                ": the diagnosed shares are noisy measurements that can overstate Y ∣ X, so a weak "
+                "relation could be hidden by them."
                 if far > MOSTLY_X / 2
                 else "."
             )
