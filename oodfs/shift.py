@@ -137,6 +137,23 @@ def drop_kind(d: dict) -> str:
     return "both"
 
 
+#: simulated environments whose shift is known by construction: rows are selected on the features
+#: alone (f(S) and the spurious V's) and the outcome is drawn after selection from S, so Y | X is the
+#: same in every environment and the whole drop comes from the change in X (docs/PROTOCOL.md
+#: section 1, and section 10, "Selection against the kind of shift")
+KNOWN_SHIFT = {
+    env: "known by construction: a change of X alone (rows are selected on f(S) and the spurious V's, the "
+    "outcome is drawn from S after selection, so Y | X is the same in every environment): share of the drop "
+    "due to Y | X = 0"
+    for env in ("synthetic", "synthetic_binary")
+}
+
+
+def known_shift(suite) -> str | None:
+    """The shift a simulated suite holds by construction, in words (:data:`KNOWN_SHIFT`), or None."""
+    return KNOWN_SHIFT.get(suite.environment)
+
+
 def diagnose_suite(suite) -> dict | None:
     """The diagnosis of a suite on a table (a shipped suite's name, a
     :class:`~oodfs.run.suite.Suite`, or the suite a run stored: ``Suite.to_dict``), numbers

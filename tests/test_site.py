@@ -90,8 +90,21 @@ def site(tmp_path_factory):
         settings=("poly", HOSTILE_SETTING),
     )
     run = folder(root / "run", df)
-    index = build_site([run], root / "site")
+    index = build_site([run], root / "site", answer=across_answer)
     return index
+
+
+def across_answer(fig_dir):
+    """The answer across suites a page shows after its verdicts (benchmarks/selection_vs_shift's
+    page_answer makes the real one), here from a small result of known outcome."""
+    from oodfs.report import across_shift
+    from tests.test_across_shift import answer_result
+
+    res = answer_result(related=False)
+    paths = across_shift.figure(res, fig_dir)
+    diagnoses = [dict(suite="s0", kind="mostly X", y_share=0.1, x_shift=0.2, y_shift=0.02, overlap=0.5)]
+    return dict(paragraph=across_shift.paragraph(res), figure=paths[-1], diagnoses=diagnoses,
+                report="benchmarks/selection_vs_shift/README.md")  # fmt: skip
 
 
 # -- what the page says ------------------------------------------------------------------------
@@ -287,7 +300,7 @@ def test_the_reference_tables_come_after_the_leaderboard_collapsed(site):
     assert leaderboard < html.index('<section id="about">')
     nav = html[html.index('<nav class="toc">') : html.index("</nav>")]
     links = re.findall(r'href="#([^"]+)"', nav)
-    assert links == ["verdicts", "run1", "methods", "scale", "overview"]
+    assert links == ["verdicts", "across-shift", "run1", "methods", "scale", "overview"]
     assert links == sorted(links, key=lambda a: html.index(f'id="{a}"'))
 
 
@@ -663,3 +676,17 @@ def test_figures_draw_very_long_names_cut_and_apart(tmp_path):
         warnings.simplefilter("ignore")  # matplotlib cannot fit a 120-character tick label's margin
         paths = make_figures(Report(df, "val"), tmp_path)
     assert paths and all(p.stat().st_size > 0 for p in paths)
+
+
+def test_the_answer_across_suites_follows_the_verdicts_and_comes_before_the_leaderboard(site):
+    import html as html_module
+
+    from oodfs.report import across_shift
+    from tests.test_across_shift import answer_result
+
+    page = site.read_text()
+    assert page.index('id="verdicts"') < page.index('id="across-shift"') < page.index('id="run1"')
+    # the paragraph the analysis writes, word for word, and its figure in the site
+    assert across_shift.paragraph(answer_result(related=False)) in html_module.unescape(page)
+    assert 'src="figures/across-shift/selection_vs_shift.svg"' in page
+    assert (site.parent / "figures" / "across-shift" / "selection_vs_shift.svg").is_file()

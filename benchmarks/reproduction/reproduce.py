@@ -518,9 +518,22 @@ def write_site(root: Path) -> Path:
             ]
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         folders = [reference]
-    index = build_site(folders, SITE, selection="val", formats=SITE_FORMATS)
+    index = build_site(folders, SITE, selection="val", formats=SITE_FORMATS, answer=across_shift_answer(root))
     print(f"wrote {index} from {', '.join(map(str, folders))}")
     return index
+
+
+def across_shift_answer(root: Path):
+    """The page's answer across suites of selection against the kind of shift, computed by
+    benchmarks/selection_vs_shift/selection_vs_shift.py (its synthetic run under
+    ROOT/../selection_vs_shift)."""
+    import importlib.util
+
+    path = HERE.parent / "selection_vs_shift" / "selection_vs_shift.py"
+    spec = importlib.util.spec_from_file_location("selection_vs_shift", path)
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    return lambda fig_dir: study.page_answer(root.parent / "selection_vs_shift", fig_dir)
 
 
 def main() -> None:

@@ -456,7 +456,7 @@ def across_suites(analyses: dict, metric: str = "rmse_mean") -> dict:
 
     Returns dict(effects: suites x methods relative effects, methods: per-method rows, friedman:
     (statistic, p, average ranks), families: per-family rows, family_pair: the families' test,
-    n_suites)."""
+    n_suites, family_effects: suites x families, the mean of each family's members' effects)."""
     effects, kinds = {}, {}
     for name, a in analyses.items():
         ref = a.family.reference
@@ -510,7 +510,7 @@ def across_suites(analyses: dict, metric: str = "rmse_mean") -> dict:
         pair = dict(a=fa, b=fb, suites=len(d), diff=c.mean, low=c.low, high=c.high, p=p,
                     a_better=int((d < 0).sum()))  # fmt: skip
     return dict(effects=effects, methods=methods, friedman=friedman, families=families, family_pair=pair,
-                n_suites=n)  # fmt: skip
+                n_suites=n, family_effects=pd.DataFrame(fam_values))  # fmt: skip
 
 
 def _across_verdict(effect: float, p: float) -> str:

@@ -563,7 +563,7 @@ def _side_by_side(runs: list[dict], rule: str) -> list[dict]:
 
 
 def build_site(
-    paths, out, selection: str | None = None, formats=FIGURE_FILES, columns=None, diagnose=None
+    paths, out, selection: str | None = None, formats=FIGURE_FILES, columns=None, diagnose=None, answer=None
 ) -> Path:
     """Write the site of the results folders ``paths`` to ``out``; return its index.html.
 
@@ -576,6 +576,11 @@ def build_site(
     ``columns``: the metrics tables, figures and tests show (default: the headline metrics).
     ``diagnose``: suite name -> its shift diagnosis (``oodfs.shift.diagnose_suite``: the command
     passes it, the report package never imports the runner) or None; shown on the suite's page.
+    ``answer``: None, or a function of a figure folder that returns the answer across suites of
+    selection against the kind of shift (dict: ``paragraph``, ``figure``: the SVG it wrote there,
+    ``diagnoses``: a row per suite, ``report``: where the study lives; made by
+    benchmarks/selection_vs_shift/selection_vs_shift.py's ``page_answer`` from
+    :mod:`oodfs.report.across_shift`); shown after the verdicts of the first page.
     """
     if not paths:
         raise OodfsError("give at least one results folder")
@@ -595,8 +600,11 @@ def build_site(
         selection or _stored_rule(runs_info[0]) or "val"
     )  # an unknown name: one line naming the valid ones
     with staged(out) as tmp:
+        across = _answer(answer, tmp)
         if len(suites) == 1:
-            _suite_page(next(iter(suites)), runs_info, tmp, selection, formats, columns, diagnose, out)
+            _suite_page(
+                next(iter(suites)), runs_info, tmp, selection, formats, columns, diagnose, out, across=across
+            )
         else:
             pages = []
             for i, (suite, infos) in enumerate(suites.items()):
@@ -607,8 +615,24 @@ def build_site(
                 )
                 pages.append(page)
                 pages[-1]["href"] = f"{folder.name}/index.html"
-            _index_page(pages, tmp, out)
+            _index_page(pages, tmp, out, across_shift=across)
     return out / "index.html"
+
+
+def _answer(answer, tmp: Path) -> dict | None:
+    """The answer across suites of selection against the kind of shift, its figure in the site."""
+    if answer is None:
+        return None
+    fig_dir = tmp / "figures" / "across-shift"
+    fig_dir.mkdir(parents=True)
+    a = dict(answer(fig_dir))
+    a["figure"] = _figure(
+        [Path(a["figure"])],
+        _Where(tmp, fig_dir),
+        "Gain over all_features against the share of the drop due to Y ∣ X",
+        "One point per (suite, method family), one panel per downstream model",
+    )
+    return a
 
 
 def _suite_page(
@@ -620,6 +644,7 @@ def _suite_page(
     columns,
     diagnose=None,
     page_dir: Path | None = None,
+    across=None,
 ) -> dict:
     """Write the page of one suite's folders to ``tmp/index.html``; return what an index shows.
     ``page_dir``: where the page ends up (its links to the guide are relative to it; default ``tmp``)."""
@@ -662,6 +687,7 @@ def _suite_page(
     html = env.get_template("site.html.j2").render(
         suite=suite,
         shift=shift,
+        across_shift=across,
         runs=runs,
         overview_labels=list(dict.fromkeys(label for run in runs for label in run["overview"])),
         rules=[known[r] for r in usable],
@@ -698,7 +724,7 @@ def _shift(suite, diagnose) -> dict | None:
         return dict(error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
 
 
-def _index_page(pages: list[dict], tmp: Path, page_dir: Path | None = None) -> None:
+def _index_page(pages: list[dict], tmp: Path, page_dir: Path | None = None, across_shift: dict | None = None) -> None:
     """The index of a site over several suites: the verdict across suites (the suite as the
     unit), then each suite's page with its own verdicts. ``page_dir``: where it ends up."""
     page_dir = tmp if page_dir is None else page_dir
@@ -731,6 +757,7 @@ def _index_page(pages: list[dict], tmp: Path, page_dir: Path | None = None) -> N
         pages=pages,
         across=across,
         why_not=why_not,
+        across_shift=across_shift,
         reference=REFERENCE,
         version=_version(),
         guide=guide_link(page_dir),
