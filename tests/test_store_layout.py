@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from oodfs.cli import main
+from oodfs.results.merge import merge_stores
 from oodfs.results.store import RESULT_COLUMNS, ResultStore, load_results
 
 FIRST_LAYOUT = Path(__file__).parent / "data" / "first_layout"
@@ -43,8 +44,21 @@ def test_a_first_layout_store_reads_as_the_frame_it_exported_without_being_writt
     before = (first / "results.sqlite").read_bytes()
     frame = load_results(first)
     pd.testing.assert_frame_equal(frame, pd.read_parquet(FIRST_LAYOUT / "results.parquet"))
+    tasks, results = ResultStore(first).tables()  # (what merge and the references read)
+    assert len(tasks) == 2 and results["value"].tolist() == frame["value"].tolist()
     assert (first / "results.sqlite").read_bytes() == before  # a reader converts nothing
     assert layout(first)["results"] == "table"
+
+
+def test_merge_reads_a_first_layout_folder_without_writing_it_and_writes_the_current_layout(first, tmp_path):
+    before = (first / "results.sqlite").read_bytes()
+    info = merge_stores([first], tmp_path / "merged")
+    assert info["tasks"] == 2
+    assert (first / "results.sqlite").read_bytes() == before
+    assert layout(tmp_path / "merged")["results"] == "view"
+    pd.testing.assert_frame_equal(
+        load_results(tmp_path / "merged"), pd.read_parquet(FIRST_LAYOUT / "results.parquet")
+    )
 
 
 def test_a_first_layout_store_is_converted_when_written_and_reads_the_same(first):

@@ -638,12 +638,17 @@ class ResultStore:
 
     def tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The stored ``tasks`` and ``results`` tables as they are (r_train as text), for
-        copying tasks between stores."""
+        copying tasks between stores. Read only, in either layout: a column an older oodfs did not
+        store is None, as the schema update of a writing connection would make it."""
         if not self.exists():
             raise OodfsError(f"no results in {self.out_dir} (expected {DB_NAME})")
-        with contextlib.closing(self.connect()) as con:  # (a connection's `with` does not close it)
-            tasks = pd.read_sql_query(f"SELECT {', '.join(TASK_COLUMNS)} FROM tasks", con)
-            results = pd.read_sql_query(_ORDERED.format(columns=_qualified(RESULT_COLUMNS)), con)
+        with self._reading() as con:
+            names = _names(con)
+            if names.get("results") == "view":
+                results = pd.read_sql_query(_ORDERED.format(columns=_qualified(RESULT_COLUMNS)), con)
+            else:
+                results = _read_present(con, "results", RESULT_COLUMNS, names)
+            tasks = _read_present(con, "tasks", TASK_COLUMNS, names)
         return tasks, results
 
     def frame(self) -> pd.DataFrame:
@@ -686,6 +691,20 @@ def _delete_tasks(con: sqlite3.Connection, keys: list[tuple]) -> None:
     con.executemany(f"DELETE FROM result_rows WHERE group_id IN ({groups})", keys)
     con.executemany(f"DELETE FROM result_groups WHERE {where}", keys)
     con.executemany(f"DELETE FROM tasks WHERE {where}", keys)
+
+
+def _read_present(con: sqlite3.Connection, table: str, columns: list[str], names: dict) -> pd.DataFrame:
+    """``columns`` of ``table`` in their stored order, those it lacks (an older store's) as None;
+    a table it lacks: no rows."""
+    have = {row[1] for row in con.execute(f"PRAGMA table_info({table})")} if table in names else set()
+    present = [c for c in columns if c in have]
+    if not present:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    df = pd.read_sql_query(f"SELECT {', '.join(present)} FROM {table} ORDER BY rowid", con)
+    for c in columns:
+        if c not in have:
+            df[c] = pd.Series([None] * len(df), dtype=object)
+    return df[columns]
 
 
 def _qualified(columns) -> str:
