@@ -198,7 +198,8 @@ def _store_rows(con: sqlite3.Connection, rows, groups: dict | None = None) -> No
     next_id = con.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM result_groups").fetchone()[0]
     new, out = [], []
     for row in rows:
-        values = tuple(row[i] for i in _GROUP_AT)
+        # (a NaN is stored as NULL by SQLite: as None here, so that NaNs, never equal, share a group)
+        values = tuple(None if isinstance(v, float) and v != v else v for v in (row[i] for i in _GROUP_AT))
         key = tuple((v.__class__, v) for v in values)
         gid = groups.get(key)
         if gid is None:
