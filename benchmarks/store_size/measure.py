@@ -83,6 +83,7 @@ def old_store(rev: str):
     spec = importlib.util.spec_from_file_location("old_store", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    shutil.rmtree(path.parent)  # (the module is loaded: its file is no longer needed)
     return module
 
 
