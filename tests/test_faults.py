@@ -577,17 +577,23 @@ def test_a_damaged_store_is_one_line_naming_the_file(stored, tmp_path, damage):
     assert str(db) in proc.stderr and "Traceback" not in proc.stderr
 
 
+#: the result rows of method ols (the store keeps each row's metric, env and value in result_rows,
+#: the columns its task's rows share once in result_groups: oodfs/results/store.py)
+OLS_ROWS = "group_id IN (SELECT id FROM result_groups WHERE method = 'ols')"
+#: the first such row with a value (with a metric)
+FIRST_OLS_VALUE = f"rowid = (SELECT MIN(rowid) FROM result_rows WHERE {OLS_ROWS} AND value IS NOT NULL)"
+FIRST_OLS_METRIC = f"rowid = (SELECT MIN(rowid) FROM result_rows WHERE {OLS_ROWS} AND metric IS NOT NULL)"
+
 #: damage to a store's contents (the file itself is sound): the SQL that makes it, and what the
 #: one line names
 CONTENT_DAMAGE = {
     "text in value": (
-        "UPDATE results SET value = 'abc' WHERE rowid = "
-        "(SELECT MIN(rowid) FROM results WHERE method = 'ols' AND value IS NOT NULL)",
+        f"UPDATE result_rows SET value = 'abc' WHERE {FIRST_OLS_VALUE}",
         "method 'ols': value is not a number",
     ),
-    "text in run": ("UPDATE results SET run = 'x' WHERE method = 'ols'", "run holds something other"),
+    "text in run": ("UPDATE result_groups SET run = 'x' WHERE method = 'ols'", "run holds something other"),
     "scores not JSON": (
-        "UPDATE results SET scores = '[1, 2' WHERE method = 'ols' AND scores IS NOT NULL",
+        "UPDATE result_groups SET scores = '[1, 2' WHERE method = 'ols' AND scores IS NOT NULL",
         "method 'ols': scores is not valid JSON",
     ),
     "parts not JSON": ("UPDATE tasks SET parts = '{x' WHERE method = 'ols'", "parts is not valid JSON"),
@@ -602,65 +608,71 @@ CONTENT_DAMAGE = {
         "invocation record not valid JSON or without the suite",
     ),
     "NULL value": (
-        "UPDATE results SET value = NULL WHERE rowid = "
-        "(SELECT MIN(rowid) FROM results WHERE method = 'ols' AND metric IS NOT NULL)",
+        f"UPDATE result_rows SET value = NULL WHERE {FIRST_OLS_METRIC}",
         "method 'ols': a metric row without a value",
     ),
     "1e301 value": (
-        "UPDATE results SET value = 1e301 WHERE rowid = "
-        "(SELECT MIN(rowid) FROM results WHERE method = 'ols' AND metric = 'f1')",
+        f"UPDATE result_rows SET value = 1e301 WHERE rowid = "
+        f"(SELECT MIN(rowid) FROM result_rows WHERE {OLS_ROWS} AND metric = 'f1')",
         "method 'ols': a results.value beyond 1e+150 or infinite",
     ),
     "1e300 value": (  # within no bound a metric declares, and its square overflows
-        "UPDATE results SET value = 1e300 WHERE method = 'ols' AND metric = 'rmse_mean'",
+        f"UPDATE result_rows SET value = 1e300 WHERE {OLS_ROWS} AND metric = 'rmse_mean'",
         "method 'ols': a results.value beyond 1e+150 or infinite",
     ),
     "inf value": (
-        "UPDATE results SET value = -9e999 WHERE method = 'ols' AND metric = 'rmse'",
+        f"UPDATE result_rows SET value = -9e999 WHERE {OLS_ROWS} AND metric = 'rmse'",
         "method 'ols': a results.value beyond 1e+150 or infinite",
     ),
     "value outside its metric's range": (
-        "UPDATE results SET value = 5 WHERE method = 'ols' AND metric = 'f1'",
+        f"UPDATE result_rows SET value = 5 WHERE {OLS_ROWS} AND metric = 'f1'",
         "method 'ols': results.value of metric 'f1' is 5, outside its range [0, 1]",
     ),
     "negative RMSE": (
-        "UPDATE results SET value = -0.5 WHERE method = 'ols' AND metric = 'rmse_mean'",
+        f"UPDATE result_rows SET value = -0.5 WHERE {OLS_ROWS} AND metric = 'rmse_mean'",
         "results.value of metric 'rmse_mean' is -0.5, outside its range [0, inf]",
     ),
     "scores of the wrong length": (
-        "UPDATE results SET scores = '[1.0, 2.0]' WHERE method = 'ols'",
+        "UPDATE result_groups SET scores = '[1.0, 2.0]' WHERE method = 'ols'",
         "method 'ols': results.scores holds 2 values for 10 results.feature_names",
     ),
     "a score of 1e300": (
-        "UPDATE results SET scores = json_set(scores, '$[0]', 1e300) WHERE method = 'ols'",
+        "UPDATE result_groups SET scores = json_set(scores, '$[0]', 1e300) WHERE method = 'ols'",
         "method 'ols': results.scores holds a value that is not a number, beyond 1e+150 or infinite",
     ),
     "an infinite score": (
-        "UPDATE results SET scores = '[Infinity' || substr(scores, instr(scores, ',')) WHERE method = 'ols'",
+        "UPDATE result_groups SET scores = '[Infinity' || substr(scores, instr(scores, ',')) "
+        "WHERE method = 'ols'",
         "method 'ols': results.scores holds a value that is not a number, beyond 1e+150 or infinite",
     ),
-    "results table dropped": ("DROP TABLE results", "table results is missing"),
+    "result_rows table dropped": ("DROP TABLE result_rows", "table result_rows is missing"),
+    "result_groups table dropped": ("DROP TABLE result_groups", "table result_groups is missing"),
     "provenance oodfs_git a list": (
         "UPDATE invocations SET provenance = json_set(provenance, '$.environment.oodfs_git', json('[1, 2]'))",
         "invocations.provenance, row 1: environment.oodfs_git is not an object",
     ),
     "r_train relabelled": (
         "UPDATE tasks SET r_train = '3.5' WHERE method = 'ols'; "
-        "UPDATE results SET r_train = '3.5' WHERE method = 'ols'",
+        "UPDATE result_groups SET r_train = '3.5' WHERE method = 'ols'",
         "method 'ols': tasks.r_train '3.5' is not an r_train of the run's suite",
     ),
     "run relabelled": (
-        "UPDATE tasks SET run = 7 WHERE method = 'ols'; UPDATE results SET run = 7 WHERE method = 'ols'",
+        "UPDATE tasks SET run = 7 WHERE method = 'ols'; "
+        "UPDATE result_groups SET run = 7 WHERE method = 'ols'",
         "run 7, method 'ols': results.seed is not the seed of its setting, r_train, run and method",
     ),
     "rows relabelled to another downstream model": (
-        "UPDATE results SET downstream = 'ridge' WHERE method = 'ols'",
+        "UPDATE result_groups SET downstream = 'ridge' WHERE method = 'ols'",
         "rows of downstream model 'ridge', which the run did not train",
     ),
-    "task without rows": ("DELETE FROM results WHERE method = 'ols'", "method 'ols': no result rows"),
+    "task without rows": (f"DELETE FROM result_rows WHERE {OLS_ROWS}", "method 'ols': no result rows"),
+    "rows of no group": (
+        f"UPDATE result_rows SET group_id = group_id + 1000000 WHERE {OLS_ROWS}",
+        "result rows of no stored task",
+    ),
     "rows without task": ("DELETE FROM tasks WHERE method = 'ols'", "result rows of no stored task"),
     "text r_train": (
-        "UPDATE results SET r_train = 'abc' WHERE method = 'ols'",
+        "UPDATE result_groups SET r_train = 'abc' WHERE method = 'ols'",
         "result rows of no stored task",
     ),
 }
@@ -1362,11 +1374,11 @@ def test_what_a_fit_starts_in_a_new_session_ends_with_the_fit():
         CONTENT_DAMAGE["scores not JSON"][0],
         CONTENT_DAMAGE["parts not JSON"][0],
         # Python's JSON: not damage (a method's "no score")
-        "UPDATE results SET scores = '[NaN' || substr(scores, instr(scores, ',')) WHERE method = 'ols'",
+        "UPDATE result_groups SET scores = '[NaN' || substr(scores, instr(scores, ',')) WHERE method = 'ols'",
         CONTENT_DAMAGE["an infinite score"][0],
         CONTENT_DAMAGE["a score of 1e300"][0],
         CONTENT_DAMAGE["scores of the wrong length"][0],
-        "UPDATE results SET params = x'00' WHERE method = 'ols'",  # bytes where JSON text belongs
+        "UPDATE result_groups SET params = x'00' WHERE method = 'ols'",  # bytes where JSON text belongs
     ],
 )
 def test_store_check_finds_the_same_damage_with_and_without_sqlites_json_check(

@@ -418,7 +418,10 @@ def test_merge_refuses_different_suites_and_conflicting_tasks(copy, tmp_path, ca
     other = tmp_path / "other"
     shutil.copytree(out, other)
     with sqlite3.connect(ResultStore(other).path) as con:
-        con.execute("UPDATE results SET value = value + 1e-9 WHERE method = 'ols' AND metric = 'rmse'")
+        con.execute(
+            "UPDATE result_rows SET value = value + 1e-9 WHERE metric = 'rmse' AND group_id IN "
+            "(SELECT id FROM result_groups WHERE method = 'ols')"
+        )
     err = _cli_error(["merge", str(out), str(other), "--out", str(target)], capsys)
     assert (
         "task (setting poly, r_train 2.5, run 0, method ols) has different values" in err
@@ -458,11 +461,15 @@ def test_merge_prefers_a_result_to_a_failed_copy(copy, tmp_path):
     shutil.copytree(out, failed)
     with sqlite3.connect(ResultStore(failed).path) as con:
         con.execute("UPDATE tasks SET status = 'failed', error = 'timeout' WHERE method = 'ols'")
-        con.execute("DELETE FROM results WHERE method = 'ols'")
         con.execute(
-            "INSERT INTO results (setting, r_train, run, method, status, error) VALUES "
+            "DELETE FROM result_rows WHERE group_id IN (SELECT id FROM result_groups WHERE method = 'ols')"
+        )
+        con.execute("DELETE FROM result_groups WHERE method = 'ols'")
+        con.execute(
+            "INSERT INTO result_groups (setting, r_train, run, method, status, error) VALUES "
             "('poly', '2.5', 0, 'ols', 'failed', 'timeout')"
         )
+        con.execute("INSERT INTO result_rows (group_id) VALUES (last_insert_rowid())")
     info = merge_stores([failed, out], tmp_path / "merged")
     assert info == {"folders": 2, "tasks": 3, "duplicates": 3, "replaced_failures": 1}
     pd.testing.assert_series_equal(values(tmp_path / "merged"), values(out))

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from oodfs.results.store import load_results
+from oodfs.results.store import ResultStore, load_results
 from oodfs.run.runner import run_suite
 from oodfs.run.suite import customise, load_suite
 
@@ -121,11 +121,7 @@ def main(argv=None) -> int:
             lost = con.execute("SELECT setting, r_train, run, method FROM tasks ORDER BY rowid").fetchall()[
                 ::2
             ]
-            for key in lost:
-                for table in ("tasks", "results"):
-                    con.execute(
-                        f"DELETE FROM {table} WHERE setting=? AND r_train=? AND run=? AND method=?", key
-                    )
+        ResultStore(half).remove_tasks(lost)  # (its rows are in two tables: the store deletes both)
         resumed = bench(half, args, "--resume")
         complete = same_results(finished, half)
         print()

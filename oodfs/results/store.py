@@ -9,6 +9,13 @@ Each task also stores its identity (:mod:`oodfs.run.identity`: what produced it)
 (``run``: computed here; ``reference``: copied from oodfs's shipped reference results). A task
 committed again replaces its old rows in the same transaction, so one task never holds rows of
 two computations.
+
+The rows are stored in two tables (docs/PROTOCOL.md, "The results store"): ``result_groups`` holds
+each distinct combination of a task's columns other than (metric, env, value) once (its grid
+point, feature scores, subset, versions, identity...), ``result_rows`` one (group, metric, env,
+value) per row; the view ``results`` joins them back into the long table every reader gets.
+A store of the first layout (one ``results`` table, every column on every row) is read as it is
+and converted when a run next writes to it.
 """
 
 from __future__ import annotations
@@ -93,31 +100,115 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS tasks (
     setting TEXT, r_train TEXT, run INTEGER, method TEXT, status TEXT, error TEXT,
     finished_at REAL, identity TEXT, parts TEXT, origin TEXT, PRIMARY KEY (setting, r_train, run, method));
-CREATE TABLE IF NOT EXISTS results (
-    suite TEXT, profile TEXT, setting TEXT, r_train TEXT, run INTEGER, method TEXT, method_kind TEXT, point
-    INTEGER,
-    params TEXT, is_default INTEGER, metric TEXT, env TEXT, k INTEGER, value REAL, seed INTEGER,
-    scores TEXT, feature_names TEXT, status TEXT, error TEXT, fit_seconds REAL, downstream_seconds REAL,
-    data_seconds REAL, oodfs_version TEXT, versions TEXT, identity TEXT, origin TEXT, downstream TEXT,
-    subset TEXT);
 CREATE TABLE IF NOT EXISTS invocations (started_at REAL, provenance TEXT);
 """
+#: the columns that differ from row to row of one task's results; every other result column is
+#: stored once per distinct combination (a group) in ``result_groups``
+ROW_COLUMNS = ["metric", "env", "value"]
+GROUP_COLUMNS = [c for c in RESULT_COLUMNS if c not in ROW_COLUMNS]
+#: each result column's declared type (SQLite's type affinity, as in the first layout's table)
+_DECLARED = {
+    "run": "INTEGER",
+    "point": "INTEGER",
+    "is_default": "INTEGER",
+    "k": "INTEGER",
+    "seed": "INTEGER",
+    "value": "REAL",
+    "fit_seconds": "REAL",
+    "downstream_seconds": "REAL",
+    "data_seconds": "REAL",
+}
+_GROUPS_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS result_groups (id INTEGER PRIMARY KEY, {
+    ", ".join(f"{c} {_DECLARED.get(c, 'TEXT')}" for c in GROUP_COLUMNS)
+});
+CREATE INDEX IF NOT EXISTS result_groups_task ON result_groups (setting, r_train, run, method);
+CREATE TABLE IF NOT EXISTS result_rows (group_id INTEGER, {
+    ", ".join(f"{c} {_DECLARED.get(c, 'TEXT')}" for c in ROW_COLUMNS)
+});
+CREATE INDEX IF NOT EXISTS result_rows_group ON result_rows (group_id);
+CREATE VIEW IF NOT EXISTS results AS SELECT {
+    ", ".join(f"{'r' if c in ROW_COLUMNS else 'g'}.{c} AS {c}" for c in RESULT_COLUMNS)
+} FROM result_rows r JOIN result_groups g ON g.id = r.group_id;
+"""
+#: the long table in the order its rows were stored (a reader's frame, a reference's rows)
+_ORDERED = "SELECT {columns} FROM result_rows r JOIN result_groups g ON g.id = r.group_id ORDER BY r.rowid"
 
 
 def _insert(table: str, columns: list[str]) -> str:
     return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
 
 
-def _migrate(con: sqlite3.Connection) -> None:
-    """Bring a store written by an older oodfs to the current schema (new columns are NULL for
-    its tasks: no identity recorded), and index the results by task."""
+def _names(con: sqlite3.Connection) -> dict[str, str]:
+    """The store's tables and views: ``{name: "table" or "view"}``."""
+    return dict(con.execute("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')"))
+
+
+def _migrate(con: sqlite3.Connection) -> bool:
+    """Bring a store written by an older oodfs to the current schema: new columns of ``tasks`` are
+    NULL for its tasks (no identity recorded), and a first-layout ``results`` table is converted
+    into ``result_groups`` and ``result_rows`` (:func:`_convert`), every row's values unchanged.
+    Whether a conversion was made (the file is then compacted by the caller)."""
     for table, columns in _ADDED.items():
+        if _names(con).get(table) != "table":
+            continue
         have = {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
         for name, kind in columns.items():
             if name not in have:
                 con.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
-    con.execute("CREATE INDEX IF NOT EXISTS results_task ON results (setting, r_train, run, method)")
     con.commit()
+    converted = False
+    if _names(con).get("results") == "table":
+        con.execute("BEGIN IMMEDIATE")  # (another process may be converting it: it is checked again)
+        try:
+            if _names(con).get("results") == "table":
+                _convert(con)
+                converted = True
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    con.executescript(_GROUPS_SCHEMA)
+    return converted
+
+
+def _convert(con: sqlite3.Connection) -> None:
+    """Move a first-layout ``results`` table's rows, in their order, into the two tables (in the
+    caller's transaction), then replace the table by the view."""
+    for statement in _GROUPS_SCHEMA.split(";"):  # (not executescript: it would commit first)
+        if "CREATE VIEW" not in statement and statement.strip():
+            con.execute(statement)
+    cursor = con.execute(f"SELECT {', '.join(RESULT_COLUMNS)} FROM results ORDER BY rowid")
+    groups: dict = {}
+    while batch := cursor.fetchmany(50_000):
+        _store_rows(con, batch, groups)
+    con.execute("DROP TABLE results")  # (its index results_task goes with it)
+
+
+_GROUP_AT = [RESULT_COLUMNS.index(c) for c in GROUP_COLUMNS]
+_ROW_AT = [RESULT_COLUMNS.index(c) for c in ROW_COLUMNS]
+
+
+def _store_rows(con: sqlite3.Connection, rows, groups: dict | None = None) -> None:
+    """Write result rows (tuples in :data:`RESULT_COLUMNS` order): each distinct combination of
+    their group columns once in ``result_groups`` (compared with the type of each value, so 1 and
+    1.0 stay two groups), each row as (group, metric, env, value) in ``result_rows``. ``groups``:
+    the groups written so far in this transaction (a conversion's batches share them)."""
+    groups = {} if groups is None else groups
+    next_id = con.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM result_groups").fetchone()[0]
+    new, out = [], []
+    for row in rows:
+        # (a NaN is stored as NULL by SQLite: as None here, so that NaNs, never equal, share a group)
+        values = tuple(None if isinstance(v, float) and v != v else v for v in (row[i] for i in _GROUP_AT))
+        key = tuple((v.__class__, v) for v in values)
+        gid = groups.get(key)
+        if gid is None:
+            gid = groups[key] = next_id
+            next_id += 1
+            new.append((gid, *values))
+        out.append((groups[key], *(row[i] for i in _ROW_AT)))
+    con.executemany(_insert("result_groups", ["id", *GROUP_COLUMNS]), new)
+    con.executemany(_insert("result_rows", ["group_id", *ROW_COLUMNS]), out)
 
 
 class StorageError(RunAborted):
@@ -259,7 +350,9 @@ class ResultStore:
                 con.execute("PRAGMA journal_mode=WAL")
                 con.execute("PRAGMA synchronous=NORMAL")
                 con.executescript(_SCHEMA)
-                _migrate(con)
+                if _migrate(con):  # a first-layout store: the space its repeated columns took is freed
+                    with contextlib.suppress(sqlite3.OperationalError):  # busy, or no room for the copy
+                        con.execute("VACUUM")
             except BaseException:
                 con.close()
                 raise
@@ -294,7 +387,8 @@ class ResultStore:
                 con.close()
 
     def _tables(self, con) -> set[str]:
-        return {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        """The store's tables and views (``results`` is a view of the current layout)."""
+        return set(_names(con))
 
     # -- run-level metadata ----------------------------------------------------------------
     def get_meta(self, key: str):
@@ -385,9 +479,13 @@ class ResultStore:
         with self._transaction() as con:
             _delete_tasks(con, list(damage.tasks))
             con.execute(
-                "DELETE FROM results WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE results.setting = "
-                "t.setting AND results.r_train = t.r_train AND results.run = t.run AND "
-                "results.method = t.method)"
+                "DELETE FROM result_groups WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE "
+                "result_groups.setting = t.setting AND result_groups.r_train = t.r_train AND "
+                "result_groups.run = t.run AND result_groups.method = t.method)"
+            )
+            con.execute(
+                "DELETE FROM result_rows WHERE NOT EXISTS (SELECT 1 FROM result_groups g WHERE g.id = "
+                "result_rows.group_id)"
             )
             bad = [
                 (rowid,)
@@ -501,10 +599,7 @@ class ResultStore:
                         origin,
                     ),
                 )
-                con.executemany(
-                    _insert("results", RESULT_COLUMNS),
-                    [tuple(row.get(c) for c in RESULT_COLUMNS) for row in rows],
-                )
+                _store_rows(con, [tuple(row.get(c) for c in RESULT_COLUMNS) for row in rows])
         except sqlite3.Error as exc:  # disk full, I/O error: the run stops, the method is not blamed
             raise StorageError(f"cannot write results to {self.path}: {_reason(exc, self.out_dir)}") from None
         finally:
@@ -540,19 +635,21 @@ class ResultStore:
                 _insert("tasks", TASK_COLUMNS),
                 _records(tasks),
             )
-            con.executemany(
-                _insert("results", RESULT_COLUMNS),
-                _records(results),
-            )
+            _store_rows(con, _records(results))
 
     def tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The stored ``tasks`` and ``results`` tables as they are (r_train as text), for
-        copying tasks between stores."""
+        copying tasks between stores. Read only, in either layout: a column an older oodfs did not
+        store is None, as the schema update of a writing connection would make it."""
         if not self.exists():
             raise OodfsError(f"no results in {self.out_dir} (expected {DB_NAME})")
-        with contextlib.closing(self.connect()) as con:  # (a connection's `with` does not close it)
-            tasks = pd.read_sql_query(f"SELECT {', '.join(TASK_COLUMNS)} FROM tasks", con)
-            results = pd.read_sql_query(f"SELECT {', '.join(RESULT_COLUMNS)} FROM results", con)
+        with self._reading() as con:
+            names = _names(con)
+            if names.get("results") == "view":
+                results = pd.read_sql_query(_ORDERED.format(columns=_qualified(RESULT_COLUMNS)), con)
+            else:
+                results = _read_present(con, "results", RESULT_COLUMNS, names)
+            tasks = _read_present(con, "tasks", TASK_COLUMNS, names)
         return tasks, results
 
     def frame(self) -> pd.DataFrame:
@@ -567,7 +664,10 @@ class ResultStore:
                 raise OodfsError(f"{self.path} is damaged: {damage.summary()} ({DAMAGE_HINT})")
             if "results" not in self._tables(con):
                 raise OodfsError(f"{self.path} holds no oodfs results (no results table)")
-            df = pd.read_sql_query("SELECT * FROM results", con)
+            if _names(con)["results"] == "table":  # the first layout, read as it is
+                df = pd.read_sql_query("SELECT * FROM results", con)
+            else:
+                df = pd.read_sql_query(_ORDERED.format(columns=_qualified(RESULT_COLUMNS)), con)
         return _typed(df)
 
 
@@ -588,8 +688,29 @@ def _reason(exc: BaseException, folder: Path | None = None) -> str:
 
 def _delete_tasks(con: sqlite3.Connection, keys: list[tuple]) -> None:
     where = "setting = ? AND r_train = ? AND run = ? AND method = ?"
-    con.executemany(f"DELETE FROM results WHERE {where}", keys)
+    groups = f"SELECT id FROM result_groups WHERE {where}"
+    con.executemany(f"DELETE FROM result_rows WHERE group_id IN ({groups})", keys)
+    con.executemany(f"DELETE FROM result_groups WHERE {where}", keys)
     con.executemany(f"DELETE FROM tasks WHERE {where}", keys)
+
+
+def _read_present(con: sqlite3.Connection, table: str, columns: list[str], names: dict) -> pd.DataFrame:
+    """``columns`` of ``table`` in their stored order, those it lacks (an older store's) as None;
+    a table it lacks: no rows."""
+    have = {row[1] for row in con.execute(f"PRAGMA table_info({table})")} if table in names else set()
+    present = [c for c in columns if c in have]
+    if not present:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    df = pd.read_sql_query(f"SELECT {', '.join(present)} FROM {table} ORDER BY rowid", con)
+    for c in columns:
+        if c not in have:
+            df[c] = pd.Series([None] * len(df), dtype=object)
+    return df[columns]
+
+
+def _qualified(columns) -> str:
+    """Result columns named by their table in :data:`_ORDERED` (``r.`` a row's, ``g.`` its group's)."""
+    return ", ".join(f"{'r' if c in ROW_COLUMNS else 'g'}.{c} AS {c}" for c in columns)
 
 
 def _records(df: pd.DataFrame) -> list[tuple]:
@@ -712,6 +833,8 @@ _TYPES = {
 #: columns holding JSON text
 _JSON = {"tasks": ("parts",), "results": ("params", "scores", "feature_names", "versions", "subset")}
 _STATUSES = ("ok", "failed")
+#: the current layout's two tables (the view ``results`` joins them)
+_PARTS = ("result_groups", "result_rows")
 _KEY_SQL = ", ".join(TASK_KEY)
 
 
@@ -818,21 +941,33 @@ def check_store(con: sqlite3.Connection) -> Damage:
     mixed numeric and text r_train. Fast enough to run on every read (types in SQL, JSON once
     per distinct value)."""
     found = Damage()
-    tables = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = set(_names(con))
     problems = [row[0] for row in con.execute("PRAGMA quick_check(3)")]
     if problems != ["ok"]:
         raise sqlite3.DatabaseError(" ".join("; ".join(problems).split()))  # one line
+    grouped = bool(set(_PARTS) & tables)  # the current layout (else one results table, or none)
+    missing = [name for name in (*_PARTS, "results") if name not in tables] if grouped else []
+    if missing:  # a part of the current layout dropped: every task lost its rows
+        found.records.append(f"{'view' if missing[0] == 'results' else 'table'} {missing[0]} is missing")
+        if "tasks" in tables:
+            for key in con.execute(f"SELECT {_KEY_SQL} FROM tasks"):
+                found.task(key, "no result rows")
+        return found
     if not {"tasks", "results"} & tables:  # no oodfs store: the reader says so
         return found
     if not {"tasks", "results"} <= tables:  # one of them dropped: what the other holds is damaged
         _missing_table(con, found, tables)
         return found
     strict = _strict_json(con)
-    for table in _TYPES:
-        _check_columns(con, found, table, strict)
+    source = "result_groups" if grouped else "results"  # where the group columns are, each once
+    _check_columns(con, found, "tasks", strict)
+    _check_columns(con, found, source, strict, _TYPES["results"], _JSON["results"])
+    if grouped:
+        rows = {col: kinds for col, kinds in _TYPES["results"].items() if col in ROW_COLUMNS}
+        _check_columns(con, found, "results", strict, rows, ())
     _check_values(con, found, tables)
-    _check_scores(con, found, strict)
-    _check_keys(con, found, tables)
+    _check_scores(con, found, strict, source)
+    _check_keys(con, found, tables, source)
     statuses = ", ".join(f"'{s}'" for s in _STATUSES)
     for key in con.execute(f"SELECT {_KEY_SQL} FROM tasks WHERE status NOT IN ({statuses})"):
         found.task(key, "unknown status")
@@ -845,6 +980,11 @@ def check_store(con: sqlite3.Connection) -> Damage:
         "SELECT COUNT(*) FROM results r WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE r.setting = t.setting "
         "AND r.r_train = t.r_train AND r.run = t.run AND r.method = t.method)"
     ).fetchone()[0]
+    if grouped:  # rows whose group is gone (the view leaves them out)
+        found.orphan_rows += con.execute(
+            "SELECT COUNT(*) FROM result_rows r WHERE NOT EXISTS (SELECT 1 FROM result_groups g WHERE "
+            "g.id = r.group_id)"
+        ).fetchone()[0]
     keys = [row for row in con.execute(f"SELECT {_KEY_SQL} FROM tasks")]
     numeric = [k for k in keys if _is_rate(k[1])]
     if numeric and len(numeric) < len(keys):  # bias rates (or sets of them) and labels never mix
@@ -891,14 +1031,18 @@ MAX_STORED_VALUE = 1e150
 _BOUNDS_SLACK = 1e-9
 
 
-def _check_columns(con: sqlite3.Connection, found: "Damage", table: str, strict: bool) -> None:
+def _check_columns(
+    con: sqlite3.Connection, found: "Damage", table: str, strict: bool, types=None, texts=None
+) -> None:
     """Each column's SQLite type and each JSON column's text, in one scan of ``table`` (a scan per
     check made reading a large store slow): SQL picks the rows with a wrong type, and the texts
     SQLite's strict JSON parser rejects (``strict``: :func:`_strict_json`); Python's parser decides
-    about those (it also takes NaN)."""
+    about those (it also takes NaN). ``types``, ``texts``: the columns to check (default: the
+    table's in :data:`_TYPES` and :data:`_JSON`), those ``table`` has."""
     have = {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
-    types = [(col, kinds) for col, kinds in _TYPES[table].items() if col in have]
-    texts = [col for col in _JSON[table] if col in have]
+    types = _TYPES[table] if types is None else types
+    types = [(col, kinds) for col, kinds in types.items() if col in have]
+    texts = [col for col in (_JSON[table] if texts is None else texts) if col in have]
     wrong = [f"typeof({col}) NOT IN ({', '.join(repr(k) for k in kinds)})" for col, kinds in types]
     suspect = [
         f"{col} IS NOT NULL AND (typeof({col}) != 'text' OR NOT json_valid({col}))" if strict else "0"
@@ -1011,16 +1155,16 @@ def _check_bounds(con: sqlite3.Connection, found: "Damage") -> None:
         found.task(key, f"results.value of metric {metric!r} is {value:g}, outside its range {shown}")
 
 
-def _check_scores(con: sqlite3.Connection, found: "Damage", strict: bool) -> None:
+def _check_scores(con: sqlite3.Connection, found: "Damage", strict: bool, source: str = "results") -> None:
     """A row's feature scores are a list of numbers, one per feature name, none beyond
     MAX_STORED_VALUE or infinite (NaN is a method's "no score"). With SQLite's JSON functions
     (``strict``), in SQL over each distinct list (one scan); what only Python reads (NaN,
     Infinity), or everything without them, in Python."""
-    have = {row[1] for row in con.execute("PRAGMA table_info(results)")}
+    have = {row[1] for row in con.execute(f"PRAGMA table_info({source})")}
     if not {"scores", "feature_names"} <= have:
         return
     pairs = (
-        f"SELECT DISTINCT {_KEY_SQL}, scores, feature_names FROM results WHERE scores IS NOT NULL "
+        f"SELECT DISTINCT {_KEY_SQL}, scores, feature_names FROM {source} WHERE scores IS NOT NULL "
         "AND feature_names IS NOT NULL"
     )
     if strict:  # (CASE: SQLite evaluates the JSON functions only on valid JSON, in any plan)
@@ -1073,7 +1217,7 @@ def _scores_problem(scores_text, names_text) -> str | None:
     return None
 
 
-def _check_keys(con: sqlite3.Connection, found: "Damage", tables: set) -> None:
+def _check_keys(con: sqlite3.Connection, found: "Damage", tables: set, source: str = "results") -> None:
     """A task's key is the one its rows were computed for: its r_train is one the run's suite
     names (its invocation records), and the seed stored with its rows is the one derived from
     its setting, r_train, run and method (:meth:`oodfs.contract.task.DataKey.seed`), so a task
@@ -1104,7 +1248,7 @@ def _check_keys(con: sqlite3.Connection, found: "Damage", tables: set) -> None:
     if "origin" in have:
         copied = {tuple(k) for k in con.execute(f"SELECT {_KEY_SQL} FROM tasks WHERE origin = 'reference'")}
     for setting, r_train, run, method, seed in con.execute(
-        f"SELECT DISTINCT {_KEY_SQL}, seed FROM results WHERE typeof(seed) = 'integer'"
+        f"SELECT DISTINCT {_KEY_SQL}, seed FROM {source} WHERE typeof(seed) = 'integer'"
     ):
         if (
             r_train in values

@@ -1,0 +1,186 @@
+"""The results store's layout (docs/PROTOCOL.md, "The results store"): the columns a task's rows
+share are stored once per group, the readers get the same frame as from the first layout (one
+``results`` table, every column on every row), and a folder written in the first layout is read as
+it is and converted, unchanged, when a run next writes to it.
+
+``data/first_layout`` is a folder written by oodfs before the change (``oodfs bench --suite
+tiny.toml --out ...``): its store (gzipped), the results.parquet and leaderboard.md it exported.
+"""
+
+import gzip
+import shutil
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from oodfs.cli import main
+from oodfs.results.merge import merge_stores
+from oodfs.results.store import RESULT_COLUMNS, ResultStore, load_results
+
+FIRST_LAYOUT = Path(__file__).parent / "data" / "first_layout"
+
+
+@pytest.fixture
+def first(tmp_path) -> Path:
+    """A copy of the folder written in the first layout."""
+    out = tmp_path / "first"
+    out.mkdir()
+    with gzip.open(FIRST_LAYOUT / "results.sqlite.gz") as src, open(out / "results.sqlite", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    for name in ("results.parquet", "leaderboard.md"):
+        shutil.copy(FIRST_LAYOUT / name, out / name)
+    return out
+
+
+def layout(folder: Path) -> dict:
+    with sqlite3.connect(folder / "results.sqlite") as con:
+        return dict(con.execute("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')"))
+
+
+def test_a_first_layout_store_reads_as_the_frame_it_exported_without_being_written(first):
+    before = (first / "results.sqlite").read_bytes()
+    frame = load_results(first)
+    pd.testing.assert_frame_equal(frame, pd.read_parquet(FIRST_LAYOUT / "results.parquet"))
+    tasks, results = ResultStore(first).tables()  # (what merge and the references read)
+    assert len(tasks) == 2 and results["value"].tolist() == frame["value"].tolist()
+    assert (first / "results.sqlite").read_bytes() == before  # a reader converts nothing
+    assert layout(first)["results"] == "table"
+
+
+def test_merge_reads_a_first_layout_folder_without_writing_it_and_writes_the_current_layout(first, tmp_path):
+    before = (first / "results.sqlite").read_bytes()
+    info = merge_stores([first], tmp_path / "merged")
+    assert info["tasks"] == 2
+    assert (first / "results.sqlite").read_bytes() == before
+    assert layout(tmp_path / "merged")["results"] == "view"
+    pd.testing.assert_frame_equal(
+        load_results(tmp_path / "merged"), pd.read_parquet(FIRST_LAYOUT / "results.parquet")
+    )
+
+
+def test_a_first_layout_store_is_converted_when_written_and_reads_the_same(first):
+    store = ResultStore(first)
+    frame = store.frame()
+    with sqlite3.connect(store.path) as con:
+        old_rows = con.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    store.task_records()  # a writer's connection converts it
+    assert layout(first) == {
+        "meta": "table",
+        "tasks": "table",
+        "invocations": "table",
+        "result_groups": "table",
+        "result_rows": "table",
+        "results": "view",
+    }
+    pd.testing.assert_frame_equal(store.frame(), frame)  # the same rows, values, types and order
+    tasks, results = store.tables()
+    pd.testing.assert_frame_equal(results, frame.assign(r_train=results["r_train"]))
+    assert len(results) == old_rows and len(tasks) == 2
+    with sqlite3.connect(store.path) as con:  # the copy was compacted: no page left free
+        assert con.execute("PRAGMA freelist_count").fetchone()[0] == 0
+
+
+def test_resume_on_a_first_layout_store_runs_nothing_again_and_reports_the_same(first, capsys):
+    finished = ResultStore(first).tables()[0].set_index(["method"])["finished_at"]
+    code = main(["bench", "--suite", str(FIRST_LAYOUT / "tiny.toml"), "--out", str(first), "--resume"])
+    assert code == 0, capsys.readouterr().err
+    assert layout(first)["results"] == "view"
+    tasks, _ = ResultStore(first).tables()
+    pd.testing.assert_series_equal(tasks.set_index(["method"])["finished_at"], finished)  # none rerun
+    assert (first / "leaderboard.md").read_text() == (FIRST_LAYOUT / "leaderboard.md").read_text()
+    pd.testing.assert_frame_equal(load_results(first), pd.read_parquet(FIRST_LAYOUT / "results.parquet"))
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(first / "results.parquet"), pd.read_parquet(FIRST_LAYOUT / "results.parquet")
+    )
+
+
+def test_any_rows_come_back_as_written_in_their_order(first, tmp_path):
+    """Rows whose tasks interleave, whose shared columns differ within a task, and whose values
+    differ only in type (1 and 1.0 in a text column) are stored and read back exactly."""
+    tasks, results = ResultStore(first).tables()
+    rng = np.random.default_rng(0)
+    results = results.iloc[rng.permutation(len(results))].reset_index(drop=True)  # tasks interleaved
+    results["error"] = results["error"].astype(object)
+    results.loc[0, "error"], results.loc[1, "error"] = 1, 1.0  # (SQLite text: '1' and '1.0')
+    results.loc[2, "scores"] = "[1.0]"  # one row of a group unlike its others
+    copy = ResultStore(tmp_path / "copy")
+    copy.insert_tasks(tasks, results)
+    _, back = copy.tables()
+    expected = results.assign(error=results["error"].map(lambda v: None if pd.isna(v) else str(v)))
+    pd.testing.assert_frame_equal(back, expected.astype(back.dtypes.to_dict()))
+    assert back.loc[:1, "error"].tolist() == ["1", "1.0"]
+    # a task committed again replaces its rows: nothing of the old copy stays
+    setting, r_train, run, method = tasks.iloc[0][["setting", "r_train", "run", "method"]]
+    key = (setting, r_train, int(run), method)
+    rows = [dict(zip(RESULT_COLUMNS, r)) for r in results.itertuples(index=False) if tuple(r[2:6]) == key]
+    copy.commit_task(key, "ok", None, rows[:3], identity="again")
+    _, again = copy.tables()
+    assert len(again) == len(results) - len(rows) + 3
+    with sqlite3.connect(copy.path) as con:
+        assert con.execute(
+            "SELECT COUNT(*) FROM result_groups g WHERE NOT EXISTS "
+            "(SELECT 1 FROM result_rows r WHERE r.group_id = g.id)"
+        ).fetchone() == (0,)
+
+
+def _rows(template: list[dict], run: int, n_envs: int) -> list[dict]:
+    """A task's rows as a bench stores them: the template task's at ``n_envs`` test environments."""
+    rows = []
+    for row in template:
+        for e in range(n_envs if row["env"] is not None else 1):
+            env = None if row["env"] is None else f"{row['env']}-{e}"
+            rows.append({**row, "run": run, "env": env})
+    return rows
+
+
+def test_a_store_grows_by_its_rows_not_by_their_shared_columns(first, tmp_path):
+    """Per task, the store grows by less than 56 bytes per row plus the columns its rows share
+    once per group; the first layout grew by every shared column on every row (over 10 times as
+    much here: 10 features, 20 test environments)."""
+    old = tmp_path / "old.sqlite"  # the same tasks in the first layout (the fixture's own table)
+    shutil.copy(first / "results.sqlite", old)
+    _, results = ResultStore(first).tables()
+    template = [
+        dict(zip(RESULT_COLUMNS, r)) for r in results[results["method"] == "ols"].itertuples(index=False)
+    ]
+    n_tasks, n_envs = 40, 20
+    key = ("poly", template[0]["r_train"], 0, "ols")
+
+    def size(path: Path) -> int:
+        with sqlite3.connect(path) as con:
+            return (
+                con.execute("PRAGMA page_count").fetchone()[0] * con.execute("PRAGMA page_size").fetchone()[0]
+            )
+
+    new = ResultStore(tmp_path / "new")
+    new.commit_task(key, "ok", None, _rows(template, 0, n_envs))
+    start = size(new.path)
+    for run in range(1, n_tasks + 1):
+        new.commit_task(key[:2] + (run,) + key[3:], "ok", None, _rows(template, run, n_envs))
+    per_task = (size(new.path) - start) / n_tasks
+
+    rows = _rows(template, 0, n_envs)
+    shared = {tuple(row[c] for c in RESULT_COLUMNS if c not in ("metric", "env", "value")) for row in rows}
+    shared_bytes = sum(len(str(v)) for group in shared for v in group if v is not None)
+    assert per_task < 56 * len(rows) + 1.5 * shared_bytes, (per_task, len(rows), shared_bytes)
+
+    with sqlite3.connect(old) as con:
+        con.execute("DELETE FROM results")
+        con.commit()
+        con.execute("VACUUM")
+    insert = (
+        f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})"
+    )
+    with sqlite3.connect(old) as con:
+        con.executemany(insert, [tuple(r[c] for c in RESULT_COLUMNS) for r in _rows(template, 0, n_envs)])
+    start = size(old)
+    for run in range(1, n_tasks + 1):
+        with sqlite3.connect(old) as con:
+            con.executemany(
+                insert, [tuple(r[c] for c in RESULT_COLUMNS) for r in _rows(template, run, n_envs)]
+            )
+    old_per_task = (size(old) - start) / n_tasks
+    assert per_task * 10 < old_per_task, (per_task, old_per_task)
