@@ -724,7 +724,9 @@ def _shift(suite, diagnose) -> dict | None:
         return dict(error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
 
 
-def _index_page(pages: list[dict], tmp: Path, page_dir: Path | None = None, across_shift: dict | None = None) -> None:
+def _index_page(
+    pages: list[dict], tmp: Path, page_dir: Path | None = None, across_shift: dict | None = None
+) -> None:
     """The index of a site over several suites: the verdict across suites (the suite as the
     unit), then each suite's page with its own verdicts. ``page_dir``: where it ends up."""
     page_dir = tmp if page_dir is None else page_dir
