@@ -20,6 +20,9 @@ import logging
 import numpy as np
 import oodfs
 
+#: runs after the parallel tests, with the machine to itself (see pyproject's marker)
+pytestmark = pytest.mark.alone
+
 class Chatty(oodfs.Selector):
     "logs like a worker whose heartbeat met the closed scheduler"
     name = "chatty"

@@ -129,6 +129,7 @@ def test_a_full_disk_is_one_line_and_leaves_the_old_site(results_dir, tmp_path, 
     assert (site / "index.html").read_bytes() == page and not _stages(tmp_path)
 
 
+@pytest.mark.alone
 def test_a_killed_report_leaves_the_old_site_whole_and_the_next_one_cleans_up(results_dir, tmp_path, capsys):
     site = tmp_path / "site"
     assert run_cli(capsys, "report", str(results_dir), "--out", str(site))[0] == 0

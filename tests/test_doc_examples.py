@@ -215,10 +215,14 @@ def check_pip_install(command: str) -> None:
 
 
 def check_pytest(command: str) -> None:
-    """The suite as CI runs it (README's test command's last step) or the same serially."""
-    ci = shell_commands(README_TEST_COMMAND)[-1]
-    assert ci.startswith("python -m pytest -q"), README_TEST_COMMAND
-    assert command in ("python -m pytest -q", ci), command
+    """The suite as CI runs it (README's test command's pytest steps) or the same serially. CI's
+    steps together run every test once: one step, or one with ``-m "not X"`` and one with ``-m X``."""
+    steps = [c for c in shell_commands(README_TEST_COMMAND) if c.startswith("python -m pytest")]
+    assert steps and all(s.startswith("python -m pytest -q") for s in steps), README_TEST_COMMAND
+    options = [shlex.split(s)[3:] for s in steps]  # after "python -m pytest"
+    marks = [o[o.index("-m") + 1] if "-m" in o else None for o in options]
+    assert marks == [None] or (len(marks) == 2 and marks[0] == f"not {marks[1]}"), marks
+    assert command in ("python -m pytest -q", *steps), command
     if "-n" in shlex.split(command):  # the workers' option comes from pytest-xdist
         assert any(r.startswith("pytest-xdist") for r in PYPROJECT["project"]["optional-dependencies"]["dev"])
 

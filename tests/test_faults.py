@@ -245,6 +245,7 @@ def test_plugin_output_goes_to_stderr_never_into_the_leaderboard(tmp_path, fault
     assert "PLUGIN-NOISE" in proc.stderr and "FD-NOISE" in proc.stderr
 
 
+@pytest.mark.alone
 def test_a_worker_killed_from_outside_stops_the_run_in_one_line_and_resume_finishes_it(
     tmp_path, faults, clean
 ):
@@ -790,6 +791,7 @@ def _alive(pids) -> list[int]:
     return alive
 
 
+@pytest.mark.alone
 @pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
 def test_killing_the_run_leaves_no_worker_behind(tmp_path, faults, how):
@@ -860,6 +862,7 @@ def _stored(out: Path) -> int:
         return 0
 
 
+@pytest.mark.alone
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "backend, starting, then", [("local", 4, 0.0), ("local", 4, 0.4), ("local", 4, 0.8), ("dask", 2, 0.4)]
@@ -915,6 +918,7 @@ def test_a_run_killed_while_its_workers_start_leaves_none_and_commits_nothing_af
     assert _stored(out) == at_kill, "tasks were stored after the run was killed"
 
 
+@pytest.mark.alone
 @pytest.mark.slow
 def test_a_dask_run_outlives_the_shell_that_started_it(tmp_path, faults):
     """`oodfs bench --backend dask ... &` from a shell that then exits (nohup, a script) runs to
@@ -1046,6 +1050,7 @@ def test_a_fit_ends_with_everything_it_started_and_the_run_waits_for_none(tmp_pa
     assert _alive(started) == []
 
 
+@pytest.mark.alone
 @pytest.mark.slow
 @pytest.mark.parametrize("backend, jobs", [("local", 1), ("local", 2), ("dask", 2)])
 def test_a_run_killed_mid_fit_leaves_nothing_the_fits_started(tmp_path, monkeypatch, backend, jobs):
@@ -1258,6 +1263,7 @@ def oodfs_selectors():
 """
 
 
+@pytest.mark.alone
 def test_ctrl_c_while_python_exits_is_status_130_and_one_line(tmp_path, table):
     """Ctrl-C after the command has finished, while Python joins a library's threads: status 130
     and one line, not status 0 and a ``threading._shutdown`` traceback."""
@@ -1297,6 +1303,7 @@ def test_ctrl_c_while_python_exits_is_status_130_and_one_line(tmp_path, table):
     assert "Traceback" not in err and lines == ["oodfs: interrupted while exiting"], err
 
 
+@pytest.mark.alone
 @pytest.mark.slow
 @pytest.mark.parametrize("when", ["starting", "fitting"])
 def test_ctrl_c_of_a_dask_run_is_one_line_from_the_run_alone(tmp_path, faults, when):

@@ -19,7 +19,10 @@ import pytest
 from .test_faults import tiny_file
 
 SHM = Path("/dev/shm")
-pytestmark = pytest.mark.skipif(not SHM.is_dir(), reason="no /dev/shm (joblib's default folder on Linux)")
+pytestmark = [
+    pytest.mark.alone,
+    pytest.mark.skipif(not SHM.is_dir(), reason="no /dev/shm (joblib's default folder on Linux)"),
+]
 
 #: a method that records, while it fits, what /dev/shm and the temporary folder hold, then waits
 PEEK = """

@@ -209,6 +209,7 @@ def test_failing_and_slow_plugins_are_recorded_and_the_rest_runs(tmp_path):
     assert csv.loc[csv["method"] == "broken", "failed"].iloc[0] == 1
 
 
+@pytest.mark.alone
 @pytest.mark.slow
 def test_sigkill_then_resume_loses_and_repeats_nothing(tmp_path):
     plugin = tmp_path / "sleepy_plugin.py"
