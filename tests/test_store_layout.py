@@ -184,3 +184,26 @@ def test_a_store_grows_by_its_rows_not_by_their_shared_columns(first, tmp_path):
             )
     old_per_task = (size(old) - start) / n_tasks
     assert per_task * 10 < old_per_task, (per_task, old_per_task)
+
+
+def test_a_task_keyed_by_numpy_numbers_is_stored_as_plain_values_and_replaced_when_committed_again(tmp_path):
+    """A run given as np.int64 (an r_train as a number) is the same task as the plain one: it is
+    stored as an integer, found by resume, and a second commit replaces its rows."""
+    store = ResultStore(tmp_path / "out")
+
+    def rows(value):
+        row = dict.fromkeys(RESULT_COLUMNS)
+        row.update(suite="t", profile="default", setting="s", r_train="1.5", run=np.int64(0),
+                   method="m", point=np.int64(0), metric="rmse_mean", k=np.int64(2),
+                   value=np.float64(value), status="ok")  # fmt: skip
+        return [row]
+
+    store.commit_task(("s", "1.5", np.int64(0), "m"), "ok", None, rows(0.5), identity="a")
+    store.commit_task(("s", np.float64(1.5), np.int64(0), "m"), "ok", None, rows(0.25), identity="b")
+    assert store.finished_tasks() == {("s", "1.5", 0, "m")}
+    assert store.task_records()[("s", "1.5", 0, "m")]["identity"] == "b"
+    back = load_results(tmp_path / "out")
+    assert back["value"].tolist() == [0.25] and back["run"].tolist() == [0]
+    with sqlite3.connect(store.path) as con:
+        assert con.execute("SELECT typeof(run) FROM tasks").fetchall() == [("integer",)]
+        assert set(con.execute("SELECT typeof(run) FROM result_groups").fetchall()) == {("integer",)}

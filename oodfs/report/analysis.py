@@ -467,10 +467,13 @@ def across_suites(analyses: dict, metric: str = "rmse_mean") -> dict:
         effects[name] = rel.mean()  # a method's failed units are left out of its mean
         kinds.update({m: a.report.kind(m) for m in a.family.methods})
     effects = pd.DataFrame(effects).T
+    # the statistics read the suites (the units) sorted by name: the order the analyses were given
+    # in changes no number (docs/PROTOCOL.md section 10, "Intervals"); ``effects`` keeps it for display
+    units = effects.sort_index(kind="stable")
     n = len(effects)
     rows = []
     for m in effects.columns:
-        d = effects[m].dropna().to_numpy()
+        d = units[m].dropna().to_numpy()
         _, p, _ = stats._paired(d, "wilcoxon")
         c = stats.cell_summary(d, method="bootstrap")
         rows.append(dict(method=m, family=method_family(m, kinds.get(m)), suites=len(d),
@@ -480,7 +483,7 @@ def across_suites(analyses: dict, metric: str = "rmse_mean") -> dict:
         methods["p_holm"] = stats.adjust_pvalues(methods["p"].to_numpy(), "holm")
         methods["verdict"] = [_across_verdict(r.effect, r.p_holm) for r in methods.itertuples()]
     # Friedman over suites: the methods and the reference (relative effect 0)
-    complete = effects.assign(**{"all_features": 0.0}).dropna(axis=1, how="any")
+    complete = units.assign(**{"all_features": 0.0}).dropna(axis=1, how="any")
     friedman = None
     if complete.shape[1] >= 3 and len(complete) >= 2:
         res = stats.stats.friedmanchisquare(*[complete[c].to_numpy() for c in complete.columns])
@@ -489,7 +492,7 @@ def across_suites(analyses: dict, metric: str = "rmse_mean") -> dict:
     fam_rows, fam_values = [], {}
     for fam in dict.fromkeys(methods["family"]) if len(methods) else []:
         members = list(methods.loc[methods["family"] == fam, "method"])
-        v = effects[members].mean(axis=1)
+        v = units[members].mean(axis=1)
         fam_values[fam] = v
         _, p, _ = stats._paired(v.dropna().to_numpy(), "wilcoxon")
         c = stats.cell_summary(v.dropna(), method="bootstrap")
@@ -509,8 +512,9 @@ def across_suites(analyses: dict, metric: str = "rmse_mean") -> dict:
         c = stats.cell_summary(d, method="bootstrap")
         pair = dict(a=fa, b=fb, suites=len(d), diff=c.mean, low=c.low, high=c.high, p=p,
                     a_better=int((d < 0).sum()))  # fmt: skip
+    family_effects = pd.DataFrame(fam_values).reindex(effects.index) if fam_values else pd.DataFrame()
     return dict(effects=effects, methods=methods, friedman=friedman, families=families, family_pair=pair,
-                n_suites=n, family_effects=pd.DataFrame(fam_values))  # fmt: skip
+                n_suites=n, family_effects=family_effects)  # fmt: skip
 
 
 def _across_verdict(effect: float, p: float) -> str:

@@ -159,12 +159,20 @@ def suite_outputs(
                 columns=columns,
                 unit=suite.unit,
                 task=suite.task,
+                setting_order=[s.name for s in suite.settings],
                 **counted,
             )
         except OodfsError as exc:  # e.g. a β error where the data declare no true coefficients
             say(f"the suite's metrics cannot be shown ({exc}); showing the headline metrics")
             report = Report(
-                results, rule, metrics, list(suite.methods), unit=suite.unit, task=suite.task, **counted
+                results,
+                rule,
+                metrics,
+                list(suite.methods),
+                unit=suite.unit,
+                task=suite.task,
+                setting_order=[s.name for s in suite.settings],
+                **counted,
             )
     try:
         with step(f"writing {out / 'results.parquet'}"):

@@ -19,7 +19,7 @@ from oodfs.contract.env_weights import ENV_ROWS_COLUMNS, EnvWeighting, reweighte
 from oodfs.contract.metrics import BUILTIN_METRICS, Metric
 from oodfs.contract.registry import get_rule, get_task
 from oodfs.contract.selection import SelectionRule
-from oodfs.contract.task import TASK_KEY, default_unit
+from oodfs.contract.task import TASK_KEY, default_unit, env_sort_key
 from oodfs.validation import OodfsError
 
 POINT_INFO = [
@@ -74,6 +74,11 @@ def stored_unit(suite: dict) -> str:
     return suite.get("unit") or suite_file_unit(suite.get("name")) or default_unit(suite.get("environment"))
 
 
+def stored_settings(suite: dict) -> list[str]:
+    """The setting names of a stored suite, in its order (tables list its settings so)."""
+    return [s["name"] if isinstance(s, dict) else str(s) for s in suite.get("settings") or []]
+
+
 def stored_env_weighting(suite: dict) -> EnvWeighting:
     """How a stored suite counts its test environments (a suite stored before the choice existed:
     every one once, none left out)."""
@@ -116,6 +121,43 @@ def task_of_results(results: pd.DataFrame) -> str:
     return "regression"
 
 
+#: the columns that order a results frame's rows, after method and setting: the unit keys
+#: (r_train, run), then which fit, metric, test environment and set size a row holds
+_ROW_ORDER = ["r_train", "run", "downstream", "point", "metric", "env", "k"]
+
+
+def _value_key(value) -> tuple:
+    """A total order over the values of one key column: missing first, then numbers by value and
+    labels in their natural order (:func:`oodfs.contract.task.env_sort_key`), then as text."""
+    if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
+        return (0,)
+    return (1, env_sort_key(value), type(value).__name__, str(value))
+
+
+def _ranks(values: pd.Series, first: list | None = None) -> np.ndarray:
+    """Each value's place in the canonical order of the column: those of ``first`` in its order,
+    then the others by :func:`_value_key`."""
+    values = values.astype(object).where(values.notna(), None)
+    present = set(values.unique())
+    given = [v for v in dict.fromkeys(first or []) if v in present]
+    rest = sorted(present - set(given), key=_value_key)
+    rank = {v: i for i, v in enumerate(given + rest)}
+    return values.map(rank).to_numpy()
+
+
+def canonical_rows(
+    results: pd.DataFrame, method_order: list | None = None, setting_order: list | None = None
+) -> pd.DataFrame:
+    """``results`` in one canonical row order: by method (``method_order`` first, then the others
+    sorted), setting (likewise), then r_train, run, downstream model, grid point, metric, test
+    environment and k, each in its natural order. Any order of the same rows gives the same frame
+    (up to its index), so every mean, seeded bootstrap and table built from it is bit for bit the
+    same whatever order the tasks were committed in (docs/PROTOCOL.md section 10, "Intervals")."""
+    keys = [_ranks(results["method"], method_order), _ranks(results["setting"], setting_order)]
+    keys += [_ranks(results[c]) for c in _ROW_ORDER if c in results]
+    return results.iloc[np.lexsort(keys[::-1])]
+
+
 class Report:
     """``points``: one row per evaluated grid point (metrics at the task's k as columns);
     ``chosen``: the point the rule picks per task; ``tasks``: status and error per task;
@@ -133,6 +175,7 @@ class Report:
         task: str | None = None,
         env_weighting: EnvWeighting | None = None,
         env_rows: pd.DataFrame | None = None,
+        setting_order: list[str] | None = None,
     ):
         if results.empty:
             raise OodfsError("the results table is empty: nothing to report")
@@ -146,16 +189,13 @@ class Report:
             task=task,
             env_weighting=env_weighting,
             env_rows=env_rows,
+            setting_order=setting_order,
         )
         results, self.downstream, self.downstream_models = _one_downstream(results, downstream)
-        # methods in the suite's order (then any others, in order of appearance): tables and
-        # figures list them the same way whatever order the tasks finished in
-        seen = list(dict.fromkeys(results["method"]))
-        order = [m for m in (method_order or []) if m in seen] + [
-            m for m in seen if m not in (method_order or [])
-        ]
-        rank = {m: i for i, m in enumerate(order)}
-        results = results.iloc[np.argsort(results["method"].map(rank).to_numpy(), kind="stable")]
+        # rows in one canonical order (methods and settings in the suite's order, then every unit
+        # key sorted): every table, interval and test reads the same values in the same order
+        # whatever order the tasks finished in (docs/PROTOCOL.md section 10, "Intervals")
+        results = canonical_rows(results, method_order, setting_order)
         self.results = results
         # a rule already looked up (bench: once per suite) is taken as it is
         self.rule = rule if isinstance(rule, SelectionRule) else get_rule(rule)
@@ -244,7 +284,7 @@ class Report:
         from oodfs.results.store import ResultStore, load_results
 
         store = ResultStore(path)
-        stored = order = stored_rule = stored_columns = stored_task = None
+        stored = order = stored_rule = stored_columns = stored_task = settings = None
         weighting, env_rows = None, None
         if Path(path).is_dir() and store.exists():
             stored = store.get_meta("metrics")
@@ -256,6 +296,7 @@ class Report:
                 unit = unit or stored_unit(runs[-1]["suite"])
                 stored_task = runs[-1]["suite"].get("task")
                 weighting = stored_env_weighting(runs[-1]["suite"])
+                settings = stored_settings(runs[-1]["suite"])
             if weighting is not None and not weighting.is_default:
                 env_rows = pd.DataFrame(store.get_meta("test_rows") or [], columns=ENV_ROWS_COLUMNS)
         return cls(
@@ -269,6 +310,7 @@ class Report:
             task=stored_task,
             env_weighting=weighting,
             env_rows=env_rows,
+            setting_order=settings,
         )
 
     # -- building ------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from oodfs.report.figure_files import figure_formats
 from oodfs.report.html import Cell, assets, environment, leaderboard_context, number_cell
 from oodfs.report.leaderboard import Leaderboard
 from oodfs.report.plots import feature_rankings, figure1, ood_s_figure, summary_figure
-from oodfs.report.report import Report, stored_unit
+from oodfs.report.report import Report, stored_settings, stored_unit
 from oodfs.report.site_folder import check_out, staged
 from oodfs.results.store import ResultStore, load_results
 from oodfs.validation import OodfsError
@@ -442,7 +442,10 @@ def _machine(prov: dict) -> str:
 
 def _rule_view(run: RunInfo, rule: str, where: _Where, columns=None) -> dict:
     try:
-        report = Report(run.results, rule, run.metrics, run.order, columns=columns, unit=run.unit)
+        settings = stored_settings(run.invocations[-1]["suite"]) if run.invocations else None
+        report = Report(
+            run.results, rule, run.metrics, run.order, columns=columns, unit=run.unit, setting_order=settings
+        )
     except OodfsError as exc:
         return dict(rule=get_rule(rule), error=str(exc))
     if report.points.empty:

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from oodfs.contract.task import TASK_KEY
+from oodfs.contract.task import TASK_KEY, TaskKey, env_key
 from oodfs.results.atomic import write_atomically
 from oodfs.validation import OodfsError, RunAborted
 
@@ -570,6 +570,7 @@ class ResultStore:
         changed, or --force), except that a failure never replaces a result of the same
         identity (a repeated attempt of a task that once succeeded).
         """
+        key = task_key(key)
         setting, r_train, run, method = key
         con = self.connect()
         try:
@@ -599,7 +600,7 @@ class ResultStore:
                         origin,
                     ),
                 )
-                _store_rows(con, [tuple(row.get(c) for c in RESULT_COLUMNS) for row in rows])
+                _store_rows(con, [tuple(_plain(row.get(c)) for c in RESULT_COLUMNS) for row in rows])
         except sqlite3.Error as exc:  # disk full, I/O error: the run stops, the method is not blamed
             raise StorageError(f"cannot write results to {self.path}: {_reason(exc, self.out_dir)}") from None
         finally:
@@ -686,7 +687,26 @@ def _reason(exc: BaseException, folder: Path | None = None) -> str:
     return reason
 
 
+def _plain(value):
+    """A numpy scalar as its Python value (SQLite would store it as a BLOB), anything else as is."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def task_key(key) -> TaskKey:
+    """A task's key as the store keeps it, in plain Python types whatever the caller passed (a
+    numpy run, a numeric r_train): setting and method as text, r_train as its text key
+    (:func:`oodfs.contract.task.env_key`), run an int. Every write and delete goes through it, so a
+    task committed again replaces its stored copy and a resumed run finds it."""
+    setting, r_train, run, method = (_plain(v) for v in key)
+    if isinstance(run, bool) or not isinstance(run, int):
+        if not (isinstance(run, float) and run.is_integer()):
+            raise OodfsError(f"a task's run must be a whole number, got {run!r} (task {setting}, {method})")
+        run = int(run)
+    return TaskKey(str(setting), env_key(r_train), run, str(method))
+
+
 def _delete_tasks(con: sqlite3.Connection, keys: list[tuple]) -> None:
+    keys = [task_key(k) for k in keys]
     where = "setting = ? AND r_train = ? AND run = ? AND method = ?"
     groups = f"SELECT id FROM result_groups WHERE {where}"
     con.executemany(f"DELETE FROM result_rows WHERE group_id IN ({groups})", keys)
