@@ -14,14 +14,14 @@ from oodfs.run.executors import dask as dask_backend
 
 from .test_faults import tiny_file
 
+#: runs after the parallel tests, with the machine to itself (see pyproject's marker)
+pytestmark = pytest.mark.alone
+
 #: a method whose fit logs what a worker's failed heartbeat logs at shutdown, in the worker
 CHATTY = """
 import logging
 import numpy as np
 import oodfs
-
-#: runs after the parallel tests, with the machine to itself (see pyproject's marker)
-pytestmark = pytest.mark.alone
 
 class Chatty(oodfs.Selector):
     "logs like a worker whose heartbeat met the closed scheduler"

@@ -76,7 +76,12 @@ def test_the_limit_is_raised_with_oodfs_limits(suite, tmp_path, capsys, monkeypa
 
 
 #: numeric options that are thresholds, not amounts of work: any positive value is harmless
-THRESHOLDS = {("select", "--max-levels"), ("select", "--min-level-rows")}
+THRESHOLDS = {
+    ("select", "--max-levels"),
+    ("select", "--min-level-rows"),
+    ("select", "--min-env-rows"),  # one that leaves no test environment is refused in one line
+    ("bench", "--min-env-rows"),
+}
 #: how --help states a bound
 BOUND_WORDS = ("at most", "2**32-1", "number of variables", "the number of features")
 
