@@ -477,7 +477,7 @@ class ResultStore:
         damaged invocation records) in one transaction: a resume then runs those tasks
         again."""
         with self._transaction() as con:
-            _delete_tasks(con, list(damage.tasks))
+            _delete_tasks(con, list(damage.tasks), as_stored=True)
             con.execute(
                 "DELETE FROM result_groups WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE "
                 "result_groups.setting = t.setting AND result_groups.r_train = t.r_train AND "
@@ -705,8 +705,11 @@ def task_key(key) -> TaskKey:
     return TaskKey(str(setting), env_key(r_train), run, str(method))
 
 
-def _delete_tasks(con: sqlite3.Connection, keys: list[tuple]) -> None:
-    keys = [task_key(k) for k in keys]
+def _delete_tasks(con: sqlite3.Connection, keys: list[tuple], as_stored: bool = False) -> None:
+    """Remove the tasks ``keys`` with their rows: keys a caller gives, normalised by
+    :func:`task_key`; or, ``as_stored``, keys read back from the store (a damaged task's run may
+    hold text, and is removed as it is stored)."""
+    keys = [tuple(_plain(v) for v in k) if as_stored else task_key(k) for k in keys]
     where = "setting = ? AND r_train = ? AND run = ? AND method = ?"
     groups = f"SELECT id FROM result_groups WHERE {where}"
     con.executemany(f"DELETE FROM result_rows WHERE group_id IN ({groups})", keys)
