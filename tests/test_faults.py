@@ -108,6 +108,16 @@ def tiny_file(tmp_path, runs=2) -> str:
     return str(path)
 
 
+def as_in_a_terminal() -> None:
+    """Start a child as a terminal starts its foreground job (``preexec_fn``): Ctrl-C (SIGINT), a
+    closed terminal (SIGHUP) and SIGQUIT at their defaults. A test process started in the
+    background of a script or under nohup (as a CI job can be) ignores them, a child inherits the
+    ignoring, and Python then never turns SIGINT into KeyboardInterrupt: the run would rightly
+    go on, and a test of what Ctrl-C does would wait for nothing."""
+    for number in (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(number, signal.SIG_DFL)
+
+
 def cli(*args, **kw):
     """The command in a new process (for what must be seen at the file-descriptor level)."""
     return subprocess.run([sys.executable, "-m", "oodfs.cli", *args], capture_output=True, text=True, **kw)
@@ -1288,6 +1298,7 @@ def test_ctrl_c_while_python_exits_is_status_130_and_one_line(tmp_path, table):
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "OODFS_TEST_MARKER": str(marker)},
+        preexec_fn=as_in_a_terminal,
     )
     try:
         deadline = time.time() + 120
@@ -1321,6 +1332,7 @@ def test_ctrl_c_of_a_dask_run_is_one_line_from_the_run_alone(tmp_path, faults, w
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=as_in_a_terminal,
     )
     try:
         if when == "starting":

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_faults import tiny_file
+from .test_faults import as_in_a_terminal, tiny_file
 
 SHM = Path("/dev/shm")
 pytestmark = [
@@ -76,6 +76,7 @@ def start(tmp_path, sleep: float, *extra) -> tuple[subprocess.Popen, Path]:
         text=True,
         env=env,
         start_new_session=True,
+        preexec_fn=as_in_a_terminal,
     )
     return proc, temp
 
@@ -124,12 +125,7 @@ def test_a_finished_parallel_run_keeps_its_temporary_files_out_of_dev_shm_and_re
     "how",
     [
         "SIGKILL to the run",  # the out-of-memory killer, a kill -9
-        pytest.param(
-            "SIGHUP to the process group",  # the terminal closed
-            # passes in a checkout that has run before; on a fresh clone's first CI run the run's
-            # stderr stayed open past 60 s once (benchmarks/ci_time/CI_TIME.md): not understood yet
-            marks=pytest.mark.xfail(strict=False, reason="open on a fresh clone: see CI_TIME.md"),
-        ),
+        "SIGHUP to the process group",  # the terminal closed
     ],
 )
 def test_a_killed_parallel_run_leaves_nothing_and_prints_no_warnings(tmp_path, how):
