@@ -300,14 +300,14 @@ def _shifted(score: str, stat: str, lower_is_better: bool = True):
     mean minus the unshifted mean (docs/PROTOCOL.md, "Feature shift"). None without a shift."""
 
     def compute(e: Evaluation):
+        if stat == "env":
+            return {env: float(t[score]) for env, t in e.shifted.items() if np.isfinite(t.get(score, np.nan))}
         pairs = [
             (float(e.tests[env][score]), float(t[score]))
             for env, t in e.shifted.items()
             if score in t and score in e.tests.get(env, {})
         ]
         pairs = [(a, b) for a, b in pairs if np.isfinite(a) and np.isfinite(b)]
-        if stat == "env":
-            return {env: float(t[score]) for env, t in e.shifted.items() if np.isfinite(t.get(score, np.nan))}
         if not pairs:
             return None
         before, after = np.array(pairs).T
