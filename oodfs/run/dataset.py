@@ -75,7 +75,7 @@ def _draw_training(env, suite: Suite, key: DataKey, r, n_train: int):
 
 def make_dataset(suite: Suite, key: DataKey) -> DataSet:
     with warnings.catch_warnings():
-        # a table's notes were given once, when the suite was checked (runner.check_suite_plugins)
+        # a table's notes were given once, when the suite was checked (suite.check_suite_plugins)
         warnings.simplefilter("ignore", TableWarning)
         return _make_dataset(suite, key)
 

@@ -36,50 +36,8 @@ from oodfs.run.identity import method_code_hashes, suite_identity, task_identiti
 from oodfs.run.jobs import WorkerContext, one_method_each, plan, run_job, warning_notes, with_trained
 from oodfs.run.kernels import numeric_platform
 from oodfs.run.progress import DEFAULT_INTERVAL, Progress, job_work, longest_first, pool_weights
-from oodfs.run.suite import (
-    Suite,
-    check_environment_params,
-    check_label_methods,
-    check_training_rows,
-    train_envs,
-    with_task,
-)
+from oodfs.run.suite import Suite, check_suite_plugins, with_task
 from oodfs.validation import OodfsError
-
-
-def check_suite_plugins(suite: Suite, reg=None) -> None:
-    """Fail early, with the list of valid names, on unknown methods/environments/settings.
-    ``reg``: the registry (default :func:`oodfs.contract.registry.registry`)."""
-    reg = reg or registry()
-    env_cls = reg.get("environment", suite.environment)
-    for method in suite.methods:
-        reg.info("selector", method)
-    valid_settings = env_cls.settings
-    check_environment_params(suite, env_cls)
-    for s in suite.settings:
-        name = s.params.get("setting")
-        if valid_settings and name is not None and name not in valid_settings:
-            raise OodfsError(
-                f"unknown setting {name!r} for environment {suite.environment!r}; "
-                f"valid: {', '.join(valid_settings)}"
-            )
-        # (what loading a table notes, run_suites holds until every suite is let through)
-        env = env_cls(**s.environment_params(0, suite.seed))
-        for e in [x for r in suite.r_train for x in train_envs(r)] + list(suite.r_test):
-            env.check_env(e)
-        check_training_rows(suite, s, env)
-        try:
-            d = len(env.feature_names)
-        except (AttributeError, TypeError, NotImplementedError):  # an environment that names no columns
-            continue
-        if suite.k > d:
-            raise OodfsError(f"k = {suite.k} is more than the {d} features of setting {s.name!r}")
-        too_big = [e for e in suite.k_grid or () if isinstance(e, int) and e > d]
-        if too_big:
-            raise OodfsError(
-                f'k_grid entry {too_big[0]} is more than the {d} features of setting {s.name!r}; use "all"'
-            )
-    check_label_methods(suite, reg)
 
 
 def _count(n: int, noun: str) -> str:
@@ -343,11 +301,11 @@ def run_suites(runs, held=()) -> list[SuiteRun]:
 def check_pool(runs) -> list[SuiteRun]:
     """Each suite of a pool checked before anything is written: its options
     (:meth:`RunOptions.checked`), its task type and the methods that cannot handle it (skipped,
-    with a note), the plugins it names (:func:`check_suite_plugins`); notes naming its folder when
-    there are several; two suites writing to one folder are refused. ``runs``: ``(suite, out_dir,
-    RunOptions)``, or ``(suite, out_dir, RunOptions, skipped)`` for a suite whose task type the
-    caller has already read (:func:`oodfs.run.suite.with_task`: the suite it returned and its
-    skipped methods). The pool :func:`run_suites` runs."""
+    with a note), the plugins it names (:func:`oodfs.run.suite.check_suite_plugins`); notes
+    naming its folder when there are several; two suites writing to one folder are refused.
+    ``runs``: ``(suite, out_dir, RunOptions)``, or ``(suite, out_dir, RunOptions, skipped)`` for a
+    suite whose task type the caller has already read (:func:`oodfs.run.suite.with_task`: the
+    suite it returned and its skipped methods). The pool :func:`run_suites` runs."""
     reg = registry()
     entries = []
     for suite, out_dir, options, *known in runs:

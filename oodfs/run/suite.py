@@ -802,6 +802,45 @@ def check_training_rows(suite: Suite, setting: Setting, env) -> None:
                 )
 
 
+def check_suite_plugins(suite: Suite, reg=None) -> None:
+    """Fail early, with the list of valid names, on unknown methods/environments/settings, and
+    make the suite's other checks against its plugins (its settings' parameters, its training
+    rows, the methods that learn from environment labels): a run asks for them in one call.
+    ``reg``: the registry (default :func:`oodfs.contract.registry.registry`)."""
+    from oodfs.contract.registry import registry
+
+    reg = reg or registry()
+    env_cls = reg.get("environment", suite.environment)
+    for method in suite.methods:
+        reg.info("selector", method)
+    valid_settings = env_cls.settings
+    check_environment_params(suite, env_cls)
+    for s in suite.settings:
+        name = s.params.get("setting")
+        if valid_settings and name is not None and name not in valid_settings:
+            raise OodfsError(
+                f"unknown setting {name!r} for environment {suite.environment!r}; "
+                f"valid: {', '.join(valid_settings)}"
+            )
+        # (what loading a table notes, run_suites holds until every suite is let through)
+        env = env_cls(**s.environment_params(0, suite.seed))
+        for e in [x for r in suite.r_train for x in train_envs(r)] + list(suite.r_test):
+            env.check_env(e)
+        check_training_rows(suite, s, env)
+        try:
+            d = len(env.feature_names)
+        except (AttributeError, TypeError, NotImplementedError):  # an environment that names no columns
+            continue
+        if suite.k > d:
+            raise OodfsError(f"k = {suite.k} is more than the {d} features of setting {s.name!r}")
+        too_big = [e for e in suite.k_grid or () if isinstance(e, int) and e > d]
+        if too_big:
+            raise OodfsError(
+                f'k_grid entry {too_big[0]} is more than the {d} features of setting {s.name!r}; use "all"'
+            )
+    check_label_methods(suite, reg)
+
+
 #: the k grid entry that makes each method's own support a candidate (docs/PROTOCOL.md section 10)
 SUPPORT = "support"
 
