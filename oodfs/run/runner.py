@@ -183,7 +183,6 @@ class RunOptions:
             parse_size(self.task_memory)
             if not memory_limit_supported():
                 raise OodfsError("--task-memory needs Linux 4.7 or later (its data-size limit)")
-        backend(self.backend_name).parse_options(dict(self.backend_options))
         force = tuple(dict.fromkeys(self.force))
         unknown = [m for m in force if m not in suite.methods]
         if unknown:
@@ -269,6 +268,8 @@ def run_suites(runs, held=()) -> list[SuiteRun]:
                 warnings.simplefilter("always")
                 entries = list(runs) if checked else check_pool(runs)
                 executor = backend(pool.backend_name)
+                # the pool's backend options, checked against those the backend declares (once)
+                settings = executor.parse_options(dict(pool.backend_options))
                 for e in entries:
                     store = ResultStore(e.out_dir)
                     store.check_output_folder()
@@ -286,7 +287,7 @@ def run_suites(runs, held=()) -> list[SuiteRun]:
             for e in entries:
                 _record(e)
             _plan_pool(entries, pool.jobs)
-            _dispatch(entries, executor, pool)
+            _dispatch(entries, executor, settings, pool)
         except BaseException:
             for e in locked:
                 if e.fresh:  # stopped before its first task (an unreachable scheduler): a plain rerun works
@@ -502,9 +503,10 @@ def _invocation(suite: Suite, options: RunOptions, identities: dict, decided: Re
     }
 
 
-def _dispatch(entries: list[SuiteRun], executor, options: RunOptions) -> None:
+def _dispatch(entries: list[SuiteRun], executor, settings: dict, options: RunOptions) -> None:
     """Hand every suite's jobs to the backend in one call, longest first, and store what comes
-    back into each job's own suite (a worker may commit itself)."""
+    back into each job's own suite (a worker may commit itself). ``settings``: the backend's
+    options, parsed (:meth:`oodfs.contract.extensions.Backend.parse_options`)."""
     weights = pool_weights([(e.suite, dict.fromkeys(m for j in e.todo for m in j.methods)) for e in entries])
     pending = [(e, w, job) for e, w in zip(entries, weights) for job in e.todo]
     ordered = longest_first(pending, lambda item: job_work(item[2], item[1]))
@@ -527,7 +529,7 @@ def _dispatch(entries: list[SuiteRun], executor, options: RunOptions) -> None:
         labels[index] = e.label if len(entries) > 1 else ""
         jobs.append(job)
         calls.append((contexts[id(e)], job))
-    settings = executor.parse_options(dict(options.backend_options))
+    settings = dict(settings)
     bar = Progress(
         jobs,
         job_weights,
