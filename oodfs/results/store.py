@@ -285,6 +285,22 @@ class ResultStore:
                     "or choose another --out"
                 )
 
+    @classmethod
+    @contextlib.contextmanager
+    def for_run(cls, out_dir: str | Path):
+        """The store of ``out_dir`` held for one run, in one call: the folder checked
+        (:meth:`check_output_folder`) and locked (:meth:`lock`), the store closed (:meth:`close`)
+        when the run ends, however it ends. Yields the store and whether the folder held no store
+        before (a fresh run)."""
+        store = cls(out_dir)
+        store.check_output_folder()
+        fresh = not store.exists()
+        with store.lock():
+            try:
+                yield store, fresh
+            finally:
+                store.close()  # no -wal or -shm left in the folder, however the run ended
+
     @contextlib.contextmanager
     def lock(self):
         """Hold the folder for one run: a second run on it (a second ``--resume``) is refused

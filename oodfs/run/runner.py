@@ -270,12 +270,8 @@ def run_suites(runs, held=()) -> list[SuiteRun]:
                 executor = backend(pool.backend_name)
                 # the pool's backend options, checked against those the backend declares (once)
                 settings = executor.parse_options(dict(pool.backend_options))
-                for e in entries:
-                    store = ResultStore(e.out_dir)
-                    store.check_output_folder()
-                    fresh = not store.exists()
-                    stack.enter_context(store.lock())
-                    e.store, e.fresh = store, fresh
+                for e in entries:  # each store closed as its folder's lock ends, however the run ends
+                    e.store, e.fresh = stack.enter_context(ResultStore.for_run(e.out_dir))
                     locked.append(e)
                 for e in entries:  # every check before anything is written
                     _check(e)
@@ -293,9 +289,6 @@ def run_suites(runs, held=()) -> list[SuiteRun]:
                 if e.fresh:  # stopped before its first task (an unreachable scheduler): a plain rerun works
                     e.store.discard_if_empty()
             raise
-        finally:
-            for e in locked:
-                e.store.close()  # no -wal or -shm left in the folder, however the run ended
     return entries
 
 
@@ -333,7 +326,7 @@ def _labelled(notes, label: str, line: str) -> None:
 
 def _check(e: SuiteRun) -> None:
     """What a suite's folder holds and what its run must do, decided before anything is written."""
-    identity = _folder_identity(e.store, e.suite, e.options, e.out_dir)
+    identity = _folder_identity(e.store, e.fresh, e.suite, e.options, e.out_dir)
     e.suite, taken = _from_reference(e.suite, e.options)
     records = e.store.task_records()
     e.identities = _identities(e.suite, records)
@@ -385,10 +378,11 @@ def _repair(store: ResultStore, notes) -> None:
     store.repair(damage)
 
 
-def _folder_identity(store: ResultStore, suite: Suite, options: RunOptions, out_dir) -> dict:
-    """The suite identity the folder will hold; a folder of another suite is refused."""
+def _folder_identity(store: ResultStore, fresh: bool, suite: Suite, options: RunOptions, out_dir) -> dict:
+    """The suite identity the folder will hold; a folder of another suite is refused. ``fresh``:
+    the folder held no store when the run took it."""
     identity = suite_identity(suite)
-    if not store.exists():
+    if fresh:
         return identity
     if not options.resume:
         raise OodfsError(
