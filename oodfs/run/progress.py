@@ -217,6 +217,18 @@ def longest_first(items, work) -> list:
     return sorted(items, key=work, reverse=True)
 
 
+def pool_order(pools) -> list[tuple[int, Weights, object]]:
+    """The jobs of a pool of suites in the order they are handed out: ``pools`` is ``(suite,
+    jobs)`` per suite; each job comes as ``(its suite's index, that suite's weights, job)``, longest
+    first (:func:`longest_first` by :func:`job_work`, weights from :func:`pool_weights`)."""
+    pools = list(pools)
+    weights = pool_weights(
+        [(suite, dict.fromkeys(m for j in jobs for m in j.methods)) for suite, jobs in pools]
+    )
+    pending = [(i, w, job) for i, ((_, jobs), w) in enumerate(zip(pools, weights)) for job in jobs]
+    return longest_first(pending, lambda item: job_work(item[2], item[1]))
+
+
 def _reference_seconds(suite):
     """``({method: fit s}, {method: downstream s}, label)`` per task from the shipped reference of
     ``suite`` (same name and profile), or None."""

@@ -35,7 +35,7 @@ from oodfs.run.executors.isolation import memory_limit_supported, parse_size
 from oodfs.run.identity import method_code_hashes, suite_identity, task_identities
 from oodfs.run.jobs import WorkerContext, one_method_each, plan, run_job, warning_notes, with_trained
 from oodfs.run.kernels import numeric_platform
-from oodfs.run.progress import DEFAULT_INTERVAL, Progress, job_work, longest_first, pool_weights
+from oodfs.run.progress import DEFAULT_INTERVAL, Progress, pool_order
 from oodfs.run.suite import Suite, check_suite_plugins, with_task
 from oodfs.validation import OodfsError
 
@@ -247,7 +247,7 @@ def run_suites(runs, held=()) -> list[SuiteRun]:
     ``runs`` is a list of ``(suite, out_dir, RunOptions)``, each suite into its own folder as
     :func:`run_suite` does, or the pool :func:`check_pool` made of them. Every suite is checked
     (and its folder's resume plan made) before any is written to or run; then the pending jobs of
-    all of them go to one backend call, longest first (:func:`oodfs.run.progress.longest_first`),
+    all of them go to one backend call, longest first (:func:`oodfs.run.progress.pool_order`),
     under one progress display, and each finished task is committed into its own suite's store.
     The pool's settings (jobs, backend, progress, plugins) are those of the first suite's options.
     ``held``: warnings the caller's own checks caught, given with the pool's once every suite is
@@ -501,9 +501,7 @@ def _dispatch(entries: list[SuiteRun], executor, settings: dict, options: RunOpt
     """Hand every suite's jobs to the backend in one call, longest first, and store what comes
     back into each job's own suite (a worker may commit itself). ``settings``: the backend's
     options, parsed (:meth:`oodfs.contract.extensions.Backend.parse_options`)."""
-    weights = pool_weights([(e.suite, dict.fromkeys(m for j in e.todo for m in j.methods)) for e in entries])
-    pending = [(e, w, job) for e, w in zip(entries, weights) for job in e.todo]
-    ordered = longest_first(pending, lambda item: job_work(item[2], item[1]))
+    ordered = [(entries[i], w, job) for i, w, job in pool_order((e.suite, e.todo) for e in entries)]
     owner, jobs, job_weights, labels, calls = {}, [], {}, {}, []
     contexts = {
         id(e): WorkerContext(
