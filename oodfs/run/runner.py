@@ -53,13 +53,15 @@ class ResumePlan:
     ``remove``: ``{(method, reason): [keys]}`` stale tasks of this run's methods outside its
     selection (other r_train, runs or settings), deleted so that a method never mixes two
     identities; ``stale_kept``: ``{(method, reason): [keys]}`` stale tasks of methods this run
-    does not include, kept as they are.
+    does not include, kept as they are; ``selection``: the task keys of this run's selection (what
+    the plan was made against, read once).
     """
 
     keep: set = field(default_factory=set)
     rerun: dict = field(default_factory=lambda: defaultdict(list))
     remove: dict = field(default_factory=lambda: defaultdict(list))
     stale_kept: dict = field(default_factory=lambda: defaultdict(list))
+    selection: frozenset = frozenset()
 
     def notes(self) -> list[str]:
         lines = [f"{_count(len(k), 'task')} of {m} rerun: {why}" for (m, why), k in self.rerun.items()]
@@ -95,8 +97,8 @@ def resume_plan(
     TaskIdentity}`` of every registered method on every setting of ``suite``; ``force``: methods
     whose tasks are rerun whatever their identity; ``retry_failed``: rerun failed tasks of the
     selection too."""
-    out = ResumePlan()
-    selection = set(suite.task_keys())
+    selection = frozenset(suite.task_keys())
+    out = ResumePlan(selection=selection)
     for key, rec in records.items():
         setting, _, _, method = key
         current = identities.get((setting, method))
@@ -346,7 +348,7 @@ def _record(e: SuiteRun) -> None:
     if todo and options.reference is not None and options.reference_subsets:
         todo = with_trained(todo, _reference_subsets(suite, options, e.identities))
     e.todo = todo
-    selection = set(suite.task_keys())
+    selection = set(decided.selection)
     if taken.tasks is not None and len(taken.tasks):  # methods copied from a reference: theirs too
         selection |= set(taken.tasks[TASK_KEY].itertuples(index=False, name=None))
     e.planned = len(selection)
