@@ -183,11 +183,10 @@ class Leaderboard:
 
     def _real_data_tables(self, setting: str) -> list:
         """Against the yardstick, the loss per test environment, and what each method selected."""
-        from oodfs.contract.registry import get_task
         from oodfs.report import features
 
         out = []
-        task = get_task(self.report.task)
+        task = self.report.task_type
         loss = task.metric("mean")  # the task's mean test loss: RMSE mean, log-loss mean
         tests = self.analysis.tests(setting, loss) if loss in self.metrics else None
         ref = self.analysis.family.reference

@@ -217,6 +217,8 @@ class Report:
         #: the task type of the run (oodfs.contract.task_types): stored with the run, else read off its
         #: metrics
         self.task = task or task_of_results(ok)
+        #: its TaskType (looked up once: the reweighting, the rule and the tables read it)
+        self.task_type = get_task(self.task)
         #: how the test environments count in the statistics over them (docs/PROTOCOL.md section 3,
         #: "Weighting the test environments"): the stored statistics are the default's; another
         #: weighting computes them again from the stored per-environment rows (``env_rows``: each
@@ -227,16 +229,14 @@ class Report:
         empty = pd.DataFrame(columns=ENV_ROWS_COLUMNS)
         ok, self.env_left_out = reweighted(
             ok,
-            get_task(self.task),
+            self.task_type,
             env_rows if env_rows is not None else empty,
             self.env_weighting,
             TASK_KEY + ["point", "k", "downstream"],
         )
         self._ok = ok
         self.points = self._points(ok)
-        self.chosen = (
-            self.rule.choose(self.points, ok, get_task(self.task)) if len(self.points) else self.points
-        )
+        self.chosen = self.rule.choose(self.points, ok, self.task_type) if len(self.points) else self.points
         # (a run where every task failed has no values to check them against, and no columns)
         self._columns = None if columns is None or self.points.empty else self._checked_columns(list(columns))
 
