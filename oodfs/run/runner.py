@@ -327,7 +327,6 @@ def run_suites(runs, held=()) -> list[SuiteRun]:
                     e.options.notes(line)
             for e in entries:
                 _record(e)
-            _plan_pool(entries, pool.jobs)
             _dispatch(entries, executor, pool)
         except BaseException:
             for e in locked:
@@ -399,14 +398,6 @@ def _record(e: SuiteRun) -> None:
         selection |= set(taken.tasks[TASK_KEY].itertuples(index=False, name=None))
     e.planned = len(selection)
     e.taken = len(selection & decided.keep)
-
-
-def _plan_pool(entries: list[SuiteRun], workers: int) -> None:
-    """With fewer data sets in the whole pool than workers, each method becomes a job of its own
-    (:func:`oodfs.run.jobs.plan`)."""
-    if sum(len(e.todo) for e in entries) < workers:
-        for e in entries:
-            e.todo = one_method_each(e.todo)
 
 
 def _repair(store: ResultStore, notes) -> None:
@@ -549,6 +540,7 @@ def _dispatch(entries: list[SuiteRun], executor, options: RunOptions) -> None:
     back into each job's own suite (a worker may commit itself)."""
     weights = pool_weights([(e.suite, dict.fromkeys(m for j in e.todo for m in j.methods)) for e in entries])
     pending = [(e, w, job) for e, w in zip(entries, weights) for job in e.todo]
+    pending = split_for_workers(pending, options.jobs, lambda item: job_work(item[2], item[1]))
     ordered = longest_first(pending, lambda item: job_work(item[2], item[1]))
     owner, jobs, job_weights, labels, calls = {}, [], {}, {}, []
     contexts = {
@@ -605,6 +597,34 @@ def _dispatch(entries: list[SuiteRun], executor, options: RunOptions) -> None:
     for e in entries:  # what the fits warned, one counted line per method and category
         for line in warning_notes(e.ran):
             e.options.notes(line)
+
+
+#: a job is split by method when its estimated work is more than this many times an even share of
+#: the pool's (total / workers): alone it would end the pool after the other workers have stopped.
+#: On 2 workers that is a job that outweighs all the others together (a job weighs its methods'
+#: reference seconds, so the data sets of one suite weigh the same: a single suite is not split
+#: there); on 128, the longest data sets of the whole benchmark (benchmarks/scale_out/SCALE_OUT.md)
+SPLIT_ABOVE_SHARE = 1.0
+
+
+def split_for_workers(pending: list, workers: int, work) -> list:
+    """The pool's items ``(suite run, weights, job)``, with a job split into one job per method
+    (:func:`oodfs.run.jobs.one_method_each`) where whole data sets would leave workers idle: every
+    job when the pool has fewer jobs than workers, and a job whose estimated ``work`` is more than
+    :data:`SPLIT_ABOVE_SHARE` times an even share of the pool's work. The numbers are the same either
+    way (seeds come from the task's coordinates, a subset's downstream model from (data set,
+    subset)); a split job draws its data again and trains again the subsets its methods share
+    (docs/PROTOCOL.md, "The whole benchmark in one command")."""
+    share = sum(work(item) for item in pending) / max(workers, 1)
+    few = len(pending) < workers
+    out = []
+    for item in pending:
+        e, w, job = item
+        if len(job.methods) > 1 and (few or work(item) > SPLIT_ABOVE_SHARE * share):
+            out += [(e, w, one) for one in one_method_each([job])]
+        else:
+            out.append(item)
+    return out
 
 
 def run_pool_job(context: WorkerContext, job) -> tuple[int, list]:
