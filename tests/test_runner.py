@@ -143,19 +143,41 @@ def test_same_numbers_with_one_or_two_workers(tmp_path):
 
 def test_fewer_data_sets_than_workers_split_by_method_with_the_same_numbers(tmp_path):
     from oodfs.run.jobs import Job, plan
+    from oodfs.run.progress import split_for_workers
 
     suite = tiny(runs=1)
-    assert plan(suite, set(), workers=1) == [Job(DataKey("poly", 2.5, 0), ("ols", "correlation"))]
-    assert plan(suite, set(), workers=2) == [
-        Job(DataKey("poly", 2.5, 0), ("ols",)),
-        Job(DataKey("poly", 2.5, 0), ("correlation",)),
-    ]
-    assert plan(suite, {("poly", "2.5", 0, "ols")}, workers=1) == [
-        Job(DataKey("poly", 2.5, 0), ("correlation",))
-    ]
+    one = Job(DataKey("poly", 2.5, 0), ("ols", "correlation"))
+    assert plan(suite, set()) == [one]
+    assert plan(suite, {("poly", "2.5", 0, "ols")}) == [Job(DataKey("poly", 2.5, 0), ("correlation",))]
+
+    def jobs(workers):
+        return [j for _, _, j in split_for_workers([(None, None, one)], workers, lambda item: 1.0)]
+
+    assert jobs(1) == [one]
+    assert jobs(2) == [Job(DataKey("poly", 2.5, 0), ("ols",)), Job(DataKey("poly", 2.5, 0), ("correlation",))]
     run_suite(suite, tmp_path / "a", jobs=1, progress=False)
     run_suite(suite, tmp_path / "b", jobs=2, progress=False)
     pd.testing.assert_series_equal(values(tmp_path / "a"), values(tmp_path / "b"), check_exact=True)
+
+
+def test_a_job_heavier_than_an_even_share_is_split_by_method():
+    """A data set whose estimated work exceeds the pool's total over the workers would end the pool
+    alone: it becomes one job per method; the others stay whole."""
+    from oodfs.run.jobs import Job
+    from oodfs.run.progress import split_for_workers
+
+    methods = ("ols", "correlation", "lasso")
+
+    def split(weights, workers):
+        pool = [(None, w, Job(DataKey("poly", 2.5, run), methods)) for run, w in enumerate(weights)]
+        return [(j.data.run, j.methods) for _, _, j in split_for_workers(pool, workers, lambda item: item[1])]
+
+    whole = [(run, methods) for run in range(4)]
+    assert split([10.0, 9.0, 8.0, 7.0], 2) == whole  # none above 34 / 2
+    by_method = [[(run, (m,)) for m in methods] for run in range(4)]
+    assert split([10.0, 9.0, 8.0, 7.0], 4) == by_method[0] + by_method[1] + whole[2:]  # 10, 9 > 34 / 4
+    assert split([30.0, 2.0, 1.0, 1.0], 2) == by_method[0] + whole[1:]  # outweighs the rest together
+    assert len(split([10.0, 9.0, 8.0, 7.0], 8)) == 12  # fewer jobs than workers: every job split
 
 
 @pytest.mark.slow

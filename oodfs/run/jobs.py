@@ -109,26 +109,15 @@ def warning_notes(tasks) -> list[str]:
     return lines
 
 
-def plan(suite: Suite, finished: set, workers: int = 1) -> list[Job]:
-    """Pending jobs, one per data set with its unfinished methods.
-
-    With fewer data sets than workers each method becomes a job of its own so that every
-    worker has work; the numbers are the same either way (seeds come from the task's
-    coordinates), only some data draws and downstream fits are repeated.
-    """
+def plan(suite: Suite, finished: set) -> list[Job]:
+    """Pending jobs, one per data set with its unfinished methods (some are split by method for
+    the workers: :func:`oodfs.run.progress.split_for_workers`)."""
     jobs = []
     for key in suite.data_keys():
         pending = tuple(m for m in suite.methods if key.task(m) not in finished)
         if pending:
             jobs.append(Job(key, pending))
-    if len(jobs) < workers:
-        jobs = one_method_each(jobs)
     return [Job(j.data, j.methods, i) for i, j in enumerate(jobs)]
-
-
-def one_method_each(jobs: list[Job]) -> list[Job]:
-    """``jobs`` with each method a job of its own (so that every worker has work; :func:`plan`)."""
-    return [replace(j, methods=(m,)) for j in jobs for m in j.methods]
 
 
 def with_trained(jobs: list[Job], trained: dict) -> list[Job]:

@@ -32,7 +32,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from oodfs.contract import progress as messages
 from oodfs.numeric import clock
@@ -217,16 +217,47 @@ def longest_first(items, work) -> list:
     return sorted(items, key=work, reverse=True)
 
 
-def pool_order(pools) -> list[tuple[int, Weights, object]]:
-    """The jobs of a pool of suites in the order they are handed out: ``pools`` is ``(suite,
-    jobs)`` per suite; each job comes as ``(its suite's index, that suite's weights, job)``, longest
-    first (:func:`longest_first` by :func:`job_work`, weights from :func:`pool_weights`)."""
+def pool_order(pools, workers: int = 1) -> list[tuple[int, Weights, object]]:
+    """The jobs of a pool of suites in the order they are handed out to ``workers``: ``pools`` is
+    ``(suite, jobs)`` per suite; each job comes as ``(its suite's index, that suite's weights,
+    job)``, split by method where whole data sets would leave workers idle
+    (:func:`split_for_workers`), longest first (:func:`longest_first` by :func:`job_work`, weights
+    from :func:`pool_weights`)."""
     pools = list(pools)
     weights = pool_weights(
         [(suite, dict.fromkeys(m for j in jobs for m in j.methods)) for suite, jobs in pools]
     )
     pending = [(i, w, job) for i, ((_, jobs), w) in enumerate(zip(pools, weights)) for job in jobs]
+    pending = split_for_workers(pending, workers, lambda item: job_work(item[2], item[1]))
     return longest_first(pending, lambda item: job_work(item[2], item[1]))
+
+
+#: a job is split by method when its estimated work is more than this many times an even share of
+#: the pool's (total / workers): alone it would end the pool after the other workers have stopped.
+#: On 2 workers that is a job that outweighs all the others together (a job weighs its methods'
+#: reference seconds, so the data sets of one suite weigh the same: a single suite is not split
+#: there); on 128, the longest data sets of the whole benchmark (benchmarks/scale_out/SCALE_OUT.md)
+SPLIT_ABOVE_SHARE = 1.0
+
+
+def split_for_workers(pending: list, workers: int, work) -> list:
+    """The pool's items ``(suite, weights, job)``, with a job split into one job per method (the
+    same data set, one of its methods) where whole data sets would leave workers idle: every
+    job when the pool has fewer jobs than workers, and a job whose estimated ``work`` is more than
+    :data:`SPLIT_ABOVE_SHARE` times an even share of the pool's work. The numbers are the same
+    either way (seeds come from the task's coordinates, a subset's downstream model from (data
+    set, subset)); a split job draws its data again and trains again the subsets its methods share
+    (docs/PROTOCOL.md, "Long data sets split by method")."""
+    share = sum(work(item) for item in pending) / max(workers, 1)
+    few = len(pending) < workers
+    out = []
+    for item in pending:
+        suite, w, job = item
+        if len(job.methods) > 1 and (few or work(item) > SPLIT_ABOVE_SHARE * share):
+            out += [(suite, w, replace(job, methods=(m,))) for m in job.methods]
+        else:
+            out.append(item)
+    return out
 
 
 def _reference_seconds(suite):

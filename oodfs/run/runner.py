@@ -33,7 +33,7 @@ from oodfs.results.store import ResultStore
 from oodfs.run.executors import backend
 from oodfs.run.executors.isolation import memory_limit_supported, parse_size
 from oodfs.run.identity import method_code_hashes, suite_identity, task_identities
-from oodfs.run.jobs import WorkerContext, one_method_each, plan, run_job, warning_notes, with_trained
+from oodfs.run.jobs import WorkerContext, plan, run_job, warning_notes, with_trained
 from oodfs.run.kernels import numeric_platform
 from oodfs.run.progress import DEFAULT_INTERVAL, Progress, pool_order
 from oodfs.run.suite import Suite, check_suite_plugins, with_task
@@ -284,7 +284,6 @@ def run_suites(runs, held=()) -> list[SuiteRun]:
                     e.options.notes(line)
             for e in entries:
                 _record(e)
-            _plan_pool(entries, pool.jobs)
             _dispatch(entries, executor, settings, pool)
         except BaseException:
             for e in locked:
@@ -353,14 +352,6 @@ def _record(e: SuiteRun) -> None:
         selection |= set(taken.tasks[TASK_KEY].itertuples(index=False, name=None))
     e.planned = len(selection)
     e.taken = len(selection & decided.keep)
-
-
-def _plan_pool(entries: list[SuiteRun], workers: int) -> None:
-    """With fewer data sets in the whole pool than workers, each method becomes a job of its own
-    (:func:`oodfs.run.jobs.plan`)."""
-    if sum(len(e.todo) for e in entries) < workers:
-        for e in entries:
-            e.todo = one_method_each(e.todo)
 
 
 def _repair(store: ResultStore, notes) -> None:
@@ -503,7 +494,8 @@ def _dispatch(entries: list[SuiteRun], executor, settings: dict, options: RunOpt
     """Hand every suite's jobs to the backend in one call, longest first, and store what comes
     back into each job's own suite (a worker may commit itself). ``settings``: the backend's
     options, parsed (:meth:`oodfs.contract.extensions.Backend.parse_options`)."""
-    ordered = [(entries[i], w, job) for i, w, job in pool_order((e.suite, e.todo) for e in entries)]
+    pools = ((e.suite, e.todo) for e in entries)
+    ordered = [(entries[i], w, job) for i, w, job in pool_order(pools, options.jobs)]
     owner, jobs, job_weights, labels, calls = {}, [], {}, {}, []
     contexts = {
         id(e): WorkerContext(
