@@ -27,29 +27,24 @@ and which job bounds the schedule, not the minutes.
 from __future__ import annotations
 
 import argparse
-import heapq
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 from tabulate import tabulate
 
-from oodfs.run.progress import SPLIT_ABOVE_SHARE
+from oodfs.run.progress import split_for_workers
 from oodfs.run.reference import shipped_dir
 from oodfs.run.suite import customise, load_suite
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "whole_benchmark"))
+from whole_benchmark import lanes as makespan  # noqa: E402 -- longest first, each to the first free worker
+
 FACTS = HERE.parent / "whole_benchmark" / "whole_benchmark.json"
 DATA_KEY = ["setting", "r_train", "run"]
-
-
-def makespan(seconds: list[float], workers: int) -> float:
-    """Longest first, each to the first worker that frees (the runner's order)."""
-    free = [0.0] * workers
-    for s in sorted(seconds, reverse=True):
-        heapq.heappush(free, heapq.heappop(free) + s)
-    return max(free)
 
 
 def per_method_from_reference(label: str, ratios: dict, cuts: dict) -> list[dict] | None:
@@ -113,29 +108,36 @@ def pool(facts: dict, cuts: dict) -> list[dict]:
     return items
 
 
+@dataclass(frozen=True)
+class _Job:
+    """What the runner's rule reads of a job: its methods (one data set of ``pool``)."""
+
+    methods: tuple
+
+
 def schedule(items: list[dict], workers: int) -> dict:
     total = sum(it["job_s"] for it in items)
     longest = max(items, key=lambda it: it["job_s"])
-    whole = makespan([it["job_s"] for it in items], workers)
     share = total / workers
-    split, pieces, n_split = [], [], 0
-    for it in items:
-        if len(it["alone"]) > 1 and (len(items) < workers or it["job_s"] > SPLIT_ABOVE_SHARE * share):
-            n_split += 1
-            for m, s in it["alone"].items():
-                split.append(s)
-                pieces.append((s, f"{it['suite']} data set {it['index']}, {m}"))
+    # the runner's own rule, on the data sets' stored seconds
+    pending = [(i, None, _Job(tuple(it["alone"]))) for i, it in enumerate(items)]
+    pieces = []
+    for i, _, job in split_for_workers(pending, workers, lambda item: items[item[0]]["job_s"]):
+        it = items[i]
+        if job.methods == tuple(it["alone"]):
+            pieces.append((it["job_s"], f"{it['suite']} data set {it['index']} (whole)", i))
         else:
-            split.append(it["job_s"])
-            pieces.append((it["job_s"], f"{it['suite']} data set {it['index']} (whole)"))
+            (m,) = job.methods
+            pieces.append((it["alone"][m], f"{it['suite']} data set {it['index']}, {m}", i))
+    split = [p[0] for p in pieces]
     top = max(pieces)
     return {
         "workers": workers,
         "worker_s": total,
-        "data_set_jobs_h": whole / 3600,
+        "data_set_jobs_h": makespan([it["job_s"] for it in items], workers) / 3600,
         "bound_data_sets": "the longest data set" if longest["job_s"] >= share else "total / workers",
         "longest_data_set": f"{longest['suite']} data set {longest['index']}: {longest['job_s']:.0f} s",
-        "split_jobs": n_split,
+        "split_jobs": len({i for _, label, i in pieces if "(whole)" not in label}),
         "split_worker_s": sum(split),
         "split_h": makespan(split, workers) / 3600,
         "bound_split": "its longest job" if top[0] >= sum(split) / workers else "total / workers",

@@ -25,16 +25,14 @@ from tabulate import tabulate
 
 from oodfs.results.store import load_results
 from oodfs.run.reference import shipped_dir
-from oodfs.run.reference.replay import ABS_FLOOR, tolerance
-
-KEY = ["setting", "r_train", "run", "method", "point", "downstream", "metric", "env", "k"]
+from oodfs.run.reference.replay import ABS_FLOOR, ROW_KEY, tolerance
 
 
 def _keyed(df: pd.DataFrame) -> pd.Series:
-    df = df[[*KEY, "value"]].copy()
-    for c in KEY:
+    df = df[[*ROW_KEY, "value"]].copy()
+    for c in ROW_KEY:
         df[c] = df[c].astype(str)
-    return df.set_index(KEY)["value"]
+    return df.set_index(ROW_KEY)["value"]
 
 
 def compare(folder: Path) -> dict | None:

@@ -228,8 +228,11 @@ def pool_order(pools, workers: int = 1) -> list[tuple[int, Weights, object]]:
         [(suite, dict.fromkeys(m for j in jobs for m in j.methods)) for suite, jobs in pools]
     )
     pending = [(i, w, job) for i, ((_, jobs), w) in enumerate(zip(pools, weights)) for job in jobs]
-    pending = split_for_workers(pending, workers, lambda item: job_work(item[2], item[1]))
-    return longest_first(pending, lambda item: job_work(item[2], item[1]))
+
+    def work(item):
+        return job_work(item[2], item[1])
+
+    return longest_first(split_for_workers(pending, workers, work), work)
 
 
 #: a job is split by method when its estimated work is more than this many times an even share of
