@@ -104,3 +104,10 @@ BY_NAME: dict[str, Kind] = {name: k for k in KINDS for name in (k.name, *k.alias
 def kind_named(name: str) -> Kind | None:
     """The kind called ``name`` or one of its earlier names, or None."""
     return BY_NAME.get(name)
+
+
+def unknown_plugin(kind: str, name, table) -> str:
+    """The one line that says ``name`` is no registered plugin of ``kind`` (its name in
+    :data:`KINDS`) and names the valid ones (the names of ``table``)."""
+    valid = ", ".join(sorted(table)) or "(none registered)"
+    return f"unknown {BY_NAME[kind].label} {name!r}; valid: {valid}"

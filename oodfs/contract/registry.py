@@ -23,7 +23,7 @@ import pluggy
 from oodfs.contract import hookspecs, metrics, selection, task_types
 from oodfs.contract.api import describe
 from oodfs.contract.extensions import FORMAT_LANGUAGES
-from oodfs.contract.kinds import BY_NAME
+from oodfs.contract.kinds import BY_NAME, unknown_plugin
 from oodfs.contract.kinds import KINDS as KIND_TABLE
 from oodfs.contract.selection import SelectionRule
 from oodfs.contract.task_types import TaskType
@@ -257,8 +257,7 @@ class Registry:
     def info(self, kind: str, name: str) -> PluginInfo:
         table = self.entries(kind)
         if name not in table:
-            valid = ", ".join(sorted(table)) or "(none registered)"
-            raise OodfsError(f"unknown {BY_NAME[kind].label} {name!r}; valid: {valid}")
+            raise OodfsError(unknown_plugin(kind_of(kind), name, table))
         return table[name]
 
     def get(self, kind: str, name: str) -> type:
@@ -266,6 +265,53 @@ class Registry:
 
     def all(self) -> list[PluginInfo]:
         return [info for kind in KINDS for _, info in sorted(self.entries(kind).items())]
+
+    def suite_plugins(
+        self, environment: str, selection: str, methods=(), backend: str = "local", task: str | None = None
+    ) -> SuitePlugins:
+        """The plugins one suite runs with, read at once (:class:`SuitePlugins`): its environment
+        and that environment's task type, its selection rule, its backend, and every registered
+        selector, metric and downstream model. Each name given is checked, in this order: the rule
+        (:func:`get_rule`'s line), the task type the suite names (``task``; None: it names none),
+        the environment, the ``methods``, the backend (:meth:`info`'s line)."""
+        rule = get_rule(selection, self)
+        if task is not None:
+            self.info("task_type", task)
+        env = self.info("environment", environment)
+        for method in methods:
+            self.info("selector", method)
+        return SuitePlugins(
+            environment=env,
+            task=get_task(env.cls.task, self),
+            rule=rule,
+            backend=self.get("backend", backend),
+            selectors=dict(self.entries("selector")),
+            metrics={name: info.cls for name, info in self.entries("metric").items()},
+            downstream={name: info.cls for name, info in self.entries("downstream").items()},
+            provenance=tuple(info.as_dict() for info in self.all()),
+        )
+
+
+@dataclass(frozen=True)
+class SuitePlugins:
+    """The plugins one suite runs with, read from the registry at once
+    (:meth:`Registry.suite_plugins`) when the suite is planned, then handed to whatever needs them
+    (the suite's checks, its identities, the progress weights, the store's record, the downstream
+    models, the backend): a run asks the registry once per suite. ``environment``: the suite's
+    (its PluginInfo); ``task``: that environment's task type; ``rule``: the suite's selection
+    rule; ``backend``: the backend class; ``selectors`` (PluginInfo), ``metrics`` (declarations)
+    and ``downstream`` (classes): every registered one by name, in the registry's order (a resume
+    judges the stored methods too, and the store records every metric); ``provenance``: every
+    registered plugin as a run's invocation records it (:meth:`PluginInfo.as_dict`). Read only."""
+
+    environment: PluginInfo
+    task: TaskType
+    rule: SelectionRule
+    backend: type
+    selectors: dict[str, PluginInfo]
+    metrics: dict[str, object]
+    downstream: dict[str, type]
+    provenance: tuple[dict, ...]
 
 
 def _not_a_plugin(kind: str, obj, base) -> str | None:
@@ -307,23 +353,23 @@ def reset_registry() -> None:
 # They live here, beside the registry, so that no module of oodfs.contract imports the registry
 # back (tests/test_layout.py); their earlier homes (oodfs.contract.tasks.get_task,
 # oodfs.contract.selection.get_rule and rules) still give them.
-def get_task(name) -> TaskType:
+def get_task(name, reg: Registry | None = None) -> TaskType:
     """The registered task type called ``name`` (a TaskType is returned as it is; an unknown
-    name is one OodfsError naming the valid ones)."""
+    name is one OodfsError naming the valid ones). ``reg``: the registry (default :func:`registry`)."""
     if isinstance(name, TaskType):
         return name
-    return registry().get("task_type", name)
+    return (reg or registry()).get("task_type", name)
 
 
-def rules() -> dict[str, SelectionRule]:
+def rules(reg: Registry | None = None) -> dict[str, SelectionRule]:
     """Every registered selection rule by name: the built-in ones first, then those of plugins."""
-    found = {name: info.cls for name, info in registry().entries("selection_rule").items()}
+    found = {name: info.cls for name, info in (reg or registry()).entries("selection_rule").items()}
     return {**{n: found[n] for n in selection.RULES if n in found}, **dict(sorted(found.items()))}
 
 
-def get_rule(name: str) -> SelectionRule:
+def get_rule(name: str, reg: Registry | None = None) -> SelectionRule:
     """The registered selection rule called ``name``, or an OodfsError naming the valid ones."""
-    known = rules()
+    known = rules(reg)
     if name not in known:
         raise OodfsError(f"unknown model-selection rule {name!r}; valid: {', '.join(known)}")
     return known[name]

@@ -17,21 +17,30 @@ from oodfs.contract.task import env_key
 from oodfs.validation import OodfsError
 
 
-def models(task: str | None = None) -> dict[str, type]:
-    """``{name: class}`` of the registered downstream models (of those predicting ``task``)."""
-    table = {name: info.cls for name, info in registry().entries("downstream").items()}
+def models(task: str | None = None, table: dict | None = None) -> dict[str, type]:
+    """``{name: class}`` of the registered downstream models (of those predicting ``task``).
+    ``table``: ``{name: class}`` already read (a suite's plugins,
+    :attr:`oodfs.contract.registry.SuitePlugins.downstream`); None reads the registry's."""
+    if table is None:
+        table = {name: info.cls for name, info in registry().entries("downstream").items()}
     return {n: c for n, c in table.items() if task is None or task in c.task_types}
 
 
-def check_model(name, task: str | None = "regression") -> str:
+def check_model(name, task: str | None = "regression", table: dict | None = None) -> str:
     """``name`` if it is a registered model predicting ``task`` (None: any task); else one line
-    naming the valid ones."""
-    if name not in models():
-        raise OodfsError(f"unknown downstream model {name!r}; valid: {', '.join(models())}")
-    if task is not None and name not in models(task):
+    naming the valid ones. ``table``: as :func:`models`'."""
+    if table is None:
+        table = models()
+    if name not in table:
+        raise OodfsError(f"unknown downstream model {name!r}; valid: {', '.join(table)}")
+    if task is not None and name not in models(task, table):
         raise OodfsError(
             f"downstream model {name!r} does not predict a {task} target; "
-            + (f"valid for {task}: {', '.join(models(task))}" if models(task) else no_model_for(task))
+            + (
+                f"valid for {task}: {', '.join(models(task, table))}"
+                if models(task, table)
+                else no_model_for(task)
+            )
         )
     return name
 
@@ -47,9 +56,12 @@ def no_model_for(task: str) -> str:
     )
 
 
-def get_model(name: str, task: str = "regression", profile: str = "default"):
-    """An instance of the model ``name`` for ``task`` with the settings of ``profile``."""
-    return models()[check_model(name, task)](task=task, profile=profile)
+def get_model(name: str, task: str = "regression", profile: str = "default", table: dict | None = None):
+    """An instance of the model ``name`` for ``task`` with the settings of ``profile``.
+    ``table``: as :func:`models`'."""
+    if table is None:
+        table = models()
+    return table[check_model(name, task, table)](task=task, profile=profile)
 
 
 def score_subsets(

@@ -34,8 +34,10 @@ from pathlib import Path
 
 from oodfs.contract.api import _GridMixin
 from oodfs.contract.downstream import DEFAULT_MODEL
-from oodfs.contract.registry import PluginInfo, registry
+from oodfs.contract.kinds import unknown_plugin
+from oodfs.contract.registry import PluginInfo, SuitePlugins, registry
 from oodfs.run.suite import Suite
+from oodfs.validation import OodfsError
 
 #: the suite fields a resume, a merge and a reference must agree on
 SUITE_IDENTITY = (
@@ -90,9 +92,11 @@ def file_digest(path: str | Path) -> str:
     return h.hexdigest()[:DIGEST_CHARS]
 
 
-def suite_identity(suite: Suite) -> dict:
+def suite_identity(suite: Suite, downstream: dict | None = None) -> dict:
     """The suite fields a resume must not change, as stored (tuples become lists), and ``core``:
-    a digest of how oodfs's core trains the downstream models (:func:`core_identity`)."""
+    a digest of how oodfs's core trains the downstream models (:func:`core_identity`).
+    ``downstream``: the registered models already read (:attr:`SuitePlugins.downstream`; None:
+    the registry's)."""
     identity = {k: v for k, v in suite.to_dict().items() if k in SUITE_IDENTITY}
     # the MLP alone is the default: identities stored before the model was a choice still hold
     if list(identity.get("downstream", ())) == [DEFAULT_MODEL]:
@@ -103,20 +107,22 @@ def suite_identity(suite: Suite) -> dict:
     # regression is the default: identities stored before task types existed still hold
     if identity.get("task") in (None, "regression"):
         identity.pop("task", None)
-    identity["core"] = core_identity(suite)
+    identity["core"] = core_identity(suite, downstream)
     return json.loads(canonical(identity))
 
 
-def core_identity(suite: Suite) -> str:
+def core_identity(suite: Suite, downstream: dict | None = None) -> str:
     """A digest of the downstream models' settings under the suite's profile (the MLP's engine,
     optimiser and stopping rule; the scikit-learn models' parameters): core code that decides
     every task's RMSEs without being part of any method, so that a resume or a reference made
     with other settings is not mixed with this run's. Folders stored before oodfs recorded it
-    have none, and are not compared on it."""
+    have none, and are not compared on it. ``downstream``: as :func:`suite_identity`'s."""
     from oodfs.run.downstream_models import get_model
 
     task = suite.task or "regression"
-    return digest({name: get_model(name, task, suite.profile).identity() for name in suite.downstream})
+    return digest(
+        {name: get_model(name, task, suite.profile, downstream).identity() for name in suite.downstream}
+    )
 
 
 # -- code ---------------------------------------------------------------------------------
@@ -233,19 +239,33 @@ def method_parts(info: PluginInfo, profile: str) -> dict:
     }
 
 
-def task_identities(suite: Suite, methods=None) -> dict[tuple[str, str], TaskIdentity]:
+def task_identities(
+    suite: Suite, methods=None, plugins: SuitePlugins | None = None
+) -> dict[tuple[str, str], TaskIdentity]:
     """The identity of every (setting, method) of ``suite`` (all its tasks on that setting share
-    it: r_train and run are coordinates). ``methods`` defaults to the suite's."""
-    reg = registry()
-    env_info = reg.info("environment", suite.environment)
+    it: r_train and run are coordinates). ``methods`` defaults to the suite's; an unknown one is
+    one line naming the valid ones. ``plugins``: the suite's plugins already read
+    (:class:`SuitePlugins`); None reads the registry's."""
+    if plugins is None:
+        reg = registry()
+        env_info, selectors, downstream = (
+            reg.info("environment", suite.environment),
+            reg.entries("selector"),
+            None,
+        )
+    else:
+        env_info, selectors, downstream = plugins.environment, plugins.selectors, plugins.downstream
     # the suite's shared fields; a setting's own parameters are in its data part, so a task's
     # identity does not change when a run narrows the suite to some of its settings
     # (the core's part is compared per folder and per reference, not per task)
-    suite_part = digest({k: v for k, v in suite_identity(suite).items() if k not in ("settings", "core")})
+    shared = suite_identity(suite, downstream)
+    suite_part = digest({k: v for k, v in shared.items() if k not in ("settings", "core")})
     data = {s.name: data_identity(suite, s, env_info) for s in suite.settings}
     out = {}
     for method in suite.methods if methods is None else methods:
-        parts = method_parts(reg.info("selector", method), suite.profile)
+        if method not in selectors:
+            raise OodfsError(unknown_plugin("selector", method, selectors))
+        parts = method_parts(selectors[method], suite.profile)
         for s in suite.settings:
             out[s.name, method] = TaskIdentity.from_parts(
                 {**parts, "data": data[s.name], "suite": suite_part}
@@ -253,8 +273,9 @@ def task_identities(suite: Suite, methods=None) -> dict[tuple[str, str], TaskIde
     return out
 
 
-def method_code_hashes(methods) -> dict[str, str]:
-    """``{method: code hash}`` for provenance (methods not registered are left out)."""
-    reg = registry()
-    table = reg.entries("selector")
+def method_code_hashes(methods, selectors: dict | None = None) -> dict[str, str]:
+    """``{method: code hash}`` for provenance (methods not registered are left out).
+    ``selectors``: the registered selectors already read (:attr:`SuitePlugins.selectors`; None:
+    the registry's)."""
+    table = registry().entries("selector") if selectors is None else selectors
     return {m: code_hash(table[m].cls) for m in methods if m in table}

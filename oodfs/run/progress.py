@@ -140,14 +140,24 @@ class Weights:
     basis: str
 
 
-def work_weights(suite, methods) -> Weights:
+def _selectors(selectors: dict | None) -> dict:
+    """The registered selectors: those already read (:attr:`SuitePlugins.selectors`), else the registry's."""
+    if selectors is not None:
+        return selectors
+    from oodfs.contract.registry import registry
+
+    return registry().entries("selector")
+
+
+def work_weights(suite, methods, selectors: dict | None = None) -> Weights:
     """The weights of ``methods`` (names) on ``suite``: medians over the tasks of the suite's
     shipped reference results (seconds; a method the reference lacks: its grid points times the
     reference's median seconds per grid point), or, with no reference, one unit per grid point
-    for its fits and one per grid point for its downstream share."""
-    from oodfs.contract.registry import registry
-
-    points = {m: len(registry().get("selector", m).grid_points()) for m in methods}
+    for its fits and one per grid point for its downstream share. ``selectors``: the registered
+    selectors already read (:attr:`oodfs.contract.registry.SuitePlugins.selectors`; None: the
+    registry's)."""
+    selectors = _selectors(selectors)
+    points = {m: len(selectors[m].cls.grid_points()) for m in methods}
     ref = _reference_seconds(suite)
     if ref is None:
         return Weights(dict(points), dict(points), "grid points", "grid points (no reference results)")
@@ -170,14 +180,14 @@ def _median(values) -> float:
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
-def pool_weights(runs) -> list[Weights]:
+def pool_weights(runs, selectors: dict | None = None) -> list[Weights]:
     """:func:`work_weights` of each ``(suite, methods)`` of a pool of suites, all in one unit: with
     some suites weighed in seconds (their reference results) and others in grid points (none),
     a grid point of the latter weighs the median seconds per grid point of the former, the rule
-    :func:`work_weights` applies to a method a suite's reference lacks."""
-    from oodfs.contract.registry import registry
-
-    weights = [work_weights(suite, methods) for suite, methods in runs]
+    :func:`work_weights` applies to a method a suite's reference lacks. ``selectors``: as
+    :func:`work_weights`'."""
+    selectors = _selectors(selectors)
+    weights = [work_weights(suite, methods, selectors) for suite, methods in runs]
     timed = [w for w in weights if w.unit == "s"]
     if not timed or len(timed) == len(weights):
         return weights
@@ -185,7 +195,7 @@ def pool_weights(runs) -> list[Weights]:
     def per_point(part):
         return _median(
             [
-                getattr(w, part)[m] / len(registry().get("selector", m).grid_points())
+                getattr(w, part)[m] / len(selectors[m].cls.grid_points())
                 for w in timed
                 for m in getattr(w, part)
             ]
@@ -217,15 +227,15 @@ def longest_first(items, work) -> list:
     return sorted(items, key=work, reverse=True)
 
 
-def pool_order(pools, workers: int = 1) -> list[tuple[int, Weights, object]]:
+def pool_order(pools, workers: int = 1, selectors: dict | None = None) -> list[tuple[int, Weights, object]]:
     """The jobs of a pool of suites in the order they are handed out to ``workers``: ``pools`` is
     ``(suite, jobs)`` per suite; each job comes as ``(its suite's index, that suite's weights,
     job)``, split by method where whole data sets would leave workers idle
     (:func:`split_for_workers`), longest first (:func:`longest_first` by :func:`job_work`, weights
-    from :func:`pool_weights`)."""
+    from :func:`pool_weights`; ``selectors``: as :func:`work_weights`')."""
     pools = list(pools)
     weights = pool_weights(
-        [(suite, dict.fromkeys(m for j in jobs for m in j.methods)) for suite, jobs in pools]
+        [(suite, dict.fromkeys(m for j in jobs for m in j.methods)) for suite, jobs in pools], selectors
     )
     pending = [(i, w, job) for i, ((_, jobs), w) in enumerate(zip(pools, weights)) for job in jobs]
 
