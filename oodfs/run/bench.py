@@ -129,6 +129,9 @@ class Planned:
     #: each test environment's rows per data set (:func:`oodfs.run.dataset.test_env_rows`), read
     #: when the suite does not count every environment once (None: it does)
     env_rows: list | None = None
+    #: the suite's plugins, read once when it was planned (:func:`oodfs.run.suite.resolve_suite`),
+    #: handed to its checks, its identities, its store's record and the backend
+    plugins: object = None
 
 
 @dataclass
@@ -178,11 +181,11 @@ def run_bench(options: BenchOptions | None = None, **changes) -> BenchOutcome:
 
     o = replace(options, **changes) if options is not None else BenchOptions(**changes)
     with _plugin_output(o):  # what a plugin prints at import never reaches the leaderboard's stdout
-        registry(tuple(o.plugins))  # a plugin may bring the rule, the backend or the methods named
+        reg = registry(tuple(o.plugins))  # a plugin may bring the rule, the backend or the methods named
     with warnings.catch_warnings(record=True) as held:
         # a table's notes are given once every suite is let through: a refused run is one line
         warnings.simplefilter("always")
-        planned, root, entries = _checked(o)
+        planned, root, entries = _checked(o, reg)
         start = time.perf_counter()
     with _plugin_output(o):  # what methods print never mixes into the leaderboard on stdout
         done = run_suites(entries, held=held)
@@ -221,17 +224,17 @@ def _reference_verdicts(done: BenchSuite, step=None) -> dict | None:
         return shipped_verdicts(report, reference)
 
 
-def _checked(o: BenchOptions) -> tuple[list[Planned], Path | None, list]:
+def _checked(o: BenchOptions, reg=None) -> tuple[list[Planned], Path | None, list]:
     """Every check of a run, in one place and this order, before anything is written: the
     suites (each loaded, customised, given its folder and task type), the options that go
     together, the backend and the jobs, the memory estimate, then each suite against the plugins
     (:func:`oodfs.run.runner.check_pool`). Returns the plans, the root folder of a pool (None for
-    one suite) and the checked pool."""
+    one suite) and the checked pool. ``reg``: the registry (default
+    :func:`oodfs.contract.registry.registry`), read once per suite (:func:`plan_suites`)."""
     from oodfs.contract.extensions import parse_backend_options
-    from oodfs.run.executors import backend
     from oodfs.run.runner import RunOptions, check_pool
 
-    planned = plan_suites(o)
+    planned = plan_suites(o, reg)
     many = len(planned) > 1
     root = Path(o.out or "results") if many else None
     if root is not None:
@@ -245,11 +248,11 @@ def _checked(o: BenchOptions) -> tuple[list[Planned], Path | None, list]:
     given = parse_backend_options(
         list(o.backend_options) + ([f"scheduler={o.scheduler}"] if o.scheduler else [])
     )
-    executor = backend(o.backend)
+    executor = planned[0].plugins.backend()  # every suite's plugins hold the run's backend
     local = executor.uses_local_cpus(**executor.parse_options(given))
     check_jobs(o.jobs, o.force_jobs, local=local)
     if o.check_memory and local:
-        check_memory([p.suite for p in planned], o.jobs)
+        check_memory([p.suite for p in planned], o.jobs, [p.plugins.environment.cls for p in planned])
     options = RunOptions(
         jobs=o.jobs,
         resume=o.resume or (many and bool(o.force)),
@@ -278,6 +281,7 @@ def _checked(o: BenchOptions) -> tuple[list[Planned], Path | None, list]:
                 before_work=_undecidable(p),
             ),
             p.skipped,
+            p.plugins,
         )
         for p in planned
     ]
@@ -381,20 +385,23 @@ def folder_name(suite, o: BenchOptions) -> str:
     return f"{suite.name}{profile}{'-quick' if o.quick else ''}"
 
 
-def plan_suites(o: BenchOptions) -> list[Planned]:
-    """Every suite of the run loaded, customised by the options, given its folder and its task
-    type and checked, before anything is written: one suite's folder is ``out`` (default
-    results/NAME); several suites' folders are ``out``/NAME (default results/NAME)."""
+def plan_suites(o: BenchOptions, reg=None) -> list[Planned]:
+    """Every suite of the run loaded, customised by the options, given its folder, its task type
+    and its plugins (read once from ``reg``, default :func:`oodfs.contract.registry.registry`:
+    :func:`oodfs.run.suite.resolve_suite`, which checks the names of plugins the suite gives) and
+    checked, before anything is written: one suite's folder is ``out`` (default results/NAME);
+    several suites' folders are ``out``/NAME (default results/NAME)."""
     from oodfs.contract.registry import registry
-    from oodfs.run.suite import customise, load_suite, with_task
+    from oodfs.run.suite import customise, load_suite, resolve_suite
 
     entries = suite_entries(o)
     many = len(entries) > 1
-    reg = registry()
+    reg = reg or registry()
     inputs = bench_inputs(o)
     planned = []
     for entry in entries:
         changes = dict(
+            check_plugins=False,
             quick=o.quick,
             settings=o.settings,
             r_train=o.r_train,
@@ -408,7 +415,8 @@ def plan_suites(o: BenchOptions) -> list[Planned]:
             feature_shift=o.feature_shift,
             feature_shift_impute=o.feature_shift_impute,
         )
-        loaded = load_suite(entry.suite, o.tables_anywhere)
+        # the names of plugins it gives are checked against the plugins resolve_suite reads
+        loaded = load_suite(entry.suite, o.tables_anywhere, check_plugins=False)
         methods = o.methods if o.methods is not None else entry.methods
         suite = customise(loaded, methods=methods, **changes)
         name = folder_name(suite, o)
@@ -433,14 +441,12 @@ def plan_suites(o: BenchOptions) -> list[Planned]:
             # the suite's methods, before --methods (the suite as loaded: read once)
             reference_methods = customise(loaded, methods=entry.methods, **changes).methods
             if o.methods is None:
-                suite = customise(suite, methods=[])
-        suite, skipped = with_task(suite, reg)
+                suite = customise(suite, methods=[], check_plugins=False)
+        suite, skipped, plugins = resolve_suite(suite, reg, o.backend)
         unable = [m for m in o.methods or () if m in skipped]
         if unable:  # asked for by name: refused; a suite's own list: skipped with the reason shown
             able = [
-                n
-                for n, i in reg.entries("selector").items()
-                if i.cls.handles(suite.task) and not i.cls.yardstick
+                n for n, i in plugins.selectors.items() if i.cls.handles(suite.task) and not i.cls.yardstick
             ]
             where = f"suite {suite.name}'s" if many else "this suite's"
             raise OodfsError(
@@ -449,7 +455,7 @@ def plan_suites(o: BenchOptions) -> list[Planned]:
             )
         force = tuple(m for m in o.force if m in suite.methods) if many else tuple(o.force)
         env_rows = checked_env_rows(suite, f" of suite {suite.name}" if many else "")
-        planned.append(Planned(suite, out, skipped, reference, reference_methods, force, env_rows))
+        planned.append(Planned(suite, out, skipped, reference, reference_methods, force, env_rows, plugins))
     if many:
         named = {m for p in planned for m in p.suite.methods}
         unknown = [m for m in o.force if m not in named]
@@ -482,7 +488,7 @@ def checked_env_rows(suite, where: str = "") -> list | None:
     return rows
 
 
-def run_memory_estimate(suites, jobs: int) -> dict | None:
+def run_memory_estimate(suites, jobs: int, environments=None) -> dict | None:
     """The estimated memory that running ``suites`` (one suite, or the list of a pool) with
     ``jobs`` local workers adds to this process, at the largest setting of any of them
     (docs/PROTOCOL.md, "Measured sizes and the memory estimate"): per setting, its n and d, the
@@ -490,17 +496,19 @@ def run_memory_estimate(suites, jobs: int) -> dict | None:
     per worker, a worker's own memory; as many workers as the pool has data sets, at most
     ``jobs``, each assumed to hold a job of that setting. :func:`oodfs.results.scale.estimate_peak_mb`'s
     fields plus ``suite``, ``setting``, ``n``, ``d`` and ``workers``; None when no setting names
-    its columns before it is drawn."""
+    its columns before it is drawn. ``environments``: each suite's environment class, already read
+    (:attr:`oodfs.contract.registry.SuitePlugins.environment`); None reads the registry's."""
     from oodfs.contract.registry import registry
     from oodfs.results.scale import estimate_peak_mb
     from oodfs.run.suite import train_envs
 
     suites = [suites] if not isinstance(suites, list | tuple) else list(suites)
+    if environments is None:
+        environments = [registry().get("environment", s.environment) for s in suites]
     data_sets = sum(len(s.settings) * len(s.r_train) * s.runs for s in suites)
     workers = min(jobs, data_sets)
     worst = None
-    for suite in suites:
-        env_cls = registry().get("environment", suite.environment)
+    for suite, env_cls in zip(suites, environments):
         members = max(len(train_envs(r)) for r in suite.r_train)
         for setting in suite.settings:
             try:
@@ -518,16 +526,16 @@ def run_memory_estimate(suites, jobs: int) -> dict | None:
     return worst
 
 
-def check_memory(suites, jobs: int) -> None:
+def check_memory(suites, jobs: int, environments=None) -> None:
     """Refuse, in one line, a run (one suite or a pool of them) whose estimated peak memory
-    exceeds what this machine has available (:func:`run_memory_estimate`)."""
+    exceeds what this machine has available (:func:`run_memory_estimate`, with ``environments``)."""
     from oodfs.results.scale import available_mb, size_text
 
     have = available_mb()
     if have is None:  # neither /proc/meminfo nor psutil: nothing to compare with
         return
     several = isinstance(suites, list | tuple) and len(suites) > 1
-    est = run_memory_estimate(suites, jobs)
+    est = run_memory_estimate(suites, jobs, environments)
     if est is None or est["total_mb"] <= have:
         return
     workers = est["workers"]

@@ -25,18 +25,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from oodfs.contract.registry import registry
+from oodfs.contract.registry import SuitePlugins, registry
 from oodfs.contract.task import TASK_KEY
 from oodfs.results.identity import combined_identity, explain, identity_conflicts
 from oodfs.results.provenance import environment, package_versions
 from oodfs.results.store import ResultStore
-from oodfs.run.executors import backend
 from oodfs.run.executors.isolation import memory_limit_supported, parse_size
 from oodfs.run.identity import method_code_hashes, suite_identity, task_identities
 from oodfs.run.jobs import WorkerContext, plan, run_job, warning_notes, with_trained
 from oodfs.run.kernels import numeric_platform
 from oodfs.run.progress import DEFAULT_INTERVAL, Progress, pool_order
-from oodfs.run.suite import Suite, check_suite_plugins, with_task
+from oodfs.run.suite import Suite, check_suite_plugins, resolve_suite
 from oodfs.validation import OodfsError
 
 
@@ -236,6 +235,8 @@ class SuiteRun:
     taken: int = 0
     ran: list = field(default_factory=list)
     seconds: float | None = None
+    #: the suite's plugins, read once when it was checked (:func:`oodfs.run.suite.resolve_suite`)
+    plugins: SuitePlugins | None = None
     # what the checks found, written to the store once every suite of the pool has passed them
     _state: tuple = ()
 
@@ -269,7 +270,7 @@ def run_suites(runs, held=()) -> list[SuiteRun]:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 entries = list(runs) if checked else check_pool(runs)
-                executor = backend(pool.backend_name)
+                executor = entries[0].plugins.backend()  # the pool's backend, read with its first suite
                 # the pool's backend options, checked against those the backend declares (once)
                 settings = executor.parse_options(dict(pool.backend_options))
                 for e in entries:  # each store closed as its folder's lock ends, however the run ends
@@ -298,22 +299,25 @@ def check_pool(runs) -> list[SuiteRun]:
     (:meth:`RunOptions.checked`), its task type and the methods that cannot handle it (skipped,
     with a note), the plugins it names (:func:`oodfs.run.suite.check_suite_plugins`); notes
     naming its folder when there are several; two suites writing to one folder are refused.
-    ``runs``: ``(suite, out_dir, RunOptions)``, or ``(suite, out_dir, RunOptions, skipped)`` for a
-    suite whose task type the caller has already read (:func:`oodfs.run.suite.with_task`: the
-    suite it returned and its skipped methods). The pool :func:`run_suites` runs."""
-    reg = registry()
+    ``runs``: ``(suite, out_dir, RunOptions)``, or ``(suite, out_dir, RunOptions, skipped,
+    plugins)`` for a suite whose plugins the caller has already read
+    (:func:`oodfs.run.suite.resolve_suite`: the suite it returned, its skipped methods and its
+    plugins). The pool :func:`run_suites` runs."""
     entries = []
     for suite, out_dir, options, *known in runs:
         label = Path(out_dir).name
         if len(runs) > 1:  # each note names the suite's folder
             options = replace(options, notes=functools.partial(_labelled, options.notes, label))
         options = options.checked(suite)
-        # the environment's task; methods without it skipped
-        suite, skipped = (suite, known[0]) if known else with_task(suite, reg)
+        # the suite's plugins, read once; the environment's task; methods without it skipped
+        if known:
+            skipped, plugins = known
+        else:
+            suite, skipped, plugins = resolve_suite(suite, registry(), options.backend_name)
         for method, why in skipped.items():
             options.notes(f"{method}: skipped: it {why}")
-        check_suite_plugins(suite, reg)
-        entries.append(SuiteRun(suite, out_dir, options, label=label))
+        check_suite_plugins(suite, plugins)
+        entries.append(SuiteRun(suite, out_dir, options, label=label, plugins=plugins))
     folders = [Path(e.out_dir).resolve() for e in entries]
     if len(set(folders)) < len(folders):
         twice = next(str(e.out_dir) for e, f in zip(entries, folders) if folders.count(f) > 1)
@@ -327,10 +331,10 @@ def _labelled(notes, label: str, line: str) -> None:
 
 def _check(e: SuiteRun) -> None:
     """What a suite's folder holds and what its run must do, decided before anything is written."""
-    identity = _folder_identity(e.store, e.fresh, e.suite, e.options, e.out_dir)
-    e.suite, taken = _from_reference(e.suite, e.options)
+    identity = _folder_identity(e.store, e.fresh, e.suite, e.options, e.out_dir, e.plugins)
+    e.suite, taken = _from_reference(e.suite, e.options, e.plugins)
     records = e.store.task_records()
-    e.identities = _identities(e.suite, records)
+    e.identities = _identities(e.suite, records, e.plugins)
     decided = resume_plan(e.suite, records, e.identities, e.options.force, e.options.retry_failed)
     e._state = (identity, records, taken, decided)
 
@@ -339,10 +343,10 @@ def _record(e: SuiteRun) -> None:
     """Write what :func:`_check` decided into the suite's store, and plan its pending jobs."""
     identity, records, taken, decided = e._state
     suite, options = e.suite, e.options
-    _prepare_store(e.store, identity, records, e.identities, taken, decided)
+    _prepare_store(e.store, identity, records, e.identities, taken, decided, e.plugins.metrics)
     for line in taken.notes + tuple(decided.notes()):
         options.notes(line)
-    e.store.add_invocation(_invocation(suite, options, e.identities, decided, taken))
+    e.store.add_invocation(_invocation(suite, options, e.identities, decided, taken, e.plugins))
     todo = plan(suite, decided.keep)
     if todo and options.reference is not None and options.reference_subsets:
         todo = with_trained(todo, _reference_subsets(suite, options, e.identities))
@@ -371,10 +375,12 @@ def _repair(store: ResultStore, notes) -> None:
     store.repair(damage)
 
 
-def _folder_identity(store: ResultStore, fresh: bool, suite: Suite, options: RunOptions, out_dir) -> dict:
+def _folder_identity(
+    store: ResultStore, fresh: bool, suite: Suite, options: RunOptions, out_dir, plugins: SuitePlugins
+) -> dict:
     """The suite identity the folder will hold; a folder of another suite is refused. ``fresh``:
     the folder held no store when the run took it."""
-    identity = suite_identity(suite)
+    identity = suite_identity(suite, plugins.downstream)
     if fresh:
         return identity
     if not options.resume:
@@ -396,7 +402,7 @@ def _folder_identity(store: ResultStore, fresh: bool, suite: Suite, options: Run
     return combined_identity(previous, identity)  # settings added or left out are kept
 
 
-def _from_reference(suite: Suite, options: RunOptions) -> tuple[Suite, ReferenceTasks]:
+def _from_reference(suite: Suite, options: RunOptions, plugins: SuitePlugins) -> tuple[Suite, ReferenceTasks]:
     """The reference tasks this run takes, and the suite with the methods it must run instead."""
     reference = options.reference
     if reference is None:
@@ -405,7 +411,9 @@ def _from_reference(suite: Suite, options: RunOptions) -> tuple[Suite, Reference
 
     wanted = reference.methods if options.reference_methods is None else options.reference_methods
     ref_methods = [m for m in dict.fromkeys(wanted) if m not in suite.methods]
-    ident = task_identities(suite, ref_methods)  # (an unknown method: one line naming the valid ones)
+    ident = task_identities(
+        suite, ref_methods, plugins
+    )  # (an unknown method: one line naming the valid ones)
     tasks, results, refused = take(reference, suite, ref_methods, ident)
     notes = [f"{method}: not taken from the reference ({why}); running it" for method, why in refused.items()]
     taken = [m for m in ref_methods if m not in refused]
@@ -438,17 +446,19 @@ def _reference_subsets(suite: Suite, options: RunOptions, identities: dict) -> d
     return trained
 
 
-def _identities(suite: Suite, records: dict) -> dict:
+def _identities(suite: Suite, records: dict, plugins: SuitePlugins) -> dict:
     """The current identity of every task this run can judge: its methods' and those stored."""
-    known = registry().entries("selector")
-    stored = sorted({key[3] for key in records if key[3] in known})
-    return task_identities(suite, list(dict.fromkeys(list(suite.methods) + stored)))
+    stored = sorted({key[3] for key in records if key[3] in plugins.selectors})
+    return task_identities(suite, list(dict.fromkeys(list(suite.methods) + stored)), plugins)
 
 
-def _prepare_store(store, identity, records, identities, taken: ReferenceTasks, decided: ResumePlan) -> None:
-    """Record the suite and metrics, insert reference tasks, remove stale ones."""
+def _prepare_store(
+    store, identity, records, identities, taken: ReferenceTasks, decided: ResumePlan, metrics: dict
+) -> None:
+    """Record the suite and the declarations of every registered metric (``metrics``: by name),
+    insert reference tasks, remove stale ones."""
     store.set_meta("suite_identity", identity)
-    store.set_meta("metrics", [info.cls.as_dict() for info in registry().entries("metric").values()])
+    store.set_meta("metrics", [metric.as_dict() for metric in metrics.values()])
     if taken.tasks is not None and len(taken.tasks):
         # a reference task replaces a stored one only if that one is not current
         fresh = {
@@ -466,7 +476,9 @@ def _prepare_store(store, identity, records, identities, taken: ReferenceTasks, 
         store.remove_tasks([k for keys in decided.remove.values() for k in keys])
 
 
-def _invocation(suite: Suite, options: RunOptions, identities: dict, decided: ResumePlan, taken) -> dict:
+def _invocation(
+    suite: Suite, options: RunOptions, identities: dict, decided: ResumePlan, taken, plugins: SuitePlugins
+) -> dict:
     """The provenance of this invocation, stored with the results."""
     reference = options.reference
     return {
@@ -479,9 +491,11 @@ def _invocation(suite: Suite, options: RunOptions, identities: dict, decided: Re
         "task_memory": options.task_memory,
         "force": list(options.force),
         "versions": package_versions(),
-        "environment": environment(method_code_hashes(dict.fromkeys(m for _, m in identities))),
+        "environment": environment(
+            method_code_hashes(dict.fromkeys(m for _, m in identities), plugins.selectors)
+        ),
         "kernels": numeric_platform(),  # the workers inherit this process's environment
-        "plugins": [i.as_dict() for i in registry().all()],
+        "plugins": list(plugins.provenance),
         "identities": {f"{s}/{m}": i.digest for (s, m), i in identities.items()},
         "resume": decided.summary(),
         "reference": None if reference is None else {"label": reference.label, "notes": list(taken.notes)},
@@ -495,7 +509,9 @@ def _dispatch(entries: list[SuiteRun], executor, settings: dict, options: RunOpt
     back into each job's own suite (a worker may commit itself). ``settings``: the backend's
     options, parsed (:meth:`oodfs.contract.extensions.Backend.parse_options`)."""
     pools = ((e.suite, e.todo) for e in entries)
-    ordered = [(entries[i], w, job) for i, w, job in pool_order(pools, options.jobs)]
+    ordered = [
+        (entries[i], w, job) for i, w, job in pool_order(pools, options.jobs, entries[0].plugins.selectors)
+    ]
     owner, jobs, job_weights, labels, calls = {}, [], {}, {}, []
     contexts = {
         id(e): WorkerContext(

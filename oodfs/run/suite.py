@@ -7,6 +7,7 @@ import warnings
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from oodfs.contract.downstream import DEFAULT_MODEL
 from oodfs.contract.env_weights import check_env_weighting, check_min_env_rows
@@ -14,6 +15,9 @@ from oodfs.contract.profiles import check_profile
 from oodfs.contract.seeds import derive_seed
 from oodfs.contract.task import UNITS, DataKey, TaskKey, default_unit, env_sort_key
 from oodfs.validation import OodfsError, check_limit, check_nesting, check_positive_int
+
+if TYPE_CHECKING:
+    from oodfs.contract.registry import SuitePlugins
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -114,33 +118,49 @@ def check_environment_params(suite: "Suite", env_cls) -> None:
 
 
 def with_task(suite: "Suite", registry) -> tuple["Suite", dict[str, str]]:
-    """The suite with its task type read from the environment (its class tag ``task``), without
-    the methods that do not declare that task, and ``{method: why skipped}`` for those. A suite
-    file's ``task`` that contradicts the environment: one line naming both."""
-    from oodfs.contract.registry import get_task
+    """The suite with its task type read from the environment and the methods that do not declare
+    it removed, and ``{method: why skipped}`` for those (:func:`resolve_suite`, for a caller that
+    needs no more of the suite's plugins)."""
+    suite, skipped, _ = resolve_suite(suite, registry)
+    return suite, skipped
 
-    suite = _target_task(suite, registry.get("environment", suite.environment))
-    env_task = get_task(registry.get("environment", suite.environment).task).name
+
+def resolve_suite(
+    suite: "Suite", registry, backend: str = "local"
+) -> tuple["Suite", dict[str, str], SuitePlugins]:
+    """Read the suite's plugins from ``registry`` at once (:meth:`Registry.suite_plugins`, with
+    ``backend``), check the suite's names of plugins against them (:func:`check_plugin_names`),
+    and return the suite with its task type read from the environment (its class tag ``task``),
+    without the methods that do not declare that task, ``{method: why skipped}`` for those, and
+    the plugins (:class:`SuitePlugins`), which a run hands on instead of asking the registry
+    again. A suite file's ``task`` that contradicts the environment: one line naming both."""
+    from oodfs.run.downstream_models import check_model
+
+    def read(suite):
+        return registry.suite_plugins(suite.environment, suite.selection, suite.methods, backend, suite.task)
+
+    plugins = read(suite)
+    check_plugin_names(suite, plugins)
+    suite = _target_task(suite, plugins.environment.cls)
+    if suite.environment != plugins.environment.name:  # the table's target named another environment
+        plugins = read(suite)
+    env_task = plugins.task.name
     if suite.task is not None and suite.task != env_task:
         raise OodfsError(
             f"suite {suite.name!r} says task = {suite.task!r}, but environment {suite.environment!r} "
             f"gives a {env_task} target"
         )
-    from oodfs.run.downstream_models import check_model
-
     for model in suite.downstream:
-        check_model(model, env_task)
+        check_model(model, env_task, plugins.downstream)
     skipped = {}
     for method in suite.methods:
-        cls = registry.get("selector", method)
+        cls = plugins.selectors[method].cls
         if not cls.handles(env_task):
             skipped[method] = f"handles {' and '.join(cls.task_types)} targets only, not {env_task}"
     methods = tuple(m for m in suite.methods if m not in skipped)
     if suite.methods and not methods:  # nothing would run: the results table would be empty
         able = [
-            n
-            for n, i in registry.entries("selector").items()
-            if i.cls.handles(env_task) and i.cls.yardstick is None
+            n for n, i in plugins.selectors.items() if i.cls.handles(env_task) and i.cls.yardstick is None
         ]
         raise OodfsError(
             f"no method of suite {suite.name!r} handles its {env_task} target ("
@@ -155,7 +175,7 @@ def with_task(suite: "Suite", registry) -> tuple["Suite", dict[str, str]]:
             )
         )
     curve = tuple(m for m in suite.curve_methods if m not in skipped)
-    return replace(suite, task=env_task, methods=methods, curve_methods=curve), skipped
+    return replace(suite, task=env_task, methods=methods, curve_methods=curve), skipped, plugins
 
 
 def _target_task(suite: "Suite", env_cls) -> "Suite":
@@ -183,11 +203,12 @@ def _target_task(suite: "Suite", env_cls) -> "Suite":
     return replace(suite, environment=kinds.pop(), settings=settings)
 
 
-def check_label_methods(suite: "Suite", registry) -> None:
+def check_label_methods(suite: "Suite", selectors: dict) -> None:
     """A method that learns from environment labels needs every r_train entry to be a set of at
-    least two environments with enough rows each: one line naming the method and the entry."""
+    least two environments with enough rows each: one line naming the method and the entry.
+    ``selectors``: the registered selectors (:attr:`SuitePlugins.selectors`)."""
     for method in suite.methods:
-        cls = registry.get("selector", method)
+        cls = selectors[method].cls
         if not cls.uses_groups:
             continue
         for r in suite.r_train:
@@ -373,13 +394,13 @@ def whole_benchmark() -> list[BenchmarkRun]:
     ]
 
 
-def load_suite(name_or_path: str, tables_anywhere: bool = False) -> Suite:
+def load_suite(name_or_path: str, tables_anywhere: bool = False, check_plugins: bool = True) -> Suite:
     """A shipped suite by name (``synthetic``) or a suite TOML file by path. In a suite file,
     a relative ``path`` in a setting's ``params`` (a table's file) is relative to the suite
     file's folder, wherever oodfs is run from, and must lie inside that folder (no ``../``, no
     absolute path or symbolic link leading out) unless ``tables_anywhere`` (``bench
     --tables-anywhere``): a suite file handed around reads no file of its reader's it does not
-    name openly."""
+    name openly. ``check_plugins``: as :func:`validate_suite`'s."""
     path = Path(name_or_path)
     if name_or_path.endswith(".toml"):
         if "\0" in name_or_path:
@@ -406,8 +427,8 @@ def load_suite(name_or_path: str, tables_anywhere: bool = False) -> Suite:
         raise OodfsError(f"suite {name!r} nests arrays or tables too deeply to read") from None
     if name_or_path.endswith(".toml"):
         _resolve_paths(raw, path.parent, name, tables_anywhere)
-        return suite_from_dict(name, raw)
-    return replace(suite_from_dict(name, raw), shipped=True)
+        return suite_from_dict(name, raw, check_plugins)
+    return replace(suite_from_dict(name, raw, check_plugins), shipped=True)
 
 
 def _resolve_paths(raw: dict, folder: Path, name: str, anywhere: bool) -> None:
@@ -483,7 +504,7 @@ def _setting(name: str, raw: dict) -> Setting:
     return Setting(name, dict(raw.get("params", {})), run_params, n_train)
 
 
-def suite_from_dict(name: str, raw: dict) -> Suite:
+def suite_from_dict(name: str, raw: dict, check_plugins: bool = True) -> Suite:
     check_nesting(raw, f"suite {name!r}")
     check_suite_keys(name, raw)
     for key in ("r_train", "r_test", "methods"):  # a list: "ols" is not ["o", "l", "s"]
@@ -536,7 +557,7 @@ def suite_from_dict(name: str, raw: dict) -> Suite:
             else f" (a suite file needs {', '.join(REQUIRED_KEYS)})"
         )
         raise OodfsError(f"suite {name!r} lacks the key {key!r}{why}; there is no default") from None
-    validate_suite(suite)
+    validate_suite(suite, check_plugins)
     _check_curve(suite)
     return suite
 
@@ -621,10 +642,12 @@ def _check_ids(values, what: str, sets: bool = False) -> None:
             )
 
 
-def validate_suite(suite: Suite) -> None:
-    """Every field of a suite has the right type and a sensible size: one line naming the key."""
+def validate_suite(suite: Suite, check_plugins: bool = True) -> None:
+    """Every field of a suite has the right type and a sensible size: one line naming the key.
+    ``check_plugins``: also check the names of plugins it gives (rule, task type, downstream
+    models, metrics) against the registry; False leaves them to :func:`resolve_suite`, which
+    checks them against the plugins it reads (:func:`check_plugin_names`)."""
     from oodfs.contract.registry import get_rule
-    from oodfs.contract.selection import ENV_QUANTITIES, VALIDATION_QUANTITIES
 
     _check_text(suite.environment, "environment")
     if not isinstance(suite.description, str):
@@ -649,32 +672,26 @@ def validate_suite(suite: Suite) -> None:
     for m in (*suite.methods, *suite.curve_methods):
         _check_text(m, "a method name")
     _check_text(suite.selection, "selection")
-    rule = get_rule(suite.selection)
-    if rule.quantity in VALIDATION_QUANTITIES and not suite.n_val:
-        raise OodfsError(
-            f"selection {suite.selection!r} needs validation data: set n_val > 0, or choose selection "
-            "'default' or 'oracle'"
-        )
-    if rule.quantity in ENV_QUANTITIES and not all(len(train_envs(r)) > 1 for r in suite.r_train):
-        raise OodfsError(
-            f"selection {suite.selection!r} needs several training environments in every r_train entry, "
-            "e.g. r_train = [[1.5, 2.0, 3.0]]"
-        )
+    if check_plugins:
+        _check_rule(suite, get_rule(suite.selection))
     check_profile(suite.profile)
     if suite.task is not None:
         from oodfs.contract.registry import get_task
 
         _check_text(suite.task, "task")
-        get_task(suite.task)
+        if check_plugins:
+            get_task(suite.task)
     from oodfs.run.downstream_models import check_model
 
     if not suite.downstream or len(set(suite.downstream)) != len(suite.downstream):
         raise OodfsError(f"downstream must name one or more different models, got {list(suite.downstream)}")
-    for model in suite.downstream:
-        check_model(model, suite.task)  # None: the environment's task, checked by with_task
+    if check_plugins:
+        for model in suite.downstream:
+            check_model(model, suite.task)  # None: the environment's task, checked by resolve_suite
     for m in suite.yardsticks:
         _check_text(m, "a yardstick name")
-    _check_metrics(suite.metrics)
+    if check_plugins:
+        _check_metrics(suite.metrics)
     check_env_weighting(suite.env_weighting)
     check_min_env_rows(suite.min_env_rows)
     suite.shift  # noqa: B018 -- checked: one line naming the valid shifts or handlings
@@ -759,11 +776,43 @@ def _check_sizes(suite: Suite) -> None:
     )
 
 
-def _check_metrics(names) -> None:
-    """A suite's table metrics: declared, one value per task (not per environment), with a direction."""
-    from oodfs.contract.registry import registry
+def _check_rule(suite: Suite, rule) -> None:
+    """What the suite's selection rule needs of it (validation data, several training environments)."""
+    from oodfs.contract.selection import ENV_QUANTITIES, VALIDATION_QUANTITIES
 
-    declared = {name: info.cls for name, info in registry().entries("metric").items()}
+    if rule.quantity in VALIDATION_QUANTITIES and not suite.n_val:
+        raise OodfsError(
+            f"selection {suite.selection!r} needs validation data: set n_val > 0, or choose selection "
+            "'default' or 'oracle'"
+        )
+    if rule.quantity in ENV_QUANTITIES and not all(len(train_envs(r)) > 1 for r in suite.r_train):
+        raise OodfsError(
+            f"selection {suite.selection!r} needs several training environments in every r_train entry, "
+            "e.g. r_train = [[1.5, 2.0, 3.0]]"
+        )
+
+
+def check_plugin_names(suite: Suite, plugins: SuitePlugins) -> None:
+    """The checks of :func:`validate_suite` that read plugins, against the suite's ``plugins``
+    already read (:meth:`oodfs.contract.registry.Registry.suite_plugins` has checked that the
+    rule and a task type the suite names exist): what its rule needs, its downstream models, its
+    metrics."""
+    from oodfs.run.downstream_models import check_model
+
+    _check_rule(suite, plugins.rule)
+    for model in suite.downstream:
+        check_model(model, suite.task, plugins.downstream)
+    _check_metrics(suite.metrics, plugins.metrics)
+
+
+def _check_metrics(names, declared: dict | None = None) -> None:
+    """A suite's table metrics: declared, one value per task (not per environment), with a
+    direction. ``declared``: ``{name: declaration}`` already read (:attr:`SuitePlugins.metrics`;
+    None: the registry's)."""
+    if declared is None:
+        from oodfs.contract.registry import registry
+
+        declared = {name: info.cls for name, info in registry().entries("metric").items()}
     usable = [n for n, m in declared.items() if m.comparable]
     for name in names:
         _check_text(name, "a metric name")
@@ -802,17 +851,17 @@ def check_training_rows(suite: Suite, setting: Setting, env) -> None:
                 )
 
 
-def check_suite_plugins(suite: Suite, reg=None) -> None:
+def check_suite_plugins(suite: Suite, plugins: SuitePlugins | None = None) -> None:
     """Fail early, with the list of valid names, on unknown methods/environments/settings, and
     make the suite's other checks against its plugins (its settings' parameters, its training
     rows, the methods that learn from environment labels): a run asks for them in one call.
-    ``reg``: the registry (default :func:`oodfs.contract.registry.registry`)."""
-    from oodfs.contract.registry import registry
+    ``plugins``: the suite's plugins already read (:func:`resolve_suite`, which checked its
+    environment and methods exist); None reads them from the registry."""
+    if plugins is None:
+        from oodfs.contract.registry import registry
 
-    reg = reg or registry()
-    env_cls = reg.get("environment", suite.environment)
-    for method in suite.methods:
-        reg.info("selector", method)
+        plugins = registry().suite_plugins(suite.environment, suite.selection, suite.methods, task=suite.task)
+    env_cls = plugins.environment.cls
     valid_settings = env_cls.settings
     check_environment_params(suite, env_cls)
     for s in suite.settings:
@@ -838,7 +887,7 @@ def check_suite_plugins(suite: Suite, reg=None) -> None:
             raise OodfsError(
                 f'k_grid entry {too_big[0]} is more than the {d} features of setting {s.name!r}; use "all"'
             )
-    check_label_methods(suite, reg)
+    check_label_methods(suite, plugins.selectors)
 
 
 #: the k grid entry that makes each method's own support a candidate (docs/PROTOCOL.md section 10)
@@ -901,8 +950,10 @@ def customise(
     min_env_rows=None,
     feature_shift=None,
     feature_shift_impute=None,
+    check_plugins: bool = True,
 ) -> Suite:
-    """Apply ``--quick`` and command-line overrides to a suite (each checked)."""
+    """Apply ``--quick`` and command-line overrides to a suite (each checked; ``check_plugins``:
+    as :func:`validate_suite`'s)."""
     if quick:
         overrides = dict(suite.quick)
         for key in ("r_train", "r_test", "methods"):
@@ -944,5 +995,5 @@ def customise(
             feature_shift if feature_shift is not None else suite.feature_shift,
             feature_shift_impute if feature_shift_impute is not None else None,
         )
-    validate_suite(suite)
+    validate_suite(suite, check_plugins)
     return suite
