@@ -411,9 +411,8 @@ def _from_reference(suite: Suite, options: RunOptions, plugins: SuitePlugins) ->
 
     wanted = reference.methods if options.reference_methods is None else options.reference_methods
     ref_methods = [m for m in dict.fromkeys(wanted) if m not in suite.methods]
-    ident = task_identities(
-        suite, ref_methods, plugins
-    )  # (an unknown method: one line naming the valid ones)
+    # (an unknown method: one line naming the valid ones)
+    ident = task_identities(suite, ref_methods, plugins)
     tasks, results, refused = take(reference, suite, ref_methods, ident)
     notes = [f"{method}: not taken from the reference ({why}); running it" for method, why in refused.items()]
     taken = [m for m in ref_methods if m not in refused]
