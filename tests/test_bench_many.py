@@ -105,8 +105,22 @@ def test_an_interrupted_pool_resumes_every_suite_without_repeating_a_task(tmp_pa
     assert not set(ran) & before  # no finished task run again
     after = {(f, k) for f in FOLDERS for k in task_keys(out / f)}
     assert after == before | set(ran) and len(after) == 8
-    total = next(line for line in (out / "summary.md").read_text().splitlines() if line.startswith("| all |"))
+    text = (out / "summary.md").read_text()
+    total = next(line for line in text.splitlines() if line.startswith("| all |"))
     assert f"| 8 | {8 - len(before)} | {len(before)} | 0 |" in total  # tasks, run now, taken, failed
+    # what the folders hold counts the tasks of both sittings, each once, with their stored seconds
+    held = text.split("## What the folders hold, over every invocation")[1].split("## Each suite")[0]
+    assert "(8 tasks," in held
+    by_suite = {line.split("|")[1].strip(): line for line in held.splitlines() if line.startswith("| ")}
+    for folder in FOLDERS:
+        fit = ResultStore(out / folder).tables()[1].drop_duplicates(["setting", "r_train", "run", "method"])
+        cells = by_suite[folder].split("|")
+        assert int(cells[2]) == 4 and float(cells[3]) == pytest.approx(fit["fit_seconds"].sum(), abs=0.06)
+    methods = pd.Series([k[3] for f in FOLDERS for k in task_keys(out / f)]).value_counts()
+    for method, n in methods.items():
+        assert f"| {method} | {n} |" in held
+    assert "| (data draws) | 0 |" in held
+    assert "| ridge |" in held
 
 
 def test_longest_first_orders_by_work_and_keeps_ties_in_order():

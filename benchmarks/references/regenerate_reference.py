@@ -11,6 +11,9 @@ those methods are run and every other is taken from the reference (``--reference
 replayed, which ``oodfs replay --stamp`` records), and the reference is written from that folder.
 With ``--methods`` and ``--fresh`` only those methods are run and the reference is written from that
 run alone (it then holds those methods only: a costly method can follow in a second call).
+With ``--from-run ROOT`` nothing is run: each reference is written from the folder a whole-benchmark
+run (``oodfs bench --suite all --out ROOT``) gave its suite and profile, ``ROOT/<suite>`` or
+``ROOT/<suite>-<profile>``, with every downstream model that run trained.
 Either way the new reference is then replayed on its data set and stamped; one that does not replay
 is left written but unstamped, and the script says what differed. Runs are resumable (``--resume``
 into ``ROOT/NAME``): an interrupted regeneration goes on where it stopped.
@@ -27,9 +30,16 @@ from oodfs.run.reference import load_reference, write_reference
 from oodfs.run.reference.replay import load_named, replay, stamp
 
 
-def regenerate(name: str, root: Path, methods: list[str] | None, jobs: int, fresh: bool = False) -> bool:
+def regenerate(
+    name: str, root: Path, methods: list[str] | None, jobs: int, fresh: bool = False, from_run: bool = False
+) -> bool:
     suite, profile = name.rsplit("-", 1)
     ref = load_named(name)
+    if from_run:
+        out = root / (suite if profile == "default" else name)
+        print(f"+ {name} from {out}", flush=True)
+        write_reference(out, ref.path)
+        return replay_and_stamp(suite, profile)
     models = ",".join(dict.fromkeys(ref.results["downstream"].dropna().astype(str)))
     out = root / name
     argv = ["oodfs", "bench", "--suite", suite, "--profile", profile, "--downstream", models]
@@ -41,6 +51,10 @@ def regenerate(name: str, root: Path, methods: list[str] | None, jobs: int, fres
     print("+", " ".join(argv), flush=True)
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
     write_reference(out, ref.path)
+    return replay_and_stamp(suite, profile)
+
+
+def replay_and_stamp(suite: str, profile: str) -> bool:
     fresh = load_reference(suite, profile)
     result = replay(fresh)
     for method, m in result.methods.items():
@@ -57,9 +71,16 @@ def main() -> int:
     p.add_argument("--root", type=Path, required=True, help="the folder of the runs (one per reference)")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--fresh", action="store_true", help="with --methods: a reference of those methods alone")
+    p.add_argument(
+        "--from-run",
+        action="store_true",
+        help="write each from ROOT's folder of a whole-benchmark run, run nothing",
+    )
     args = p.parse_args()
     methods = args.methods.split(",") if args.methods else None
-    ok = [regenerate(n, args.root, methods, args.jobs, args.fresh) for n in args.names]
+    if args.from_run and methods:
+        p.error("--from-run writes every method the run holds: give no --methods")
+    ok = [regenerate(n, args.root, methods, args.jobs, args.fresh, args.from_run) for n in args.names]
     return 0 if all(ok) else 1
 
 

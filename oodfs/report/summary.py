@@ -5,12 +5,17 @@ Per suite: its folder, its tasks (run now, taken from the folder or a reference,
 last task finished, and the worker-seconds of the tasks run now by part, read from what the store
 records per task (``fit_seconds``: the method's whole grid on one data set; ``downstream_seconds``:
 the task's share of its data set's downstream training, per model; ``data_seconds``: the data
-draw, once per data set). Then each suite's tested verdicts in the analysis's own words
+draw, once per data set). Then what the folders hold over every invocation (a run stopped and
+resumed counts each task once, in the invocation that computed it): the same parts per suite, per
+method and per downstream model, so that a whole benchmark run in several sittings has its cost in
+one place. Then each suite's tested verdicts in the analysis's own words
 (:meth:`oodfs.report.analysis.Analysis.verdict_sentences`): one run's verdicts, nothing marked a
 winner.
 """
 
 from __future__ import annotations
+
+import pandas as pd
 
 from oodfs.numeric import clock
 
@@ -30,11 +35,86 @@ def worker_seconds(store, keys) -> dict:
     rows = results[[tuple(k) in keys for k in results[TASK_KEY].itertuples(index=False, name=None)]]
     if rows.empty:
         return out
-    out["fit"] = float(rows.drop_duplicates(TASK_KEY)["fit_seconds"].fillna(0.0).sum())
+    held = held_seconds(rows)
+    models = [c for c in held.columns if c.startswith("downstream:")]
+    return {
+        "fit": float(held["fit"].sum()),
+        "downstream": float(held[models].to_numpy().sum()),
+        "data": float(held["data"].sum()),
+    }
+
+
+def computed_rows(store) -> pd.DataFrame:
+    """The results rows of every task the store holds that oodfs computed (not copied from
+    reference results), whichever invocation ran it; empty if the store holds none."""
+    _, results = store.tables()
+    return results[results["origin"].fillna("run") != "reference"]
+
+
+def held_seconds(rows) -> pd.DataFrame:
+    """Per task (``TASK_KEY``) of ``rows`` (:func:`computed_rows`): its fit seconds, its
+    downstream seconds per model (columns ``downstream:MODEL``) and its data set's draw seconds
+    (counted on the data set's first task, so that the column sums to each draw once)."""
+    tasks = rows.drop_duplicates(TASK_KEY)[[*TASK_KEY, "fit_seconds"]].set_index(TASK_KEY)
+    out = pd.DataFrame({"fit": tasks["fit_seconds"].fillna(0.0)})
     ds = rows.dropna(subset=["downstream"]).drop_duplicates([*TASK_KEY, "downstream"])
-    out["downstream"] = float(ds["downstream_seconds"].fillna(0.0).sum())
-    out["data"] = float(rows.drop_duplicates(DATA_KEY)["data_seconds"].fillna(0.0).sum())
+    per_model = ds.pivot_table(
+        index=TASK_KEY, columns="downstream", values="downstream_seconds", aggfunc="sum"
+    )
+    out = out.join(per_model.add_prefix("downstream:").fillna(0.0)).fillna(0.0)
+    first = rows.drop_duplicates(DATA_KEY).set_index(TASK_KEY)["data_seconds"].fillna(0.0)
+    out["data"] = first.reindex(out.index).fillna(0.0)
     return out
+
+
+def held_lines(runs) -> list[str]:
+    """The tables of what the folders hold (every task oodfs computed, over every invocation):
+    worker-seconds by suite, by method and by downstream model, each by part."""
+    per_suite = {}
+    for r in runs:
+        rows = computed_rows(r.store) if r.store is not None and r.store.exists() else None
+        if rows is not None and not rows.empty:
+            per_suite[r.label] = held_seconds(rows)
+    lines = ["", "## What the folders hold, over every invocation", ""]
+    if not per_suite:
+        return lines + ["No folder holds a task computed by oodfs."]
+    table = pd.concat(per_suite, names=["suite"]).fillna(0.0)
+    models = sorted(c for c in table.columns if c.startswith("downstream:"))
+    table["downstream"] = table[models].sum(axis=1)
+    table["all"] = table[["fit", "downstream", "data"]].sum(axis=1)
+    total = table["all"].sum()
+    lines.append(
+        f"Every task the folders hold that oodfs computed ({len(table)} tasks, whichever invocation ran "
+        f"it; a task copied from reference results is not counted): {total:.0f} worker-seconds, as "
+        "the stores record them. By suite, by method and by downstream model, each by part."
+    )
+    parts = ["fit", "downstream", "data", "all"]
+
+    def rows_of(grouped: pd.DataFrame, name: str) -> list[str]:
+        grouped = grouped.sort_values("all", ascending=False)
+        out = [
+            f"| {name} | tasks | fit s | downstream s | data s | all s | share |",
+            "| --- |" + " --- |" * 6,
+        ]
+        for key, g in grouped.iterrows():
+            cells = " | ".join(f"{g[p]:.1f}" for p in parts)
+            out.append(f"| {key} | {int(g['tasks'])} | {cells} | {100 * g['all'] / total:.1f} % |")
+        return out
+
+    counted = table.assign(tasks=1)
+    lines += ["", *rows_of(counted.groupby(level="suite")[["tasks", *parts]].sum(), "suite")]
+    # a data set's draw belongs to no method: its own row, not the first method's
+    by_method = counted.assign(data=0.0, all=counted["fit"] + counted["downstream"])
+    by_method = by_method.groupby(level="method")[["tasks", *parts]].sum()
+    draws = table["data"].sum()
+    by_method.loc["(data draws)"] = {"tasks": 0, "fit": 0.0, "downstream": 0.0, "data": draws, "all": draws}
+    lines += ["", *rows_of(by_method, "method")]
+    if models:
+        lines += ["", "| downstream model | seconds | share |", "| --- | --- | --- |"]
+        for m in models:
+            seconds = table[m].sum()
+            lines.append(f"| {m.split(':', 1)[1]} | {seconds:.1f} | {100 * seconds / total:.1f} % |")
+    return lines
 
 
 def summary_markdown(runs, reports, wall: float) -> str:
@@ -71,6 +151,7 @@ def summary_markdown(runs, reports, wall: float) -> str:
         *rows,
         f"| all | | {totals['planned']} | {totals['ran']} | {totals['taken']} | {totals['failed']} | "
         f"{clock(wall)} | {totals['fit']:.1f} | {totals['downstream']:.1f} | {totals['data']:.1f} |",
+        *held_lines(runs),
         "",
         "## Each suite's verdicts",
         "",
