@@ -13,18 +13,14 @@ trains again, so it is a lower bound). The total divided by W bounds both from b
 from __future__ import annotations
 
 import argparse
-import heapq
+import sys
 from pathlib import Path
 
 from oodfs.report.summary import computed_rows, held_seconds
 from oodfs.results.store import ResultStore
 
-
-def makespan(jobs: list[float], workers: int) -> float:
-    loads = [0.0] * workers
-    for seconds in sorted(jobs, reverse=True):
-        heapq.heappush(loads, heapq.heappop(loads) + seconds)
-    return max(loads)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "whole_benchmark"))
+from whole_benchmark import lanes as makespan  # noqa: E402 -- longest first, each to the first free worker
 
 
 def main() -> None:

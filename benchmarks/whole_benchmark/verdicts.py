@@ -18,19 +18,17 @@ from pathlib import Path
 
 from oodfs.report.analysis import Analysis
 from oodfs.report.report import Report
-from oodfs.results.store import load_results
 from oodfs.run.reference import load_reference
 
 
 def compare(folder: Path, references: Path) -> list[tuple]:
-    runs = load_results(folder)
-    suite, profile = str(runs["suite"].iloc[0]), str(runs["profile"].iloc[0])
+    ours = Report.from_path(folder)
+    suite, profile = str(ours.results["suite"].iloc[0]), str(ours.results["profile"].iloc[0])
     path = references / f"{suite}-{profile}.parquet"
     if not path.is_file():
         return []
     ref = load_reference(suite, profile, path)
     out = []
-    ours = Report.from_path(folder)
     for report in ours.model_reports():
         if report.downstream not in set(ref.results["downstream"].dropna().astype(str)):
             continue
