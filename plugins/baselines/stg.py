@@ -49,6 +49,9 @@ class STG(oodfs.Selector):
       backward and Adam in one loop); ``"torch"``: torch's autograd and ``torch.optim.Adam``
       (for audits). Both draw the same random numbers in the same order from one
       ``torch.Generator``; they differ in the order of float operations only.
+    * ``track_loss`` -- True (default): record every epoch's training loss (``losses_``) for the
+      convergence diagnostic; False skips it (a caller that wants the gates only, as SVI's
+      rounds): the same gates, ``losses_`` NaN and ``converged`` None.
 
     ``profiles["paper"]`` keeps ``penalty_reduction="mean"``: the paper's runs used the
     reference code, whose regression model takes the mean; the sum is the STG paper's formula,
@@ -102,6 +105,7 @@ class STG(oodfs.Selector):
         k: int = 5,
         random_state=None,
         engine: str = "numba",
+        track_loss: bool = True,
     ):
         self.lam = lam
         self.penalty_reduction = penalty_reduction
@@ -113,6 +117,7 @@ class STG(oodfs.Selector):
         self.k = k
         self.random_state = random_state
         self.engine = engine
+        self.track_loss = track_loss
 
     def _training_params(self) -> dict:
         hidden = self.hidden_layer_sizes
@@ -137,6 +142,7 @@ class STG(oodfs.Selector):
             raise oodfs.OodfsError(f"stg engine must be one of {', '.join(map(repr, ENGINES))}; got {self.engine!r}")
         return dict(
             engine=str(self.engine),
+            track_loss=bool(self.track_loss),
             hidden=hidden,
             learning_rate=float(self.learning_rate),
             batch_size=int(self.batch_size),
@@ -161,6 +167,8 @@ class STG(oodfs.Selector):
     def _diagnostics(self, losses: np.ndarray) -> dict:
         """``converged``: the training loss had settled by the end of the fixed budget
         (:func:`loss_settled`; docs/PROTOCOL.md, "Iterative methods' stopping rules")."""
+        if not self.track_loss:  # no loss curve, so nothing to judge
+            return {"converged": None, "train_loss": None, "n_iter": int(self.max_epochs)}
         window = int(math.ceil(self.converge_window * int(self.max_epochs)))
         return {
             "converged": loss_settled(losses, window, self.converge_tol),
@@ -222,12 +230,16 @@ def train_stg(
     reduction: str = "mean",
     engine: str = "numba",
     logistic: bool = False,
+    track_loss: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Train one STG model per lambda in ``lams``; returns mu, shape (len(lams), d), and each
     epoch's mean training loss (squared error or deviance plus the gate penalty), shape
     (len(lams), max_epochs).
 
     ``logistic``: y is 0/1, the output a logit, the loss the binomial deviance (y kept as is).
+
+    ``track_loss`` False: the numba engine skips the per-epoch loss (its curves are NaN); the
+    parameters are computed exactly as with it.
 
     All randomness (initialisation, mini-batch order, gate noise) comes from one
     ``torch.Generator(seed)``, drawn in the same order by both engines and shared by the
@@ -283,8 +295,9 @@ def train_stg(
                     eps[e * n_steps + s] = torch.randn(d, generator=g, dtype=dtype).numpy()
             losses.append(_train_kernel(XT, yk, wk, perms, eps, *state, e0 * n_steps, np.asarray(sizes, np.int64),
                                         np.asarray(lams, np.float64), pen_scale, float(sigma), float(learning_rate),
-                                        bs, 0.9, 0.999, 1e-8, bool(logistic)))
-    return state[1].astype(np.float64), np.concatenate(losses, axis=1)
+                                        bs, 0.9, 0.999, 1e-8, bool(logistic), bool(track_loss)))
+    curves = np.concatenate(losses, axis=1)
+    return state[1].astype(np.float64), curves if track_loss else np.full_like(curves, np.nan)
 
 
 def _train_torch(Xs, ys, p, lams, g, mu0, layers, *, pen_scale, sigma, learning_rate, bs, max_epochs,
@@ -349,7 +362,7 @@ DRAW_CHUNK_ROWS = 1 << 22
 
 @njit(**_JIT)
 def _train_kernel(XT, y, w, perms, eps, TH, MU, M1, M2, MU1, MU2, step0, sizes, lams, pen_scale, sigma, lr, batch,
-                  b1, b2, adam_eps, logistic):
+                  b1, b2, adam_eps, logistic, track):
     """The numba engine: the torch engine's forward pass, loss, gradients and Adam updates for
     one model after the other (each model's arithmetic is its own), over the epochs of ``perms``
     (a chunk of the run, starting at Adam step ``step0``). ``XT`` (d, n) standardised features;
@@ -435,21 +448,24 @@ def _train_kernel(XT, y, w, perms, eps, TH, MU, M1, M2, MU1, MU2, step0, sizes, 
                     c1 = np.float32(1.0 / B)
                     for r in range(B):
                         idx = perms[e, start + r]
-                        h = float(A[top, r])
-                        fit += w[idx] * (max(h, 0.0) + math.log1p(math.exp(-abs(h))) - y[idx] * h)
+                        if track:
+                            h = float(A[top, r])
+                            fit += w[idx] * (max(h, 0.0) + math.log1p(math.exp(-abs(h))) - y[idx] * h)
                         prob = one / (one + np.exp(-A[top, r]))
                         D[top, r] = c1 * w[idx] * (prob - y[idx])
                 else:
                     c2 = np.float32(2.0 / B)  # d mean_r w_r (h_r - y_r)^2 / d h_r
                     for r in range(B):
                         idx = perms[e, start + r]
-                        res = float(A[top, r] - y[idx])
-                        fit += w[idx] * res * res
+                        if track:
+                            res = float(A[top, r] - y[idx])
+                            fit += w[idx] * res * res
                         D[top, r] = c2 * w[idx] * (A[top, r] - y[idx])
-                pen = 0.0
-                for j in range(d):
-                    pen += 0.5 * (1.0 + math.erf((mu[j] + 0.5) / sigma / math.sqrt(2.0)))
-                losses[m, e] += (fit / B + lams[m] * pen_scale * pen) / n_steps
+                if track:
+                    pen = 0.0
+                    for j in range(d):
+                        pen += 0.5 * (1.0 + math.erf((mu[j] + 0.5) / sigma / math.sqrt(2.0)))
+                    losses[m, e] += (fit / B + lams[m] * pen_scale * pen) / n_steps
                 for li in range(L - 1, -1, -1):  # backward, down to the gated inputs
                     fi, fo, ri, rr = sizes[li], sizes[li + 1], ro[li], ro[li + 1]
                     for oo in range(fo):

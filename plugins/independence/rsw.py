@@ -105,15 +105,19 @@ def rsw_gradients(beta, b0, mu, moments, noise, alpha, lam, sigma, hard_sum):
 
 
 @njit(**_JIT)
-def rsw_train(theta, X, F, G0, c, mx, my, draws_a, noise, free, pretrain_epochs, alpha, lam, sigma,
+def rsw_train(theta, X, F, G0, c, mx, my, draws_a, noise, free, pretrain_epochs, alphas, lam, sigma,
               hard_sum, lr_model, lr_gates):  # fmt: skip
-    """RSW's training as :meth:`RSW._fit_detailed` runs it, compiled: ``pretrain_epochs`` Adam
-    steps of least squares on the unweighted moments (G0, c, mx, my), then per epoch the random
-    weightings of :func:`random_weights` from the directions ``draws_a`` (epochs, E, d), their
-    moments from the row features ``F`` (:func:`weighted_moments`) and one Adam step of
-    :func:`rsw_gradients` with gate noise ``noise`` (epochs, 2, E, d). ``theta`` = (beta, b0) is
-    updated in place; returns mu."""
+    """RSW's training as :meth:`RSW._fit_grid` runs it, compiled, for every penalty weight in
+    ``alphas`` at once: ``pretrain_epochs`` Adam steps of least squares on the unweighted moments
+    (G0, c, mx, my), then per epoch the random weightings of :func:`random_weights` from the
+    directions ``draws_a`` (epochs, E, d), their moments from the row features ``F``
+    (:func:`weighted_moments`) and, per alpha, one Adam step of :func:`rsw_gradients` with gate
+    noise ``noise`` (epochs, 2, E, d). The weightings, their moments and the pretraining depend on
+    no alpha, so they are computed once per epoch for all of them; each alpha's arithmetic is the
+    one-alpha loop's, in its order. ``theta`` (d + 1) = (beta, b0) is the start; returns the
+    (beta, b0) and the gate means mu of every alpha, (len(alphas), d + 1) and (len(alphas), d)."""
     n, d = X.shape
+    K = alphas.size
     m1, v1 = np.zeros(d + 1), np.zeros(d + 1)
     grad = np.zeros(d + 1)
     beta = theta[:d]
@@ -129,8 +133,11 @@ def rsw_train(theta, X, F, G0, c, mx, my, draws_a, noise, free, pretrain_epochs,
         grad[d] = 2 * (mb + b0 - my) if free else 0.0
         adam_step(theta, grad, m1, v1, t, lr_model)
     E = draws_a.shape[1]
-    m1, v1 = np.zeros(d + 1), np.zeros(d + 1)
-    mu, m2, v2 = np.zeros(d), np.zeros(d), np.zeros(d)
+    thetas = np.empty((K, d + 1))
+    for k in range(K):
+        thetas[k] = theta
+    M1, V1 = np.zeros((K, d + 1)), np.zeros((K, d + 1))
+    MU, M2, V2 = np.zeros((K, d)), np.zeros((K, d)), np.zeros((K, d))
     w = np.empty((E, n))
     z, inside, zp, weight, r = np.empty(d), np.empty(d), np.empty(d), np.empty(d), np.empty(d)
     g_mu, mean, acc, Gv = np.empty(d), np.empty(d), np.empty(d), np.empty(d)
@@ -153,80 +160,85 @@ def rsw_train(theta, X, F, G0, c, mx, my, draws_a, noise, free, pretrain_epochs,
                 w[e, i] /= total
         M = w @ F  # BLAS, held to one thread by the caller
         G, m, c_e, ybar, _ = _unpack(M, d)
-        b0 = theta[d]
-        for j in range(d + 1):
-            grad[j] = 0.0
-        g_mu[:] = 0.0
-        for e in range(E):  # loss: mean over weightings of the weighted MSE with gates z_e
-            mv = 0.0
-            for j in range(d):
-                pre = mu[j] + 0.5 + sigma * eps[0, e, j]
-                z[j] = min(max(pre, 0.0), 1.0)
-                inside[j] = 1.0 if (pre > 0 and pre < 1) else 0.0
-            for i in range(d):
-                s = 0.0
+        for k in range(K):
+            alpha = alphas[k]
+            th = thetas[k]
+            beta = th[:d]
+            mu = MU[k]
+            b0 = th[d]
+            for j in range(d + 1):
+                grad[j] = 0.0
+            g_mu[:] = 0.0
+            for e in range(E):  # loss: mean over weightings of the weighted MSE with gates z_e
+                mv = 0.0
                 for j in range(d):
-                    s += G[e, i, j] * (z[j] * beta[j])
-                Gv[i] = s
-            for j in range(d):
-                mv += m[e, j] * (z[j] * beta[j])
-            for j in range(d):
-                r[j] = 2 * (Gv[j] + b0 * m[e, j] - c_e[e, j]) / E
-                grad[j] += z[j] * r[j]
-                g_mu[j] += beta[j] * r[j] * inside[j]
-            grad[d] += 2 * (mv + b0 - ybar[e])
-        grad[d] /= E
-        # penalty on the coefficients' gradients with gates zp held fixed (see rsw_gradients)
-        for e in range(E):
-            for j in range(d):
-                zp[j] = min(max(mu[j] + 0.5 + sigma * eps[1, e, j], 0.0), 1.0)
-            for i in range(d):
-                s = 0.0
-                for j in range(d):
-                    A[e, i, j] = 2 * zp[i] * G[e, i, j] * zp[j]
-                    s += A[e, i, j] * beta[j]
-                u[e, i] = 2 * zp[i] * m[e, i]
-                dev[e, i] = s + b0 * u[e, i] - 2 * zp[i] * c_e[e, i]
-        mean[:] = 0.0
-        Abar[:, :] = 0.0
-        ubar = np.zeros(d)
-        for e in range(E):
-            for j in range(d):
-                mean[j] += dev[e, j]
-                ubar[j] += u[e, j]
+                    pre = mu[j] + 0.5 + sigma * eps[0, e, j]
+                    z[j] = min(max(pre, 0.0), 1.0)
+                    inside[j] = 1.0 if (pre > 0 and pre < 1) else 0.0
                 for i in range(d):
-                    Abar[i, j] += A[e, i, j]
-        penalty = np.zeros(d)
-        for j in range(d):
-            mean[j] /= E
-            ubar[j] /= E
-            weight[j] = mu[j] + 0.5
-            for i in range(d):
-                Abar[i, j] /= E
-        for e in range(E):
-            for j in range(d):
-                dev[e, j] -= mean[j]
-                penalty[j] += dev[e, j] ** 2
-        acc[:] = 0.0
-        gu = 0.0
-        for e in range(E):
-            for i in range(d):
-                wd = dev[e, i] * weight[i]
-                gu += (u[e, i] - ubar[i]) * wd
+                    s = 0.0
+                    for j in range(d):
+                        s += G[e, i, j] * (z[j] * beta[j])
+                    Gv[i] = s
                 for j in range(d):
-                    acc[j] += (A[e, i, j] - Abar[i, j]) * wd
-        reg = 0.0
-        for j in range(d):
-            reg += gate_cdf((mu[j] + 0.5) / sigma)
-        for j in range(d):
-            grad[j] += alpha * 2 * acc[j]
-            g_mu[j] += alpha * penalty[j]
-            q = (mu[j] + 0.5) / sigma
-            g_mu[j] += lam * 2 * (reg - hard_sum) * math.exp(-(q**2) / 2) / math.sqrt(2 * math.pi) / sigma
-        grad[d] = grad[d] + alpha * 2 * gu if free else 0.0
-        adam_step(theta, grad, m1, v1, t, lr_model)
-        adam_step(mu, g_mu, m2, v2, t, lr_gates)
-    return mu
+                    mv += m[e, j] * (z[j] * beta[j])
+                for j in range(d):
+                    r[j] = 2 * (Gv[j] + b0 * m[e, j] - c_e[e, j]) / E
+                    grad[j] += z[j] * r[j]
+                    g_mu[j] += beta[j] * r[j] * inside[j]
+                grad[d] += 2 * (mv + b0 - ybar[e])
+            grad[d] /= E
+            # penalty on the coefficients' gradients with gates zp held fixed (see rsw_gradients)
+            for e in range(E):
+                for j in range(d):
+                    zp[j] = min(max(mu[j] + 0.5 + sigma * eps[1, e, j], 0.0), 1.0)
+                for i in range(d):
+                    s = 0.0
+                    for j in range(d):
+                        A[e, i, j] = 2 * zp[i] * G[e, i, j] * zp[j]
+                        s += A[e, i, j] * beta[j]
+                    u[e, i] = 2 * zp[i] * m[e, i]
+                    dev[e, i] = s + b0 * u[e, i] - 2 * zp[i] * c_e[e, i]
+            mean[:] = 0.0
+            Abar[:, :] = 0.0
+            ubar = np.zeros(d)
+            for e in range(E):
+                for j in range(d):
+                    mean[j] += dev[e, j]
+                    ubar[j] += u[e, j]
+                    for i in range(d):
+                        Abar[i, j] += A[e, i, j]
+            penalty = np.zeros(d)
+            for j in range(d):
+                mean[j] /= E
+                ubar[j] /= E
+                weight[j] = mu[j] + 0.5
+                for i in range(d):
+                    Abar[i, j] /= E
+            for e in range(E):
+                for j in range(d):
+                    dev[e, j] -= mean[j]
+                    penalty[j] += dev[e, j] ** 2
+            acc[:] = 0.0
+            gu = 0.0
+            for e in range(E):
+                for i in range(d):
+                    wd = dev[e, i] * weight[i]
+                    gu += (u[e, i] - ubar[i]) * wd
+                    for j in range(d):
+                        acc[j] += (A[e, i, j] - Abar[i, j]) * wd
+            reg = 0.0
+            for j in range(d):
+                reg += gate_cdf((mu[j] + 0.5) / sigma)
+            for j in range(d):
+                grad[j] += alpha * 2 * acc[j]
+                g_mu[j] += alpha * penalty[j]
+                q = (mu[j] + 0.5) / sigma
+                g_mu[j] += lam * 2 * (reg - hard_sum) * math.exp(-(q**2) / 2) / math.sqrt(2 * math.pi) / sigma
+            grad[d] = grad[d] + alpha * 2 * gu if free else 0.0
+            adam_step(th, grad, M1[k], V1[k], t, lr_model)
+            adam_step(mu, g_mu, M2[k], V2[k], t, lr_gates)
+    return thetas, MU
 
 
 class RSW(oodfs.Selector):
@@ -289,13 +301,19 @@ class RSW(oodfs.Selector):
 
     def _fit_detailed(self, X, y) -> oodfs.GridFit:
         self._check()
+        thetas, mus = self._train(X, y, [self.alpha])
+        return self._finish(thetas[0], mus[0])
+
+    def _train(self, X, y, alphas):
+        """This estimator's training for each penalty weight of ``alphas`` (its own ``alpha``
+        aside), from the same draws: every weight's (beta, b0) and gate means (:func:`rsw_train`)."""
         n, d = X.shape
         sd = X.std(axis=0)
         Xs = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
         yc = y - y.mean()
         rng = np.random.default_rng(int_seed(self.random_state))
         hard_sum = float(d if self.hard_sum is None else self.hard_sum)
-        alpha, lam, sigma = float(self.alpha), float(self.lam), float(self.sigma)
+        lam, sigma = float(self.lam), float(self.sigma)
         E, free = int(self.n_envs), bool(self.fit_intercept)
         bound = math.sqrt(6.0 / (d + 1))  # xavier-uniform, as a torch linear layer of 1 output
         theta = np.append(rng.uniform(-bound, bound, d), 0.0)  # (beta, intercept b0)
@@ -309,16 +327,30 @@ class RSW(oodfs.Selector):
         # pretraining: plain least squares on the unweighted rows (docs/PROTOCOL.md, 12, "RSW")
         G, c, mx, my = Xs.T @ Xs / n, Xs.T @ yc / n, Xs.mean(axis=0), yc.mean()
         with threadpool_limits(1):  # BLAS threads stall the small products on a shared machine
-            mu = rsw_train(theta, Xs, row_features(Xs, yc), G, c, mx, float(my), draws_a, noise, free,
-                           int(self.pretrain_epochs), alpha, lam, sigma, hard_sum, float(self.lr_model),
-                           float(self.lr_gates))  # fmt: skip
-        beta, b0 = theta[:d].copy(), float(theta[d])
-        density = ndtr((mu + 0.5) / sigma)
+            return rsw_train(theta, Xs, row_features(Xs, yc), G, c, mx, float(my), draws_a, noise, free,
+                             int(self.pretrain_epochs), np.asarray(alphas, dtype=float), lam, sigma, hard_sum,
+                             float(self.lr_model), float(self.lr_gates))  # fmt: skip
+
+    def _finish(self, theta, mu) -> oodfs.GridFit:
+        d = mu.size
+        density = ndtr((mu + 0.5) / float(self.sigma))
         self.gate_probabilities_ = density
-        self.coef_, self.intercept_ = beta, b0
+        self.coef_, self.intercept_ = theta[:d].copy(), float(theta[d])
         self.selected_ = sorted(int(j) for j in np.flatnonzero(density > self.threshold))
         return oodfs.GridFit(mu + 0.5, {"n_selected": float(len(self.selected_))})
 
     @classmethod
     def _fit_grid(cls, X, y, points, *, sample_weight, random_state):
-        return [cls(**p, random_state=random_state)._fit_detailed(X, y) for p in points]
+        """The points that differ only in ``alpha`` share their draws, so they train together: one
+        :func:`rsw_train` per group, the weightings computed once (docs/PROTOCOL.md, 12, "RSW")."""
+        models = [cls(**p, random_state=random_state) for p in points]
+        groups: dict[tuple, list[int]] = {}
+        for i, (model, p) in enumerate(zip(models, points)):
+            model._check()
+            groups.setdefault(tuple((k, repr(v)) for k, v in sorted(p.items()) if k != "alpha"), []).append(i)
+        out = [None] * len(points)
+        for members in groups.values():
+            thetas, mus = models[members[0]]._train(X, y, [models[i].alpha for i in members])
+            for i, theta, mu in zip(members, thetas, mus):
+                out[i] = models[i]._finish(theta, mu)
+        return out

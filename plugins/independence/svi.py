@@ -305,6 +305,7 @@ class SVI(oodfs.Selector):
             batch_size=X.shape[0],
             max_epochs=s["stg_epochs"],
             random_state=seed,
+            track_loss=False,  # a round keeps the gates only, not STG's loss curve
         )
         return ndtr((stg.fit(X, y, sample_weight=w, task=s["task"]).scores_ + 0.5) / s["sigma"])
 
