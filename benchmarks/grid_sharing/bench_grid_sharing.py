@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CASES = ("rsw", "svi", "svi-binary")
 
 CHILD = r"""
-import itertools, json, sys, time, warnings
+import json, sys, time, warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 import torch
@@ -48,7 +48,7 @@ case = sys.argv[1]
 cls = {"rsw": RSW, "svi": SVI, "svi-binary": SVI}[case]
 env = SyntheticBinary("poly") if case == "svi-binary" else Synthetic("poly")
 extra = {"task": "binary"} if case == "svi-binary" else {}
-points = [dict(zip(cls.grid, v)) for v in itertools.product(*cls.grid.values())]
+points = cls.grid_points()
 with threadpool_limits(1):
     Xw, yw = env.sample(2.5, 300, 1)  # compile the kernels, untimed
     cls._fit_grid(Xw, yw, points[:1], sample_weight=None, random_state=7, **extra)
