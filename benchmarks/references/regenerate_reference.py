@@ -13,7 +13,8 @@ With ``--methods`` and ``--fresh`` only those methods are run and the reference 
 run alone (it then holds those methods only: a costly method can follow in a second call).
 With ``--from-run ROOT`` nothing is run: each reference is written from the folder a whole-benchmark
 run (``oodfs bench --suite all --out ROOT``) gave its suite and profile, ``ROOT/<suite>`` or
-``ROOT/<suite>-<profile>``, with every downstream model that run trained.
+``ROOT/<suite>-<profile>``, with every downstream model that run trained; once all are written they
+are replayed ``--jobs`` at once, as CI replays them.
 Either way the new reference is then replayed on its data set and stamped; one that does not replay
 is left written but unstamped, and the script says what differed. Runs are resumable (``--resume``
 into ``ROOT/NAME``): an interrupted regeneration goes on where it stopped.
@@ -27,7 +28,7 @@ import sys
 from pathlib import Path
 
 from oodfs.run.reference import load_reference, write_reference
-from oodfs.run.reference.replay import load_named, replay, stamp
+from oodfs.run.reference.replay import load_named, replay, replay_many, stamp
 
 
 def regenerate(
@@ -39,7 +40,7 @@ def regenerate(
         out = root / (suite if profile == "default" else name)
         print(f"+ {name} from {out}", flush=True)
         write_reference(out, ref.path)
-        return replay_and_stamp(suite, profile)
+        return True  # replayed after every reference is written (replay_all)
     models = ",".join(dict.fromkeys(ref.results["downstream"].dropna().astype(str)))
     out = root / name
     argv = ["oodfs", "bench", "--suite", suite, "--profile", profile, "--downstream", models]
@@ -56,7 +57,18 @@ def regenerate(
 
 def replay_and_stamp(suite: str, profile: str) -> bool:
     fresh = load_reference(suite, profile)
-    result = replay(fresh)
+    return said_and_stamped(f"{suite}-{profile}", fresh, replay(fresh))
+
+
+def replay_all(names: list[str], jobs: int) -> bool:
+    """Replay the references ``names`` as written, ``jobs`` at once (as CI does), stamping each
+    one that replays."""
+    ok = [said_and_stamped(name, load_named(name), result) for name, result in replay_many(names, jobs)]
+    return all(ok)
+
+
+def said_and_stamped(name: str, fresh, result) -> bool:
+    print(f"= {name}", flush=True)
     for method, m in result.methods.items():
         print(f"  {'ok  ' if m.ok else 'DIFF'} {method}: {m.line()}", flush=True)
     if result.ok:
@@ -81,6 +93,8 @@ def main() -> int:
     if args.from_run and methods:
         p.error("--from-run writes every method the run holds: give no --methods")
     ok = [regenerate(n, args.root, methods, args.jobs, args.fresh, args.from_run) for n in args.names]
+    if args.from_run:
+        ok.append(replay_all(args.names, args.jobs))
     return 0 if all(ok) else 1
 
 

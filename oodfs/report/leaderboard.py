@@ -10,6 +10,7 @@ tables. Nothing is marked where the test cannot decide (too few runs).
 from __future__ import annotations
 
 import re
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -79,6 +80,16 @@ class Leaderboard:
         self.summary = report.wide_summary()
         self.per_run = report.per_run()
         self.cells = report.cells(INTERVAL)
+        # the tables look up thousands of cells: each cell, row and unit count by its key
+        key = ["setting", "r_train", "method"]
+        self._cell_at: dict = {}
+        for k, c in zip(self.cells[[*key, "metric"]].itertuples(index=False, name=None),
+                        self.cells[["mean", "low", "high", "n"]].itertuples(index=False)):  # fmt: skip
+            self._cell_at.setdefault(k, c)
+        self._units_at = self.cells.groupby(key, sort=False)["n"].max().to_dict()
+        self._summary_at: dict = {}
+        for k, r in zip(self.summary[key].itertuples(index=False, name=None), self.summary.itertuples()):
+            self._summary_at.setdefault(k, r)
         self.yardsticks = [m for m in dict.fromkeys(self.summary["method"]) if report.kind(m) == "yardstick"]
         self.analysis = Analysis(report)
         self.best, self.notes = self._best()
@@ -97,35 +108,21 @@ class Leaderboard:
         return self.analysis.best_sets(), self.analysis.best_notes()
 
     def _cell(self, setting, r_train, method, metric) -> tuple[str, bool]:
-        c = self.cells[
-            (self.cells["setting"] == setting)
-            & (self.cells["r_train"] == r_train)
-            & (self.cells["method"] == method)
-            & (self.cells["metric"] == metric)
-        ]
-        if c.empty or c["n"].iloc[0] == 0:
+        c = self._cell_at.get((setting, r_train, method, metric))
+        if c is None or c.n == 0:
             return "", False
-        c = c.iloc[0]
-        text = _fmt(c["mean"]) if c["n"] < 2 else f"{_fmt(c['mean'])} [{_fmt(c['low'])}, {_fmt(c['high'])}]"
+        text = _fmt(c.mean) if c.n < 2 else f"{_fmt(c.mean)} [{_fmt(c.low)}, {_fmt(c.high)}]"
         return text, method in self.best.get((setting, r_train, metric), set())
 
     def _runs(self, setting, r_train, method) -> str:
         """Runs behind the row's cells, and its failed tasks if any."""
-        c = self.cells[
-            (self.cells["setting"] == setting)
-            & (self.cells["r_train"] == r_train)
-            & (self.cells["method"] == method)
-        ]
-        s = self.summary[
-            (self.summary["setting"] == setting)
-            & (self.summary["r_train"] == r_train)
-            & (self.summary["method"] == method)
-        ]
-        units = int(c["n"].max()) if len(c) else 0
-        failed = int(s["failed"].iloc[0]) if len(s) else 0
+        units = self._units_at.get((setting, r_train, method))
+        s = self._summary_at.get((setting, r_train, method))
+        units = 0 if units is None else int(units)
+        failed = int(s.failed) if s is not None else 0
         text = f"{units}"
         if self.report.unit == "environment" and r_train == "all":  # the units, then the runs behind them
-            text += f" ({int(s['runs'].iloc[0]) if len(s) else 0} runs)"
+            text += f" ({int(s.runs) if s is not None else 0} runs)"
         return text + (f" ({failed} failed tasks)" if failed else "")
 
     @property
@@ -183,8 +180,6 @@ class Leaderboard:
 
     def _real_data_tables(self, setting: str) -> list:
         """Against the yardstick, the loss per test environment, and what each method selected."""
-        from oodfs.report import features
-
         out = []
         task = self.report.task_type
         loss = task.metric("mean")  # the task's mean test loss: RMSE mean, log-loss mean
@@ -205,7 +200,7 @@ class Leaderboard:
             title = f"Setting `{setting}`: each method against {ref} (paired over {units})"
             out.append((title, header, rows))
         score = task.validation_loss
-        pe = features.per_env_rmse(self.report, score)
+        pe = self._per_env
         pe = pe[pe["setting"] == setting] if len(pe) else pe
         if len(pe):
             envs = list(dict.fromkeys(pe["env"]))
@@ -220,7 +215,7 @@ class Leaderboard:
             title = f"Setting `{setting}`: {name} by test environment (mean over r_train and runs)"
             out.append((title, ["method"] + [f"{name} {e} ↓" for e in envs], rows))
         out += self._chosen_k_table(setting)
-        freq = features.selection_frequency(self.report)
+        freq = self._selection_frequency
         freq = freq[freq["setting"] == setting] if len(freq) else freq
         if len(freq):
             rows = []
@@ -239,6 +234,19 @@ class Leaderboard:
             )
             out.append((title, ["method", "variables"], rows))
         return out
+
+    @cached_property
+    def _per_env(self) -> pd.DataFrame:
+        """The validation loss per test environment of every setting (computed once, not per setting)."""
+        from oodfs.report import features
+
+        return features.per_env_rmse(self.report, self.report.task_type.validation_loss)
+
+    @cached_property
+    def _selection_frequency(self) -> pd.DataFrame:
+        from oodfs.report import features
+
+        return features.selection_frequency(self.report)
 
     def _chosen_k_table(self, setting: str) -> list:
         """With a k grid (docs/PROTOCOL.md section 10, "The k grid"): per method, how often the rule
