@@ -21,17 +21,12 @@ the old and new scores are equal bit for bit.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import statistics
-import subprocess
 import sys
-import tarfile
-import tempfile
-from io import BytesIO
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shared"))
+from paired import alternated, finish, old_tree  # noqa: E402 -- benchmarks/shared/paired.py
+
 CASES = ("rsw", "svi", "svi-binary")
 
 CHILD = r"""
@@ -60,24 +55,6 @@ print(json.dumps({"seconds": seconds, "scores": [list(map(float, f.values)) for 
 """
 
 
-def old_tree(commit: str) -> Path:
-    """``plugins/`` of ``commit`` as an importable ``oodfs_plugins`` package in a temporary folder."""
-    folder = Path(tempfile.mkdtemp(prefix="oodfs-old-plugins-"))
-    git = ["git", "archive", commit, "plugins"]
-    archive = subprocess.run(git, cwd=ROOT, check=True, capture_output=True).stdout
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(folder, filter="data")
-    (folder / "plugins").rename(folder / "oodfs_plugins")
-    return folder
-
-
-def run(case: str, path: Path | None) -> dict:
-    env = None if path is None else {**os.environ, "PYTHONPATH": str(path)}
-    command = [sys.executable, "-c", CHILD, case]
-    out = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--old-commit", default="e694409")
@@ -85,7 +62,7 @@ def main(argv=None):
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--out", type=Path, help="write the table to this markdown file (replaced)")
     args = ap.parse_args(argv)
-    old = old_tree(args.old_commit)
+    old = old_tree(args.old_commit, "plugins", "oodfs_plugins")
     lines = [
         f"Old: plugins/ at {args.old_commit}; new: the working tree. Medians of {args.repeats} fits "
         "each, alternated, one fresh process per fit, one thread.",
@@ -94,21 +71,11 @@ def main(argv=None):
         "| --- | ---: | ---: | ---: | --- |",
     ]
     for case in args.cases.split(","):
-        times = {"old": [], "new": []}
-        scores = {}
-        for _ in range(args.repeats):
-            for which, path in (("old", old), ("new", None)):
-                r = run(case, path)
-                times[which].append(r["seconds"])
-                scores[which] = r["scores"]
-        o, n = statistics.median(times["old"]), statistics.median(times["new"])
-        same = "yes, bit for bit" if scores["old"] == scores["new"] else "NO"
+        o, n, old_fit, new_fit = alternated(CHILD, [case], old, args.repeats)
+        same = "yes, bit for bit" if old_fit["scores"] == new_fit["scores"] else "NO"
         lines.append(f"| {case} | {o:.1f} | {n:.1f} | {n / o:.2f} | {same} |")
         print(lines[-1], flush=True)
-    text = "\n".join(lines) + "\n"
-    if args.out:
-        args.out.write_text(text)
-    print(text)
+    finish(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -13,17 +13,11 @@ tree of ``--old-commit`` put first on the path; old and new alternate. Seconds a
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import statistics
-import subprocess
 import sys
-import tarfile
-import tempfile
-from io import BytesIO
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shared"))
+from paired import alternated, finish, old_tree  # noqa: E402 -- benchmarks/shared/paired.py
 
 CHILD = r"""
 import hashlib, json, sys, time, warnings
@@ -44,23 +38,6 @@ print(json.dumps({"seconds": seconds, "digest": digest, "models": len(reports)})
 """
 
 
-def old_tree(commit: str) -> Path:
-    """``oodfs/`` of ``commit`` in a temporary folder, to be put first on the path."""
-    folder = Path(tempfile.mkdtemp(prefix="oodfs-old-core-"))
-    git = ["git", "archive", commit, "oodfs"]
-    archive = subprocess.run(git, cwd=ROOT, check=True, capture_output=True).stdout
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(folder, filter="data")
-    return folder
-
-
-def run(folder: Path, path: Path | None) -> dict:
-    env = None if path is None else {**os.environ, "PYTHONPATH": str(path)}
-    command = [sys.executable, "-c", CHILD, str(folder)]
-    out = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folders", nargs="+", type=Path)
@@ -68,7 +45,7 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", type=Path, help="write the table to this markdown file (replaced)")
     args = ap.parse_args(argv)
-    old = old_tree(args.old_commit)
+    old = old_tree(args.old_commit, "oodfs")
     lines = [
         f"Old: oodfs/ at {args.old_commit}; new: the working tree. CPU seconds of building every "
         f"downstream model's leaderboard and its Markdown, medians of {args.repeats}, alternated, "
@@ -78,20 +55,11 @@ def main(argv=None):
         "| --- | ---: | ---: | ---: | ---: | --- |",
     ]
     for folder in args.folders:
-        times, digests = {"old": [], "new": []}, {}
-        for _ in range(args.repeats):
-            for which, path in (("old", old), ("new", None)):
-                r = run(folder, path)
-                times[which].append(r["seconds"])
-                digests[which] = r["digest"]
-        o, n = statistics.median(times["old"]), statistics.median(times["new"])
-        same = "yes, byte for byte" if digests["old"] == digests["new"] else "NO"
-        lines.append(f"| {folder.name} | {r['models']} | {o:.1f} | {n:.1f} | {n / o:.2f} | {same} |")
+        o, n, old_run, new_run = alternated(CHILD, [str(folder)], old, args.repeats)
+        same = "yes, byte for byte" if old_run["digest"] == new_run["digest"] else "NO"
+        lines.append(f"| {folder.name} | {new_run['models']} | {o:.1f} | {n:.1f} | {n / o:.2f} | {same} |")
         print(lines[-1], flush=True)
-    text = "\n".join(lines) + "\n"
-    if args.out:
-        args.out.write_text(text)
-    print(text)
+    finish(lines, args.out)
 
 
 if __name__ == "__main__":
