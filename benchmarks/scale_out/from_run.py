@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from oodfs.report.summary import computed_rows, held_seconds
+from oodfs.report.summary import computed_rows, held_seconds, stored_results
 from oodfs.results.store import ResultStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "whole_benchmark"))
@@ -32,7 +32,7 @@ def main() -> None:
     for folder in sorted(args.root.iterdir()):
         if not (folder / "results.sqlite").exists():
             continue
-        held = held_seconds(computed_rows(ResultStore(folder))).sum(axis=1)
+        held = held_seconds(computed_rows(stored_results(ResultStore(folder)))).sum(axis=1)
         for key, seconds in held.items():
             tasks[(folder.name, *key)] = seconds
             data_sets[(folder.name, *key[:3])] = data_sets.get((folder.name, *key[:3]), 0.0) + seconds

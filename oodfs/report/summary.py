@@ -23,15 +23,20 @@ DATA_KEY = ["setting", "r_train", "run"]
 TASK_KEY = [*DATA_KEY, "method"]
 
 
-def worker_seconds(store, keys) -> dict:
-    """``{"fit", "downstream", "data"}``: the seconds the store records for the tasks ``keys``
-    (TaskKeys), summed: each task's fit, its downstream share of every model, each data set's
-    draw once."""
+def stored_results(store) -> pd.DataFrame | None:
+    """A store's results rows as stored (r_train as text, as in the task keys), read once for
+    both of the summary's tables; None when there is no store."""
+    return store.tables()[1] if store is not None and store.exists() else None
+
+
+def worker_seconds(results, keys) -> dict:
+    """``{"fit", "downstream", "data"}``: the seconds a store's ``results`` (:func:`stored_results`)
+    record for the tasks ``keys`` (TaskKeys), summed: each task's fit, its downstream share of
+    every model, each data set's draw once."""
     out = {"fit": 0.0, "downstream": 0.0, "data": 0.0}
     keys = {tuple(k) for k in keys}
-    if not keys:
+    if not keys or results is None:
         return out
-    _, results = store.tables()  # r_train as stored (text), as in the task keys
     rows = results[[tuple(k) in keys for k in results[TASK_KEY].itertuples(index=False, name=None)]]
     if rows.empty:
         return out
@@ -44,10 +49,9 @@ def worker_seconds(store, keys) -> dict:
     }
 
 
-def computed_rows(store) -> pd.DataFrame:
-    """The results rows of every task the store holds that oodfs computed (not copied from
-    reference results), whichever invocation ran it; empty if the store holds none."""
-    _, results = store.tables()
+def computed_rows(results) -> pd.DataFrame:
+    """The rows of a store's ``results`` (:func:`stored_results`) of every task that oodfs computed
+    (not copied from reference results), whichever invocation ran it; empty if there is none."""
     return results[results["origin"].fillna("run") != "reference"]
 
 
@@ -67,12 +71,13 @@ def held_seconds(rows) -> pd.DataFrame:
     return out
 
 
-def held_lines(runs) -> list[str]:
+def held_lines(runs, stored: dict) -> list[str]:
     """The tables of what the folders hold (every task oodfs computed, over every invocation):
-    worker-seconds by suite, by method and by downstream model, each by part."""
+    worker-seconds by suite, by method and by downstream model, each by part. ``stored``: each
+    run's results (:func:`stored_results`) by its label."""
     per_suite = {}
     for r in runs:
-        rows = computed_rows(r.store) if r.store is not None and r.store.exists() else None
+        rows = computed_rows(stored[r.label]) if stored[r.label] is not None else None
         if rows is not None and not rows.empty:
             per_suite[r.label] = held_seconds(rows)
     lines = ["", "## What the folders hold, over every invocation", ""]
@@ -125,8 +130,9 @@ def summary_markdown(runs, reports, wall: float) -> str:
 
     rows = []
     totals = dict(planned=0, ran=0, taken=0, failed=0, fit=0.0, downstream=0.0, data=0.0)
+    stored = {r.label: stored_results(r.store) for r in runs}
     for r in runs:
-        secs = worker_seconds(r.store, [t.key for t in r.ran])
+        secs = worker_seconds(stored[r.label], [t.key for t in r.ran])
         rows.append(
             f"| {r.label} | {r.out_dir} | {r.planned} | {len(r.ran)} | {r.taken} | {r.failed} | "
             f"{clock(r.seconds)} | {secs['fit']:.1f} | {secs['downstream']:.1f} | {secs['data']:.1f} |"
@@ -151,7 +157,7 @@ def summary_markdown(runs, reports, wall: float) -> str:
         *rows,
         f"| all | | {totals['planned']} | {totals['ran']} | {totals['taken']} | {totals['failed']} | "
         f"{clock(wall)} | {totals['fit']:.1f} | {totals['downstream']:.1f} | {totals['data']:.1f} |",
-        *held_lines(runs),
+        *held_lines(runs, stored),
         "",
         "## Each suite's verdicts",
         "",
