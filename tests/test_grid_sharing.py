@@ -32,11 +32,12 @@ def test_rsw_grid_checks_every_point():
         RSW._fit_grid(X, y, [{"alpha": 1.0}, {"alpha": -1}], sample_weight=None, random_state=0)
 
 
+@pytest.mark.parametrize("engine", ["numba", "torch"])
 @pytest.mark.parametrize("binary", [False, True])
-def test_stg_without_its_loss_curve_learns_the_same_gates(binary):
+def test_stg_without_its_loss_curve_learns_the_same_gates(binary, engine):
     env = SyntheticBinary("poly") if binary else Synthetic("poly")
     X, y = env.sample(2.5, 300, 2)
-    params = dict(hidden_layer_sizes=(), batch_size=300, max_epochs=40, random_state=4)
+    params = dict(hidden_layer_sizes=(), batch_size=300, max_epochs=40, random_state=4, engine=engine)
     task = "binary" if binary else "regression"
     tracked = STG(**params).fit(X, y, task=task)
     silent = STG(**params, track_loss=False).fit(X, y, task=task)

@@ -6,6 +6,7 @@ import json
 import shutil
 import sqlite3
 import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -117,6 +118,53 @@ def test_code_hash_follows_the_module_source(tmp_path):
     assert after != before
     # a built-in's hash does not depend on a plugin file
     assert code_hash(registry().get("selector", "ols")) == code_hash(registry().get("selector", "ols"))
+
+
+def test_code_hash_covers_the_plugin_modules_a_method_uses():
+    """SVI's numbers come from STG and DWR, RSW's from HRM's Adam step, RF's from cart: their
+    modules are part of its code, so a change there reruns the method on --resume; oodfs's core
+    is not followed."""
+    from oodfs.run.identity import code_modules
+
+    reg = registry()
+    svi = code_modules(reg.get("selector", "svi"))
+    assert svi[0] == "oodfs_plugins.independence.svi"
+    assert {"oodfs_plugins.baselines.stg", "oodfs_plugins.independence.dwr"} <= set(svi)
+    assert "oodfs_plugins.independence.hrm" in code_modules(reg.get("selector", "rsw"))
+    # trees.py imports its own tree builder inside a method only: the source is read for imports
+    assert "oodfs_plugins.baselines.cart" in code_modules(reg.get("selector", "rf"))
+    assert not any(m.startswith("oodfs.") for m in svi)
+    assert code_modules(reg.get("selector", "ols")) == ["oodfs_plugins.baselines.linear"]
+
+
+def test_code_hash_follows_a_helper_module_imported_inside_a_function(tmp_path, monkeypatch):
+    """A package's helper that a method imports only where it runs is part of the method's code
+    (an edit there reruns it); an optional module that cannot be imported is skipped."""
+    from oodfs.run.identity import _used_modules, module_source
+
+    package = tmp_path / "pkgx"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helper.py").write_text("def g():\n    return 1\n")
+    (package / "method.py").write_text(
+        "def fit():\n"
+        "    from .helper import g\n"
+        "    try:\n"
+        "        from .optional import h  # not shipped\n"
+        "    except ImportError:\n"
+        "        h = None\n"
+        "    return g()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    importlib.import_module("pkgx.method")
+    try:
+        assert _used_modules(["pkgx.method"]) == {"pkgx.method", "pkgx.helper"}
+        assert b"return 1" in module_source("pkgx.helper")
+    finally:
+        for name in [m for m in sys.modules if m == "pkgx" or m.startswith("pkgx.")]:
+            del sys.modules[name]
 
 
 def test_identity_parts_and_explanations():

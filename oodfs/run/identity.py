@@ -6,8 +6,10 @@ besides its coordinates:
 * ``package`` and ``version`` -- the distribution that registered the method, and its version;
 * ``class`` -- the class the method's name stands for;
 * ``code`` -- a hash of the method's source: the module of its class (and of its plugin base
-  classes); for a selector made from a weighter, the weighter's module. A change anywhere in
-  such a module (even a comment) counts as a change: the hash cannot tell which edits matter;
+  classes), and every module of the plugin's own package that these use (a class, function or
+  module bound in them, or a module their source imports, inside a function too; followed on);
+  for a selector made from a weighter, the weighter's modules too. A change anywhere in such a
+  module (even a comment) counts as a change: the hash cannot tell which edits matter;
 * ``grid`` -- the method's hyperparameter grid;
 * ``profile`` -- the suite's profile and the method's settings under it;
 * ``data`` -- the data the setting reads: the environment, its distribution and version, the
@@ -25,11 +27,16 @@ identities are never kept side by side for one task.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
+import importlib
+import importlib.util
+import inspect
 import json
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from oodfs.contract.api import _GridMixin
@@ -144,7 +151,8 @@ def module_source(name: str) -> bytes:
 def code_modules(cls: type) -> list[str]:
     """The modules whose source decides what ``cls`` computes: those of its plugin classes (the
     class and every base that is itself a plugin class, outside oodfs's core, or from the
-    class's own package) and, for a weighter-made selector, those of the weighter."""
+    class's own package), then, sorted, every module of a plugin package that they use
+    (:func:`_used_modules`) and, for a weighter-made selector, those of the weighter."""
     own_package = cls.__module__.split(".")[0]
     names = []
     for c in cls.__mro__:
@@ -152,10 +160,82 @@ def code_modules(cls: type) -> list[str]:
         plugin_base = issubclass(c, _GridMixin) and top != "oodfs"
         if plugin_base or (top == own_package and top != "oodfs"):
             names.append(c.__module__)
+    names += sorted(_used_modules(names) - set(names))
     weighter = getattr(cls, "weighter_class", None)
     if weighter is not None:
         names += code_modules(weighter)
     return list(dict.fromkeys(names))
+
+
+def _used_modules(start: list[str]) -> set[str]:
+    """The modules of the packages of ``start`` (oodfs's core aside) that the modules ``start``
+    use, followed on: each module a name of theirs is bound to, or that defines a class or
+    function bound to one (SVI's use of STG, RSW's of HRM's Adam step), and each module their
+    source imports, at the top or inside a function (the tree methods' ``cart``)."""
+    packages = {name.split(".")[0] for name in start} - {"oodfs"}
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        used = [_module_of(value) for value in list(vars(sys.modules[name]).values())]
+        used += _imported_names(name, packages)
+        todo += [m for m in used if isinstance(m, str) and m.split(".")[0] in packages and _imported(m)]
+    return seen
+
+
+def _imported(name: str) -> bool:
+    """Whether module ``name`` is imported, importing it if it is not yet (False when it cannot be,
+    e.g. an optional module a ``try: import`` guards: code that cannot run decides no number)."""
+    if name not in sys.modules:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            return False
+    return True
+
+
+def _module_of(value) -> str | None:
+    try:
+        return value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
+    except Exception:  # a lazy proxy that fails on attribute access names no module
+        return None
+
+
+def _imported_names(name: str, packages: set[str]) -> list[str]:
+    """The modules of ``packages`` that the source of module ``name`` imports, anywhere in it
+    (``from .cart import X`` inside a function gives ``<package>.cart``, as ``from . import cart``
+    does)."""
+    package = sys.modules[name].__package__ or name.rpartition(".")[0]
+    out = []
+    for level, module, names in _import_statements(module_source(name)):
+        if level == 0 and module is None:  # import a.b
+            out += list(names)
+            continue
+        base = importlib.util.resolve_name("." * level + (module or ""), package)
+        if base.split(".")[0] not in packages or not _imported(base):
+            continue
+        is_package = hasattr(sys.modules[base], "__path__")
+        for alias in names:
+            sub = f"{base}.{alias}"
+            out.append(sub if is_package and importlib.util.find_spec(sub) else base)
+    return [m for m in out if m.split(".")[0] in packages]
+
+
+@lru_cache(maxsize=1024)
+def _import_statements(source: bytes) -> tuple[tuple[int, str | None, tuple[str, ...]], ...]:
+    """``(level, module, names)`` of every import statement of ``source`` (``import a.b``:
+    ``(0, None, ("a.b",))``), parsed once per source text: the source is read afresh each time
+    (an edit counts), the parse is not repeated for every method of every suite."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out.append((0, None, tuple(alias.name for alias in node.names)))
+        elif isinstance(node, ast.ImportFrom):
+            out.append((node.level, node.module, tuple(alias.name for alias in node.names)))
+    return tuple(out)
 
 
 def code_hash(cls: type) -> str:

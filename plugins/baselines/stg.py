@@ -238,8 +238,8 @@ def train_stg(
 
     ``logistic``: y is 0/1, the output a logit, the loss the binomial deviance (y kept as is).
 
-    ``track_loss`` False: the numba engine skips the per-epoch loss (its curves are NaN); the
-    parameters are computed exactly as with it.
+    ``track_loss`` False: the curves are NaN under either engine (the numba engine skips the
+    per-epoch loss); the parameters are computed exactly as with it.
 
     All randomness (initialisation, mini-batch order, gate noise) comes from one
     ``torch.Generator(seed)``, drawn in the same order by both engines and shared by the
@@ -271,8 +271,9 @@ def train_stg(
             b = (torch.rand(1, fan_out, generator=g, dtype=dtype) * 2 - 1) * bound
             layers.append((W, b))
         if engine == "torch":
-            return _train_torch(Xs, ys, p, lams, g, mu0, layers, pen_scale=pen_scale, sigma=sigma,
-                                learning_rate=learning_rate, bs=bs, max_epochs=max_epochs, logistic=logistic)
+            mu, curves = _train_torch(Xs, ys, p, lams, g, mu0, layers, pen_scale=pen_scale, sigma=sigma,
+                                      learning_rate=learning_rate, bs=bs, max_epochs=max_epochs, logistic=logistic)
+            return mu, _tracked(curves, track_loss)
         theta0 = torch.cat([t.reshape(-1) for W, b in layers for t in (W, b)]).numpy()
         XT = np.ascontiguousarray(Xs.T, dtype=np.float32)
         yk, wk = ys.astype(np.float32), (p * n).astype(np.float32)
@@ -296,8 +297,13 @@ def train_stg(
             losses.append(_train_kernel(XT, yk, wk, perms, eps, *state, e0 * n_steps, np.asarray(sizes, np.int64),
                                         np.asarray(lams, np.float64), pen_scale, float(sigma), float(learning_rate),
                                         bs, 0.9, 0.999, 1e-8, bool(logistic), bool(track_loss)))
-    curves = np.concatenate(losses, axis=1)
-    return state[1].astype(np.float64), curves if track_loss else np.full_like(curves, np.nan)
+    return state[1].astype(np.float64), _tracked(np.concatenate(losses, axis=1), track_loss)
+
+
+def _tracked(curves: np.ndarray, track_loss: bool) -> np.ndarray:
+    """The loss curves as the caller asked for them: NaN when it did not track the loss, under
+    either engine (the numba kernel did not compute them; torch's are dropped)."""
+    return curves if track_loss else np.full_like(curves, np.nan)
 
 
 def _train_torch(Xs, ys, p, lams, g, mu0, layers, *, pen_scale, sigma, learning_rate, bs, max_epochs,
