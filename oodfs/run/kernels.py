@@ -25,7 +25,10 @@ PINNED = {
     "OPENBLAS_CORETYPE": "Haswell",  # numpy's and scipy's BLAS and LAPACK
     "NUMBA_CPU_NAME": "haswell",  # the code numba compiles (the MLP kernel, the trees' builder)
     "ATEN_CPU_CAPABILITY": "avx2",  # torch's vectorised operations
-    "MKL_CBWR": "AVX2",  # torch's BLAS (MKL): its conditional numerical reproducibility mode
+    # torch's BLAS (MKL): its conditional numerical reproducibility mode. COMPATIBLE is the one
+    # branch MKL computes alike on Intel and non-Intel CPUs; its AVX2 branch runs on Intel CPUs
+    # only (elsewhere MKL falls back to its automatic choice): docs/PROTOCOL.md section 6
+    "MKL_CBWR": "COMPATIBLE",
     "ONEDNN_MAX_CPU_ISA": "AVX2",  # torch's oneDNN primitives
 }
 
