@@ -7,7 +7,8 @@ For each folder of ROOT with a reference ``<suite>-<profile>.parquet`` in DIR: t
 (its stored rule, unit and task) for each downstream model both hold, and the same report of the
 reference's rows (same methods, settings and their order, rule, unit, task, metrics, headline
 columns); their verdict sentences (:meth:`oodfs.report.analysis.Analysis.verdict_sentences`)
-compared one for one. Exit status 1 if any differs.
+compared one for one; each that differs is printed, the run's then the reference's. Exit status 1
+if any differs.
 """
 
 from __future__ import annotations
@@ -45,10 +46,12 @@ def compare(folder: Path, references: Path) -> list[tuple]:
             columns=report._columns,
         )
         a, b = Analysis(report).verdict_sentences(), Analysis(theirs).verdict_sentences()
-        same = [(x["setting"], x["metric"], x["text"]) for x in a] == [
-            (x["setting"], x["metric"], x["text"]) for x in b
-        ]
-        out.append((folder.name, report.downstream, len(a), same))
+        ours_said = [(x["setting"], x["metric"], x["text"]) for x in a]
+        theirs_said = [(x["setting"], x["metric"], x["text"]) for x in b]
+        differing = [(x, y) for x, y in zip(ours_said, theirs_said) if x != y]
+        if len(ours_said) != len(theirs_said):
+            differing.append((f"{len(ours_said)} verdicts", f"{len(theirs_said)} verdicts"))
+        out.append((folder.name, report.downstream, len(a), differing))
     return out
 
 
@@ -65,9 +68,11 @@ def main() -> int:
         if (f / "results.sqlite").exists()
         for r in compare(f, args.references)
     ]
-    for name, model, n, same in rows:
-        print(f"{'same' if same else 'DIFF'} {name} ({model}): {n} verdicts")
-    differ = [r for r in rows if not r[3]]
+    for name, model, n, differing in rows:
+        print(f"{'DIFF' if differing else 'same'} {name} ({model}): {n} verdicts")
+        for ours, theirs in differing:  # (setting, metric, sentence) of the run, then of the reference
+            print(f"  run:       {ours}\n  reference: {theirs}")
+    differ = [r for r in rows if r[3]]
     print(
         f"{len(rows)} (folder, model) pairs, {sum(r[2] for r in rows)} verdicts; {len(differ)} pairs differ"
     )
