@@ -16,6 +16,7 @@ from scipy.optimize import approx_fprime
 import oodfs
 from oodfs import OodfsError, weighted_least_squares
 from oodfs.contract.metrics import f1_at_k, rank_average
+from oodfs.run.kernels import avx2_cpu
 from oodfs_plugins.independence import DWRWeighter, SRDOWeighter, dwr_objective
 from oodfs_plugins.independence.srdo import _MLP, clip_ratio, density_ratio_logits
 
@@ -689,3 +690,39 @@ def test_srdo_ranking_table(setting, r, run):
     {1.5, 2.0, 2.5, 3.0}, in both settings (mlp: run i uses mlp_seed = i)."""
     sel = selector_fit(SRDO, setting, r, run)
     assert set(sel.ranking_[:5].tolist()) == set(S), (setting, r, run, sel.ranking_)
+
+
+_LOGITS_DIGEST = """
+import hashlib
+import oodfs  # pins the kernels before numpy loads
+from oodfs_plugins.environments.synthetic import Synthetic
+from oodfs_plugins.independence.srdo import density_ratio_logits
+X, _ = Synthetic("poly").sample(2.5, 2000, 1)
+logits, _, _ = density_ratio_logits(X, seed=0, epochs=20, batch_size=256)
+print(hashlib.sha256(logits.tobytes()).hexdigest())
+"""
+
+
+@pytest.mark.skipif(not avx2_cpu(), reason="oodfs pins the kernels on AVX2 CPUs only")
+def test_srdo_gives_the_same_bits_whatever_mkl_branch_or_numpy_vector_loops():
+    """SRDO's classifier computes its matrix products with OpenBLAS's pinned kernel and the rest with
+    torch's pinned vectorised operations: MKL's branch (which differs by CPU vendor) and numpy's own
+    vector loops (which differ with AVX-512) change none of its bits (docs/PROTOCOL.md section 6)."""
+    import subprocess
+    import sys
+
+    def digest(**env):
+        base = {k: v for k, v in os.environ.items() if k not in ("MKL_CBWR", "NPY_DISABLE_CPU_FEATURES")}
+        out = subprocess.run(
+            [sys.executable, "-c", _LOGITS_DIGEST],
+            env={**base, **env},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return out.stdout.strip()
+
+    pinned = digest()
+    assert digest(MKL_CBWR="AUTO") == pinned
+    assert digest(MKL_CBWR="AVX2") == pinned
+    assert digest(NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR") == pinned

@@ -36,6 +36,11 @@ synthetic data, n = 10000, development seeds 100-104, not the quality-test seeds
   tried and learned the correct ratio more slowly.)
 * Speed: a hand-written backward pass and Adam on one flat parameter vector (no autograd
   graph; checked against autograd in the tests), on one torch thread (restored afterwards).
+* The same numbers on every machine: the matrix products go through numpy's BLAS (OpenBLAS,
+  which oodfs pins to one kernel on every x86-64 CPU), the rest through torch's vectorised
+  operations (pinned too). torch's own products (MKL) computed otherwise on an AMD CPU than on
+  an Intel one, and thousands of Adam steps turn a last bit into another optimum
+  (docs/PROTOCOL.md section 6; benchmarks/references/README.md, section 6).
 
 ``fit_grid`` trains the classifier once and clips its ratio at every gamma of the grid.
 Deterministic for an integer ``random_state`` (a numpy generator for the permutations and
@@ -108,7 +113,8 @@ class _MLP:
         acts = [x]
         h = x
         for layer in range(self.n_layers):
-            h = torch.addmm(self.params[2 * layer + 1], h, self.params[2 * layer])
+            # numpy's BLAS, not torch's MKL: the same bits on every CPU (module docstring)
+            h = torch.from_numpy(h.numpy() @ self.params[2 * layer].numpy()).add_(self.params[2 * layer + 1])
             if layer < self.n_layers - 1:
                 h = h.clamp_(min=0.0)
             acts.append(h)
@@ -127,11 +133,11 @@ class _MLP:
         loss = float(torch.nn.functional.binary_cross_entropy_with_logits(z, y)) if with_loss else float("nan")
         dz = (torch.sigmoid(z) - y).unsqueeze(1).div_(y.shape[0])
         for layer in range(self.n_layers - 1, -1, -1):
-            torch.mm(acts[layer].T, dz, out=self.grads[2 * layer])
+            np.matmul(acts[layer].numpy().T, dz.numpy(), out=self.grads[2 * layer].numpy())
             torch.sum(dz, 0, out=self.grads[2 * layer + 1])
             if layer > 0:
                 # ReLU backward; sign() of a ReLU output is its 0/1 mask (4x cheaper than a bool mask)
-                dz = torch.mm(dz, self.params[2 * layer].T).mul_(acts[layer].sign())
+                dz = torch.from_numpy(dz.numpy() @ self.params[2 * layer].numpy().T).mul_(acts[layer].sign())
         return loss
 
     def adam_step(self, lr: float, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8) -> None:
