@@ -1,6 +1,7 @@
 """SRDO's density-ratio classifier on one synthetic data set (poly, r = 2.5, n = 10 000, seed 1),
-its default budget of 200 epochs: the workload of MKL's matrix products in oodfs's shipped methods,
-timed by kernels_cost.py under two MKL reproducibility branches (README.md, section 4).
+its default budget of 200 epochs: timed under two MKL reproducibility branches and against its own
+earlier code; its digest under other MKL branches or numpy vector loops shows whether they reach
+SRDO's numbers (README.md, section 6).
 
     python benchmarks/references/srdo_classifier.py
 
