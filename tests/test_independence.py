@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -692,15 +693,8 @@ def test_srdo_ranking_table(setting, r, run):
     assert set(sel.ranking_[:5].tolist()) == set(S), (setting, r, run, sel.ranking_)
 
 
-_LOGITS_DIGEST = """
-import hashlib
-import oodfs  # pins the kernels before numpy loads
-from oodfs_plugins.environments.synthetic import Synthetic
-from oodfs_plugins.independence.srdo import density_ratio_logits
-X, _ = Synthetic("poly").sample(2.5, 2000, 1)
-logits, _, _ = density_ratio_logits(X, seed=0, epochs=20, batch_size=256)
-print(hashlib.sha256(logits.tobytes()).hexdigest())
-"""
+#: prints "<MKL branch> <epochs> <seconds> s <digest of the logits>" (benchmarks/references/README.md)
+SRDO_CLASSIFIER = Path(__file__).resolve().parents[1] / "benchmarks" / "references" / "srdo_classifier.py"
 
 
 @pytest.mark.skipif(not avx2_cpu(), reason="oodfs pins the kernels on AVX2 CPUs only")
@@ -714,13 +708,13 @@ def test_srdo_gives_the_same_bits_whatever_mkl_branch_or_numpy_vector_loops():
     def digest(**env):
         base = {k: v for k, v in os.environ.items() if k not in ("MKL_CBWR", "NPY_DISABLE_CPU_FEATURES")}
         out = subprocess.run(
-            [sys.executable, "-c", _LOGITS_DIGEST],
+            [sys.executable, str(SRDO_CLASSIFIER), "--n", "2000", "--epochs", "20", "--batch-size", "256"],
             env={**base, **env},
             capture_output=True,
             text=True,
             check=True,
         )
-        return out.stdout.strip()
+        return out.stdout.split()[-1]
 
     pinned = digest()
     assert digest(MKL_CBWR="AUTO") == pinned

@@ -11,19 +11,20 @@ OLD_DIR, e.g. the references of an earlier commit: ``git archive COMMIT oodfs/ru
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from oodfs.run.reference.replay import ROW_KEY
+from oodfs.run.reference.replay import ABS_FLOOR, ROW_KEY
 
 
 def drift(old: pd.DataFrame, new: pd.DataFrame, method: str) -> dict:
     """The method's rows of both, matched: how many, how many trained subsets (one per data set,
     grid point, k and downstream model) are the same set of features, how many values differ and
-    the largest relative difference of one (to a value of at least 1e-12 in magnitude)."""
+    the largest relative difference of one, as the replay measures it (below ABS_FLOOR: equal)."""
     key = [c for c in ROW_KEY if c in old.columns and c in new.columns]
     both = old[old["method"] == method].merge(new[new["method"] == method], on=key, suffixes=("_old", "_new"))
     subsets = both.drop_duplicates([c for c in key if c not in ("metric", "env")])
@@ -31,14 +32,16 @@ def drift(old: pd.DataFrame, new: pd.DataFrame, method: str) -> dict:
         set(_features(a)) == set(_features(b)) for a, b in zip(subsets["subset_old"], subsets["subset_new"])
     )
     a, b = both["value_old"].to_numpy(float), both["value_new"].to_numpy(float)
-    finite = np.isfinite(a) & np.isfinite(b)
-    rel = np.abs(a - b)[finite] / np.maximum(np.abs(a[finite]), 1e-12)
+    equal = (a == b) | (np.isnan(a) & np.isnan(b))
+    diff = np.abs(a - b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel = np.where(equal | (diff <= ABS_FLOOR), 0.0, diff / np.maximum(np.abs(a), np.abs(b)))
     return {
         "rows": len(both),
-        "values differing": int((a != b).sum() - (np.isnan(a) & np.isnan(b)).sum()),
+        "values differing": int((~equal).sum()),
         "subsets": len(subsets),
         "same subset": same,
-        "largest relative difference": float(rel.max()) if rel.size else 0.0,
+        "largest relative difference": float(np.nanmax(rel, initial=0.0)),
     }
 
 
@@ -47,8 +50,6 @@ def _features(subset) -> list:
     if subset is None or (isinstance(subset, float) and np.isnan(subset)):
         return []
     if isinstance(subset, str):
-        import json
-
         return json.loads(subset)
     return list(subset)
 
