@@ -126,6 +126,30 @@ def test_any_rows_come_back_as_written_in_their_order(first, tmp_path):
         ).fetchone() == (0,)
 
 
+def test_rows_share_a_group_only_with_equal_values_of_the_same_types(first, tmp_path):
+    """Within one task, rows whose shared columns differ only in a value's type (1, 1.0, True)
+    are three groups however they interleave, and rows whose only difference is which NaN object
+    they hold (NaN is never equal to itself) are one group, its value stored as NULL."""
+    tasks, results = ResultStore(first).tables()
+    key = tuple(tasks.iloc[0][["setting", "r_train", "run", "method"]])
+    template = dict(zip(RESULT_COLUMNS, results.iloc[0]))
+    errors = [1, 1.0, True, 1, 1.0, True, 1]
+    rows = [{**template, "error": e, "metric": f"m{i}"} for i, e in enumerate(errors)]
+    rows += [{**template, "error": None, "fit_seconds": float("nan"), "metric": f"nan{i}"} for i in range(3)]
+    store = ResultStore(tmp_path / "groups")
+    store.commit_task((key[0], key[1], int(key[2]), key[3]), "ok", None, rows, identity="x")
+    with sqlite3.connect(store.path) as con:
+        by_metric = dict(con.execute("SELECT metric, group_id FROM result_rows"))
+        nulls = con.execute("SELECT COUNT(*) FROM result_groups WHERE fit_seconds IS NULL").fetchone()[0]
+    groups = {
+        kind: {by_metric[f"m{i}"] for i, e in enumerate(errors) if type(e) is kind}
+        for kind in (int, float, bool)
+    }
+    assert all(len(ids) == 1 for ids in groups.values()), groups
+    assert len(set.union(*groups.values())) == 3
+    assert len({by_metric[f"nan{i}"] for i in range(3)}) == 1 and nulls == 1
+
+
 def _rows(template: list[dict], run: int, n_envs: int) -> list[dict]:
     """A task's rows as a bench stores them: the template task's at ``n_envs`` test environments."""
     rows = []

@@ -24,6 +24,7 @@ import contextlib
 import errno
 import json
 import math
+import operator
 import os
 import sqlite3
 import time
@@ -185,8 +186,8 @@ def _convert(con: sqlite3.Connection) -> None:
     con.execute("DROP TABLE results")  # (its index results_task goes with it)
 
 
-_GROUP_AT = [RESULT_COLUMNS.index(c) for c in GROUP_COLUMNS]
-_ROW_AT = [RESULT_COLUMNS.index(c) for c in ROW_COLUMNS]
+_group_of = operator.itemgetter(*(RESULT_COLUMNS.index(c) for c in GROUP_COLUMNS))
+_row_of = operator.itemgetter(*(RESULT_COLUMNS.index(c) for c in ROW_COLUMNS))
 
 
 def _store_rows(con: sqlite3.Connection, rows, groups: dict | None = None) -> None:
@@ -197,16 +198,26 @@ def _store_rows(con: sqlite3.Connection, rows, groups: dict | None = None) -> No
     groups = {} if groups is None else groups
     next_id = con.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM result_groups").fetchone()[0]
     new, out = [], []
+    # a task's rows repeat its groups: a group's values as they came, with their types, find its
+    # id without the per-value key below (equal values of the same types make the same key)
+    seen: dict = {}
     for row in rows:
-        # (a NaN is stored as NULL by SQLite: as None here, so that NaNs, never equal, share a group)
-        values = tuple(None if isinstance(v, float) and v != v else v for v in (row[i] for i in _GROUP_AT))
-        key = tuple((v.__class__, v) for v in values)
-        gid = groups.get(key)
-        if gid is None:
-            gid = groups[key] = next_id
-            next_id += 1
-            new.append((gid, *values))
-        out.append((groups[key], *(row[i] for i in _ROW_AT)))
+        raw = _group_of(row)
+        kinds = tuple(map(type, raw))
+        hit = seen.get(raw)
+        if hit is not None and hit[0] == kinds:
+            gid = hit[1]
+        else:
+            # (a NaN is stored as NULL by SQLite: as None here, so that NaNs, never equal, share a group)
+            values = tuple(None if isinstance(v, float) and v != v else v for v in raw)
+            key = tuple((v.__class__, v) for v in values)
+            gid = groups.get(key)
+            if gid is None:
+                gid = groups[key] = next_id
+                next_id += 1
+                new.append((gid, *values))
+            seen[raw] = (kinds, gid)
+        out.append((gid, *_row_of(row)))
     con.executemany(_insert("result_groups", ["id", *GROUP_COLUMNS]), new)
     con.executemany(_insert("result_rows", ["group_id", *ROW_COLUMNS]), out)
 
@@ -765,7 +776,7 @@ def _python_values(col: pd.Series) -> list:
         levels = np.array([*_python_values(pd.Series(col.cat.categories)), None], dtype=object)
         return levels[col.cat.codes.to_numpy()].tolist()  # code -1 (missing) takes the last: None
     values = col.to_numpy(dtype=object, na_value=None).tolist()  # NaN, NA, None -> None
-    if col.dtype == object and any(isinstance(v, np.generic) for v in values):
+    if col.dtype == object and any(issubclass(kind, np.generic) for kind in set(map(type, values))):
         values = [v.item() if isinstance(v, np.generic) else v for v in values]  # numpy scalars
     return values
 
