@@ -67,9 +67,9 @@ QUICK_KEYS = ("r_train", "r_test", "runs", "methods", "n_train", "n_val", "n_tes
 #: the largest number of rows a suite may draw at once (n_train + n_val, or n_test): a guard
 #: against typos such as n_train = 100000000000; a real data set's n_test may exceed its rows
 MAX_ROWS = 10_000_000
-#: worker seconds per task of the paper's synthetic grid with --jobs 2 (840 tasks in 8.8 min,
-#: docs/guide/results.md): the estimate a refused grid is told
-SECONDS_PER_TASK = 1.3
+#: worker seconds per task of the synthetic suite's grid (1 190 tasks stored 4 956 worker seconds
+#: with --jobs 2, 2026-11-30; docs/guide/results.md): the estimate a refused grid is told
+SECONDS_PER_TASK = 4.2
 
 
 def train_envs(r_train) -> tuple:
