@@ -87,7 +87,7 @@ def run(root: Path, name: str, jobs: int, narrow: list[str]) -> Path:
         *extra,
         *narrow,
     ]
-    if (out / "results.sqlite").exists() and not copy:
+    if (out / "results.sqlite").exists():  # (a copy that exists returned above)
         cmd.append("--resume")
     start = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
