@@ -145,6 +145,27 @@ def test_a_run_that_takes_the_references_subsets_stores_the_same_rows(made, tmp_
     assert any("is taken from it, not trained again" in n for n in notes), notes
 
 
+def test_a_method_whose_subsets_the_reference_holds_draws_no_test_environment(made, tmp_path, monkeypatch):
+    """The test environments are drawn when a first subset must be trained (oodfs.run.dataset.TestDraws):
+    `overlap` ranks as `correlation` does, so with the reference's subsets none is drawn; the rows
+    are those of the run that draws them and trains every subset."""
+    import oodfs.run.dataset as dataset
+
+    suite, path, plugin = made
+    if _name(suite) == "regression":
+        pytest.skip("its curve trains subsets of which the reference stores summaries only")
+    new = with_methods(_name(suite), ["overlap"])
+    ref = load_reference("tiny", "default", path)
+    drawn = []
+    original = dataset._draw_test
+    monkeypatch.setattr(dataset, "_draw_test", lambda *a: drawn.append(a[-1]) or original(*a))
+    run(new, tmp_path / "taken", plugin, reference=ref)
+    assert drawn == []
+    run(new, tmp_path / "trained", plugin, reference=ref, reference_subsets=False)
+    assert len(drawn) == len(list(new.data_keys())) * len(new.r_test)
+    pd.testing.assert_frame_equal(rows(tmp_path / "taken"), rows(tmp_path / "trained"))
+
+
 def subsets(rows) -> set:
     """``{(downstream model, sorted subset)}`` of ``rows`` (with the metric of a test environment's
     loss, `rmse` or `log_loss`: the subsets stored with every test environment's scores)."""
@@ -171,7 +192,7 @@ def test_a_reference_with_other_downstream_settings_is_trained_not_taken(made, t
     ref = load_reference("tiny", "default", other)
     new = with_methods("regression", ["overlap"])
     seen = trained(monkeypatch, new)
-    notes = run(new, tmp_path / "out", plugin, reference=ref, reference_methods=("correlation",))
+    notes = run(new, tmp_path / "out", plugin, reference=ref)
     assert any("every subset is trained" in n and "different core" in n for n in notes), notes
     stored = load_results(tmp_path / "out")
     assert subsets(stored.query("method == 'overlap'")) <= set(seen)

@@ -58,7 +58,9 @@ def computed_rows(results) -> pd.DataFrame:
 def held_seconds(rows) -> pd.DataFrame:
     """Per task (``TASK_KEY``) of ``rows`` (:func:`computed_rows`): its fit seconds, its
     downstream seconds per model (columns ``downstream:MODEL``) and its data set's draw seconds
-    (counted on the data set's first task, so that the column sums to each draw once)."""
+    (counted on the data set's first task, so that the column sums to each draw once: the largest a
+    task of it records, as the test environments are drawn when a first subset needs them and a
+    task committed before then records the training draw alone)."""
     tasks = rows.drop_duplicates(TASK_KEY)[[*TASK_KEY, "fit_seconds"]].set_index(TASK_KEY)
     out = pd.DataFrame({"fit": tasks["fit_seconds"].fillna(0.0)})
     ds = rows.dropna(subset=["downstream"]).drop_duplicates([*TASK_KEY, "downstream"])
@@ -66,7 +68,9 @@ def held_seconds(rows) -> pd.DataFrame:
         index=TASK_KEY, columns="downstream", values="downstream_seconds", aggfunc="sum"
     )
     out = out.join(per_model.add_prefix("downstream:").fillna(0.0)).fillna(0.0)
-    first = rows.drop_duplicates(DATA_KEY).set_index(TASK_KEY)["data_seconds"].fillna(0.0)
+    drawn = rows.groupby(DATA_KEY, dropna=False)["data_seconds"].transform("max")
+    firsts = rows.assign(data_seconds=drawn).drop_duplicates(DATA_KEY)
+    first = firsts.set_index(TASK_KEY)["data_seconds"].fillna(0.0)
     out["data"] = first.reindex(out.index).fillna(0.0)
     return out
 

@@ -11,6 +11,7 @@ import os
 import platform
 import subprocess
 import sys
+from functools import cache
 from importlib.metadata import PackageNotFoundError, distributions, version
 from pathlib import Path
 
@@ -27,7 +28,8 @@ THREAD_VARIABLES = (
 )
 
 
-def package_versions() -> dict:
+@cache
+def _versions() -> dict:
     versions = {"python": platform.python_version()}
     for name in _VERSION_PACKAGES:
         try:
@@ -35,6 +37,12 @@ def package_versions() -> dict:
         except PackageNotFoundError:
             continue
     return versions
+
+
+def package_versions() -> dict:
+    """The versions of Python and a few key packages, read once per process: each job's rows carry
+    them, and the packages a process has imported do not change while it runs."""
+    return dict(_versions())
 
 
 def installed_packages() -> dict[str, str]:

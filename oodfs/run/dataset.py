@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -22,6 +25,40 @@ def _read_only(a: np.ndarray) -> np.ndarray:
     return a
 
 
+class TestDraws(Sequence):
+    """A data set's test environments, ``((env id, X, y), ...)``, drawn when first read: a task
+    whose feature subsets were all trained before on the same data set (a shipped reference's, with
+    ``--reference``) never reads them. Each environment's draw has its own seed, so when it is drawn
+    changes no number. ``envs``: the ids, known without drawing; ``seconds``: what the draws took
+    (0 until then)."""
+
+    def __init__(self, envs, draw):
+        self.envs = tuple(envs)
+        self._draw = draw
+        self._drawn: tuple | None = None
+        self.seconds = 0.0
+
+    @property
+    def drawn(self) -> bool:
+        return self._drawn is not None
+
+    def draw(self) -> tuple:
+        if self._drawn is None:
+            t0 = time.perf_counter()
+            self._drawn = tuple(self._draw(r) for r in self.envs)
+            self.seconds = time.perf_counter() - t0
+        return self._drawn
+
+    def __getitem__(self, i):
+        return self.draw()[i]
+
+    def __len__(self) -> int:
+        return len(self.envs)
+
+    def __iter__(self):
+        return iter(self.draw())
+
+
 @dataclass(frozen=True)
 class DataSet:
     """The data of one :class:`DataKey`: training, validation and the test environments.
@@ -38,7 +75,7 @@ class DataSet:
     y_train: np.ndarray
     X_val: np.ndarray | None
     y_val: np.ndarray | None
-    tests: tuple  # ((env id, X, y), ...)
+    tests: Sequence  # ((env id, X, y), ...): a tuple, or TestDraws (drawn when first read)
     stable_set: tuple[int, ...] | None
     feature_names: tuple[str, ...]
     groups_train: np.ndarray | None = None
@@ -51,6 +88,12 @@ class DataSet:
     shifted: tuple | None = None
     shift_removed: tuple[int, ...] = ()
     shift_impute: str | None = None
+
+    @property
+    def test_envs(self) -> tuple:
+        """The test environments' ids, in the order of ``tests`` (without drawing them)."""
+        envs = getattr(self.tests, "envs", None)
+        return envs if envs is not None else tuple(r for r, _, _ in self.tests)
 
     def environment_rows(self, e: int):
         """(X, y) of every row (training and validation) of training environment ``e``."""
@@ -100,14 +143,7 @@ def _make_dataset(suite: Suite, key: DataKey) -> DataSet:
         g_train = _read_only(np.repeat(np.arange(len(envs)), [len(d[1]) for d in draws]))
         if X_val is not None:
             g_val = _read_only(np.repeat(np.arange(len(envs)), [len(d[3]) for d in draws]))
-    # test environments depend on the run, not on r_train: every r_train is tested on the same data
-    tests = tuple(
-        (r_te, *map(_read_only, env.sample(r_te, suite.n_test, key.test_seed(suite.seed, r_te))))
-        for r_te in suite.r_test
-    )
-    if suite.task == "binary":
-        for r_te, _, y_te in tests:  # a test environment may hold one class (its AUC is then undefined)
-            _check_binary(y_te, f"test environment {r_te!r} of setting {key.setting!r}", both=False)
+    tests = TestDraws(suite.r_test, partial(_draw_test, env, suite, key))
     shifted, removed, impute = None, (), None
     shift = suite.shift
     if shift is not None:  # the test rows alone, after the draws: training rows are read, never changed
@@ -134,6 +170,17 @@ def _make_dataset(suite: Suite, key: DataKey) -> DataSet:
         removed,
         impute,
     )
+
+
+def _draw_test(env, suite: Suite, key: DataKey, r_te) -> tuple:
+    """One test environment's draw. Test environments depend on the run, not on r_train: every
+    r_train is tested on the same data."""
+    with warnings.catch_warnings():  # as make_dataset: a table's notes were given once
+        warnings.simplefilter("ignore", TableWarning)
+        X, y = map(_read_only, env.sample(r_te, suite.n_test, key.test_seed(suite.seed, r_te)))
+    if suite.task == "binary":  # a test environment may hold one class (its AUC is then undefined)
+        _check_binary(y, f"test environment {r_te!r} of setting {key.setting!r}", both=False)
+    return r_te, X, y
 
 
 def _check_binary(y: np.ndarray, where: str, both: bool) -> None:

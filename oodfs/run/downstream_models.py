@@ -113,11 +113,15 @@ class DownstreamCache:
         """``{subset: {"val": {score: value} (empty without validation data), "test": {score:
         array per test env}}}``, and with several training environments ``"val_envs"``: ``{score:
         array per training env}``, each one's validation scores."""
-        wanted = list(dict.fromkeys(tuple(sorted(int(j) for j in s)) for s in subsets))
-        missing = [s for s in wanted if s not in self.results]
+        wanted = _subsets(subsets)
+        missing = self.missing(wanted)
         if missing:
             self._train(missing)
         return {s: self.results[s] for s in wanted}
+
+    def missing(self, subsets) -> list[tuple[int, ...]]:
+        """Those of ``subsets`` (as sorted tuples) that :meth:`evaluate` would train: not held yet."""
+        return [s for s in _subsets(subsets) if s not in self.results]
 
     def add_stored(self, stored: dict) -> None:
         """Take the scores of subsets trained before on this data set with this model and settings
@@ -128,7 +132,7 @@ class DownstreamCache:
         if getattr(d, "shifted", None) is not None:  # stored scores hold no shifted ones: train again
             return
         task = get_task(self.task)
-        tests = [env_key(r) for r, _, _ in d.tests]
+        tests = [env_key(r) for r in d.test_envs]
         g = getattr(d, "groups_val", None)
         envs = g is not None and d.X_val is not None
         train_envs = [env_key(r) for r in d.train_envs] if envs else []
@@ -189,3 +193,8 @@ class DownstreamCache:
             if reduced != s:
                 self.evaluate([reduced])  # trained once, like any subset; it holds no removed column
             self.results[s]["fshift"] = dict(self.results[reduced]["test"])
+
+
+def _subsets(subsets) -> list[tuple[int, ...]]:
+    """Each subset once, in order, as the sorted tuple of its column indices."""
+    return list(dict.fromkeys(tuple(sorted(int(j) for j in s)) for s in subsets))

@@ -308,7 +308,7 @@ def method_rows(
     task_type = get_task(task or "regression")
     loss = task_type.validation_loss
     metrics = [m for m in metrics if m.applies_to(task_type.name)]
-    envs = [env_key(r_te) for r_te, _, _ in data.tests]
+    envs = [env_key(r_te) for r_te in data.test_envs]
     train_envs = [env_key(r) for r in data.train_envs]
     undeclared = sorted({key for gf in fit.fits for key in gf.diagnostics} - {m.name for m in metrics})
     if undeclared:

@@ -23,7 +23,7 @@ from oodfs.contract.registry import registry
 from oodfs.contract.task import DataKey, TaskKey, env_key
 from oodfs.results.provenance import package_versions
 from oodfs.results.store import ResultStore
-from oodfs.run.dataset import make_dataset
+from oodfs.run.dataset import TestDraws, make_dataset
 from oodfs.run.downstream_models import DownstreamCache
 from oodfs.run.evaluate import curve_ks, fit_method, leave_one_out_loss, method_rows, point_ks, subsets_needed
 from oodfs.run.executors.isolation import call_isolated
@@ -263,9 +263,17 @@ def _run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
                     task_type = suite.task or "regression"
                     caches[model] = DownstreamCache.for_profile(data, seed, suite.profile, model, task_type)
                     caches[model].add_stored((job.trained or {}).get(model, {}))
+                seconds[model] = time.perf_counter() - t0
+            tests = data.tests
+            if isinstance(tests, TestDraws) and not tests.drawn:  # drawn when a first subset needs them
+                if any(caches[model].missing(wanted) for model in suite.downstream):
+                    tests.draw()
+                    common["data_seconds"] += tests.seconds  # the data set's seconds, not this task's
+            for model in suite.downstream:
+                t0 = time.perf_counter()
                 results[model] = caches[model].evaluate(wanted)
                 # the training this task's subsets cost (nothing for those an earlier method trained)
-                seconds[model] = time.perf_counter() - t0
+                seconds[model] += time.perf_counter() - t0
                 progress.send(["downstream", job.index, method, len(results) / len(suite.downstream)])
         except Exception as exc:
             finish(method, "failed", f"downstream regressor: {error_message(exc)}", [{}])
