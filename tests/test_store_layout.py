@@ -18,7 +18,7 @@ import pytest
 
 from oodfs.cli import main
 from oodfs.results.merge import merge_stores
-from oodfs.results.store import RESULT_COLUMNS, ResultStore, load_results
+from oodfs.results.store import RESULT_COLUMNS, ResultStore, _typed, load_results
 
 FIRST_LAYOUT = Path(__file__).parent / "data" / "first_layout"
 
@@ -148,6 +148,34 @@ def test_rows_share_a_group_only_with_equal_values_of_the_same_types(first, tmp_
     assert all(len(ids) == 1 for ids in groups.values()), groups
     assert len(set.union(*groups.values())) == 3
     assert len({by_metric[f"nan{i}"] for i in range(3)}) == 1 and nulls == 1
+
+
+def test_a_store_reads_as_the_join_of_its_rows_and_groups(first, tmp_path):
+    """The frame reads each group once and repeats it over its rows: it is the frame, types
+    included, that the SQL join of rows and groups gives, rows in their stored order; rows whose
+    group is gone are left out and a group without rows is not seen, as in the join."""
+    from oodfs.results.store import ROW_COLUMNS, _read_grouped
+
+    tasks, results = ResultStore(first).tables()
+    results = results.iloc[np.random.default_rng(1).permutation(len(results))].reset_index(drop=True)
+    results["error"] = results["error"].astype(object)
+    results.loc[0, "error"] = 1  # a number among the text of one column
+    store = ResultStore(tmp_path / "copy")
+    store.insert_tasks(tasks, results)
+
+    def join(con):
+        columns = ", ".join(f"{'r' if c in ROW_COLUMNS else 'g'}.{c} AS {c}" for c in RESULT_COLUMNS)
+        joined = "result_rows r JOIN result_groups g ON g.id = r.group_id"
+        return pd.read_sql_query(f"SELECT {columns} FROM {joined} ORDER BY r.rowid", con)
+
+    with sqlite3.connect(store.path) as con:
+        pd.testing.assert_frame_equal(load_results(store.out_dir), _typed(join(con)))
+        orphaned = con.execute("SELECT group_id FROM result_rows ORDER BY rowid LIMIT 1").fetchone()[0]
+        con.execute("DELETE FROM result_groups WHERE id = ?", (orphaned,))
+        con.execute("INSERT INTO result_groups (suite, run) VALUES ('no rows', 1.5)")
+        frame = _read_grouped(con)
+        pd.testing.assert_frame_equal(frame, join(con))
+        assert len(frame) < len(results)
 
 
 def _rows(template: list[dict], run: int, n_envs: int) -> list[dict]:

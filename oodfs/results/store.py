@@ -132,8 +132,6 @@ CREATE VIEW IF NOT EXISTS results AS SELECT {
     ", ".join(f"{'r' if c in ROW_COLUMNS else 'g'}.{c} AS {c}" for c in RESULT_COLUMNS)
 } FROM result_rows r JOIN result_groups g ON g.id = r.group_id;
 """
-#: the long table in the order its rows were stored (a reader's frame, a reference's rows)
-_ORDERED = "SELECT {columns} FROM result_rows r JOIN result_groups g ON g.id = r.group_id ORDER BY r.rowid"
 
 
 def _insert(table: str, columns: list[str]) -> str:
@@ -674,7 +672,7 @@ class ResultStore:
         with self._reading() as con:
             names = _names(con)
             if names.get("results") == "view":
-                results = pd.read_sql_query(_ORDERED.format(columns=_qualified(RESULT_COLUMNS)), con)
+                results = _read_grouped(con)
             else:
                 results = _read_present(con, "results", RESULT_COLUMNS, names)
             tasks = _read_present(con, "tasks", TASK_COLUMNS, names)
@@ -695,7 +693,7 @@ class ResultStore:
             if _names(con)["results"] == "table":  # the first layout, read as it is
                 df = pd.read_sql_query("SELECT * FROM results", con)
             else:
-                df = pd.read_sql_query(_ORDERED.format(columns=_qualified(RESULT_COLUMNS)), con)
+                df = _read_grouped(con)
         return _typed(df)
 
 
@@ -758,9 +756,24 @@ def _read_present(con: sqlite3.Connection, table: str, columns: list[str], names
     return df[columns]
 
 
-def _qualified(columns) -> str:
-    """Result columns named by their table in :data:`_ORDERED` (``r.`` a row's, ``g.`` its group's)."""
-    return ", ".join(f"{'r' if c in ROW_COLUMNS else 'g'}.{c} AS {c}" for c in columns)
+def _read_grouped(con: sqlite3.Connection) -> pd.DataFrame:
+    """The long table of the current layout in the order its rows were stored (a reader's frame, a
+    reference's rows): the frame the join of rows and groups reads (the view ``results``), but each
+    group's columns read and typed once, then repeated over its rows (the join made and converted
+    them once per row, most of a leaderboard's reading time). Groups are typed from those that
+    have rows, the values the join sees, so every column has the join's type; rows whose group is
+    gone are left out, as the join leaves them."""
+    columns = ", ".join(ROW_COLUMNS)
+    rows = pd.read_sql_query(f"SELECT group_id, {columns} FROM result_rows ORDER BY rowid", con)
+    having_rows = "WHERE id IN (SELECT group_id FROM result_rows)"
+    groups = pd.read_sql_query(f"SELECT id, {', '.join(GROUP_COLUMNS)} FROM result_groups {having_rows}", con)
+    at = pd.Index(groups.pop("id")).get_indexer(rows.pop("group_id"))
+    if (at < 0).any():
+        rows, at = rows[at >= 0].reset_index(drop=True), at[at >= 0]
+    df = groups.take(at).reset_index(drop=True)
+    for col in ROW_COLUMNS:
+        df[col] = rows[col]
+    return df[RESULT_COLUMNS]
 
 
 def _records(df: pd.DataFrame) -> list[tuple]:
