@@ -146,7 +146,7 @@ def test_a_run_that_takes_the_references_subsets_stores_the_same_rows(made, tmp_
 
 
 def test_a_method_whose_subsets_the_reference_holds_draws_no_test_environment(made, tmp_path, monkeypatch):
-    """The test environments are drawn when a first subset must be trained (oodfs.run.dataset.TestDraws):
+    """The test environments are drawn when a first subset must be trained (oodfs.run.dataset.LazyTests):
     `overlap` ranks as `correlation` does, so with the reference's subsets none is drawn; the rows
     are those of the run that draws them and trains every subset."""
     import oodfs.run.dataset as dataset

@@ -25,7 +25,7 @@ def _read_only(a: np.ndarray) -> np.ndarray:
     return a
 
 
-class TestDraws(Sequence):
+class LazyTests(Sequence):
     """A data set's test environments, ``((env id, X, y), ...)``, drawn when first read: a task
     whose feature subsets were all trained before on the same data set (a shipped reference's, with
     ``--reference``) never reads them. Each environment's draw has its own seed, so when it is drawn
@@ -75,7 +75,7 @@ class DataSet:
     y_train: np.ndarray
     X_val: np.ndarray | None
     y_val: np.ndarray | None
-    tests: Sequence  # ((env id, X, y), ...): a tuple, or TestDraws (drawn when first read)
+    tests: Sequence  # ((env id, X, y), ...): a tuple, or LazyTests (drawn when first read)
     stable_set: tuple[int, ...] | None
     feature_names: tuple[str, ...]
     groups_train: np.ndarray | None = None
@@ -143,7 +143,7 @@ def _make_dataset(suite: Suite, key: DataKey) -> DataSet:
         g_train = _read_only(np.repeat(np.arange(len(envs)), [len(d[1]) for d in draws]))
         if X_val is not None:
             g_val = _read_only(np.repeat(np.arange(len(envs)), [len(d[3]) for d in draws]))
-    tests = TestDraws(suite.r_test, partial(_draw_test, env, suite, key))
+    tests = LazyTests(suite.r_test, partial(_draw_test, env, suite, key))
     shifted, removed, impute = None, (), None
     shift = suite.shift
     if shift is not None:  # the test rows alone, after the draws: training rows are read, never changed

@@ -23,7 +23,7 @@ from oodfs.contract.registry import registry
 from oodfs.contract.task import DataKey, TaskKey, env_key
 from oodfs.results.provenance import package_versions
 from oodfs.results.store import ResultStore
-from oodfs.run.dataset import TestDraws, make_dataset
+from oodfs.run.dataset import LazyTests, make_dataset
 from oodfs.run.downstream_models import DownstreamCache
 from oodfs.run.evaluate import curve_ks, fit_method, leave_one_out_loss, method_rows, point_ks, subsets_needed
 from oodfs.run.executors.isolation import call_isolated
@@ -265,7 +265,7 @@ def _run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
                     caches[model].add_stored((job.trained or {}).get(model, {}))
                 seconds[model] = time.perf_counter() - t0
             tests = data.tests
-            if isinstance(tests, TestDraws) and not tests.drawn:  # drawn when a first subset needs them
+            if isinstance(tests, LazyTests) and not tests.drawn:  # drawn when a first subset needs them
                 if any(caches[model].missing(wanted) for model in suite.downstream):
                     tests.draw()
                     common["data_seconds"] += tests.seconds  # the data set's seconds, not this task's
