@@ -178,6 +178,30 @@ def test_a_store_reads_as_the_join_of_its_rows_and_groups(first, tmp_path):
         assert len(frame) < len(results)
 
 
+def test_a_task_committed_while_the_store_is_read_does_not_split_the_frame(first, tmp_path, monkeypatch):
+    """Rows and groups are read apart, in one snapshot: a run that replaces a task between the two
+    reads changes neither (the frame is the store as the read found it)."""
+    tasks, results = ResultStore(first).tables()
+    store = ResultStore(tmp_path / "copy")
+    store.insert_tasks(tasks, results)
+    setting, r_train, run, method = tasks.iloc[0][["setting", "r_train", "run", "method"]]
+    key = (setting, r_train, int(run), method)
+    rows = [dict(zip(RESULT_COLUMNS, r)) for r in results.itertuples(index=False) if tuple(r[2:6]) == key]
+    before = store.frame()
+    read = pd.read_sql_query
+
+    def replaced_between(sql, con, *args, **kwargs):
+        out = read(sql, con, *args, **kwargs)
+        if sql.startswith("SELECT group_id"):  # the rows are read: now a run replaces the task
+            store.commit_task(key, "ok", None, rows[:3], identity="again")
+        return out
+
+    monkeypatch.setattr(pd, "read_sql_query", replaced_between)
+    pd.testing.assert_frame_equal(store.frame(), before)
+    monkeypatch.undo()
+    assert len(store.frame()) == len(before) - len(rows) + 3
+
+
 def _rows(template: list[dict], run: int, n_envs: int) -> list[dict]:
     """A task's rows as a bench stores them: the template task's at ``n_envs`` test environments."""
     rows = []

@@ -763,10 +763,17 @@ def _read_grouped(con: sqlite3.Connection) -> pd.DataFrame:
     them once per row, most of a leaderboard's reading time). Groups are typed from those that
     have rows, the values the join sees, so every column has the join's type; rows whose group is
     gone are left out, as the join leaves them."""
-    columns = ", ".join(ROW_COLUMNS)
-    rows = pd.read_sql_query(f"SELECT group_id, {columns} FROM result_rows ORDER BY rowid", con)
-    having_rows = "WHERE id IN (SELECT group_id FROM result_rows)"
-    groups = pd.read_sql_query(f"SELECT id, {', '.join(GROUP_COLUMNS)} FROM result_groups {having_rows}", con)
+    row_sql = f"SELECT group_id, {', '.join(ROW_COLUMNS)} FROM result_rows ORDER BY rowid"
+    group_sql = f"SELECT id, {', '.join(GROUP_COLUMNS)} FROM result_groups"
+    snapshot = not con.in_transaction  # both reads in one: a task a run replaces between them is not split
+    if snapshot:
+        con.execute("BEGIN")
+    try:
+        rows = pd.read_sql_query(row_sql, con)
+        groups = pd.read_sql_query(f"{group_sql} WHERE id IN (SELECT group_id FROM result_rows)", con)
+    finally:
+        if snapshot:
+            con.rollback()  # a read: nothing to keep
     at = pd.Index(groups.pop("id")).get_indexer(rows.pop("group_id"))
     if (at < 0).any():
         rows, at = rows[at >= 0].reset_index(drop=True), at[at >= 0]
