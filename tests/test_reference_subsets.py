@@ -192,7 +192,7 @@ def test_a_reference_with_other_downstream_settings_is_trained_not_taken(made, t
     ref = load_reference("tiny", "default", other)
     new = with_methods("regression", ["overlap"])
     seen = trained(monkeypatch, new)
-    notes = run(new, tmp_path / "out", plugin, reference=ref)
+    notes = run(new, tmp_path / "out", plugin, reference=ref, reference_methods=("correlation",))
     assert any("every subset is trained" in n and "different core" in n for n in notes), notes
     stored = load_results(tmp_path / "out")
     assert subsets(stored.query("method == 'overlap'")) <= set(seen)
