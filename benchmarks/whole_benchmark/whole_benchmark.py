@@ -139,7 +139,7 @@ def measured_draw_seconds(suite) -> dict[str, float]:
         key = DataKey(setting.name, suite.r_train[0], 0)
         make_dataset(suite, key)  # the table read and cached once, as a worker does
         t0 = time.process_time()
-        make_dataset(suite, key).tests.draw()  # the test environments too (drawn when first read)
+        make_dataset(suite, key).draw_tests()  # the test environments too (drawn when first read)
         out[setting.name] = time.process_time() - t0
     return out
 

@@ -92,8 +92,17 @@ class DataSet:
     @property
     def test_envs(self) -> tuple:
         """The test environments' ids, in the order of ``tests`` (without drawing them)."""
-        envs = getattr(self.tests, "envs", None)
-        return envs if envs is not None else tuple(r for r, _, _ in self.tests)
+        if isinstance(self.tests, LazyTests):
+            return self.tests.envs
+        return tuple(r for r, _, _ in self.tests)
+
+    def draw_tests(self) -> float:
+        """Draw the test environments now if they are not drawn yet: the seconds that took (0 if
+        nothing was left to draw)."""
+        if not isinstance(self.tests, LazyTests) or self.tests.drawn:
+            return 0.0
+        self.tests.draw()
+        return self.tests.seconds
 
     def environment_rows(self, e: int):
         """(X, y) of every row (training and validation) of training environment ``e``."""

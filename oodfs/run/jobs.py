@@ -23,7 +23,7 @@ from oodfs.contract.registry import registry
 from oodfs.contract.task import DataKey, TaskKey, env_key
 from oodfs.results.provenance import package_versions
 from oodfs.results.store import ResultStore
-from oodfs.run.dataset import LazyTests, make_dataset
+from oodfs.run.dataset import make_dataset
 from oodfs.run.downstream_models import DownstreamCache
 from oodfs.run.evaluate import curve_ks, fit_method, leave_one_out_loss, method_rows, point_ks, subsets_needed
 from oodfs.run.executors.isolation import call_isolated
@@ -264,11 +264,10 @@ def _run_job(context: WorkerContext, job: Job) -> list[TaskResult]:
                     caches[model] = DownstreamCache.for_profile(data, seed, suite.profile, model, task_type)
                     caches[model].add_stored((job.trained or {}).get(model, {}))
                 seconds[model] = time.perf_counter() - t0
-            tests = data.tests
-            if isinstance(tests, LazyTests) and not tests.drawn:  # drawn when a first subset needs them
-                if any(caches[model].missing(wanted) for model in suite.downstream):
-                    tests.draw()
-                    common["data_seconds"] += tests.seconds  # the data set's seconds, not this task's
+            # the test environments are drawn when a first subset needs them (dataset.LazyTests):
+            # the data set's seconds, not this task's downstream training
+            if any(caches[model].missing(wanted) for model in suite.downstream):
+                common["data_seconds"] += data.draw_tests()
             for model in suite.downstream:
                 t0 = time.perf_counter()
                 results[model] = caches[model].evaluate(wanted)
