@@ -4,6 +4,7 @@ section 6, "Replaying a reference").
     python benchmarks/references/regenerate_reference.py auto-default wage-default --root /tmp/regen
     python benchmarks/references/regenerate_reference.py synthetic-default --methods srdo,dwr \
         --root /tmp/regen
+    python benchmarks/references/regenerate_reference.py all --root ROOT --from-run --jobs 2
 
 Without ``--methods`` the suite is run whole (``oodfs bench``, the reference's profile and the
 downstream models it holds) and the reference is written anew from that run. With ``--methods`` only
@@ -27,7 +28,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from oodfs.run.reference import load_reference, write_reference
+from oodfs.run.reference import load_reference, shipped_dir, write_reference
 from oodfs.run.reference.replay import load_named, replay, replay_many, stamp
 
 
@@ -78,7 +79,7 @@ def said_and_stamped(name: str, fresh, result) -> bool:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("names", nargs="+", help="references, <suite>-<profile>")
+    p.add_argument("names", nargs="+", help="references, <suite>-<profile>, or all: every shipped one")
     p.add_argument("--methods", help="comma-separated: run only these, take the others from the reference")
     p.add_argument("--root", type=Path, required=True, help="the folder of the runs (one per reference)")
     p.add_argument("--jobs", type=int, default=2)
@@ -90,6 +91,12 @@ def main() -> int:
     )
     args = p.parse_args()
     methods = args.methods.split(",") if args.methods else None
+    shipped = sorted(f.stem for f in shipped_dir().glob("*.parquet"))
+    names = shipped if args.names == ["all"] else args.names
+    unknown = [n for n in names if n not in shipped]
+    if unknown:
+        p.error(f"no shipped reference {', '.join(unknown)}; shipped: {', '.join(shipped)} (or all)")
+    args.names = names
     if args.from_run and methods:
         p.error("--from-run writes every method the run holds: give no --methods")
     ok = [regenerate(n, args.root, methods, args.jobs, args.fresh, args.from_run) for n in args.names]
