@@ -71,6 +71,12 @@ def test_the_summary_names_every_suite_its_time_and_verdicts(many):
     assert "## Across suites" in text and "1 of these 2 suites hold all_features" in text
     synthetic = next(line for line in text.splitlines() if line.startswith("| synthetic-ridge-quick"))
     assert "| 4 | 4 | 0 | 0 |" in synthetic  # 4 tasks, all run now, none taken, none failed
+    # the pool's last task is its suites' latest, not the command's wall time (that adds the reports)
+    pool = text.split("## What the folders hold")[0].splitlines()
+    rows = [line.split("|") for line in pool if line.startswith(("| all |", *(f"| {f} |" for f in FOLDERS)))]
+    seconds = {cells[1].strip(): cells[7].strip() for cells in rows}
+    assert all(c.endswith(" s") and "min" not in c for c in seconds.values()), seconds  # a quick pool
+    assert seconds["all"] == max((seconds[f] for f in FOLDERS), key=lambda c: int(c.split()[0])), seconds
 
 
 def test_an_interrupted_pool_resumes_every_suite_without_repeating_a_task(tmp_path, monkeypatch, capsys):
