@@ -28,7 +28,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from oodfs.run.reference import load_reference, shipped_dir, write_reference
+from oodfs.run.reference import available, load_reference, write_reference
 from oodfs.run.reference.replay import load_named, replay, replay_many, stamp
 
 
@@ -91,17 +91,16 @@ def main() -> int:
     )
     args = p.parse_args()
     methods = args.methods.split(",") if args.methods else None
-    shipped = sorted(f.stem for f in shipped_dir().glob("*.parquet"))
+    shipped = available()
     names = shipped if args.names == ["all"] else args.names
     unknown = [n for n in names if n not in shipped]
     if unknown:
         p.error(f"no shipped reference {', '.join(unknown)}; shipped: {', '.join(shipped)} (or all)")
-    args.names = names
     if args.from_run and methods:
         p.error("--from-run writes every method the run holds: give no --methods")
-    ok = [regenerate(n, args.root, methods, args.jobs, args.fresh, args.from_run) for n in args.names]
+    ok = [regenerate(n, args.root, methods, args.jobs, args.fresh, args.from_run) for n in names]
     if args.from_run:
-        ok.append(replay_all(args.names, args.jobs))
+        ok.append(replay_all(names, args.jobs))
     return 0 if all(ok) else 1
 
 

@@ -764,13 +764,16 @@ def _read_grouped(con: sqlite3.Connection) -> pd.DataFrame:
     have rows, the values the join sees, so every column has the join's type; rows whose group is
     gone are left out, as the join leaves them."""
     row_sql = f"SELECT group_id, {', '.join(ROW_COLUMNS)} FROM result_rows ORDER BY rowid"
-    group_sql = f"SELECT id, {', '.join(GROUP_COLUMNS)} FROM result_groups"
+    group_sql = (
+        f"SELECT id, {', '.join(GROUP_COLUMNS)} FROM result_groups"
+        " WHERE id IN (SELECT group_id FROM result_rows)"  # groups with rows: typed as the join sees them
+    )
     snapshot = not con.in_transaction  # both reads in one: a task a run replaces between them is not split
     if snapshot:
         con.execute("BEGIN")
     try:
         rows = pd.read_sql_query(row_sql, con)
-        groups = pd.read_sql_query(f"{group_sql} WHERE id IN (SELECT group_id FROM result_rows)", con)
+        groups = pd.read_sql_query(group_sql, con)
     finally:
         if snapshot:
             con.rollback()  # a read: nothing to keep
